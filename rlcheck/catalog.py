@@ -1,0 +1,181 @@
+"""The known-failure catalogue (data: rlcheck/data/failures/*.toml), validated when loaded.
+
+It is the single source for the log scanner, the e2e watcher, the report and the docs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import tomllib
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+DATA_DIR = Path(__file__).parent / "data" / "failures"
+LAYERS = ("image", "recipe", "cluster", "ray", "sglang", "megatron", "slime", "kernel", "reward")
+SEVERITIES = ("crash", "hang", "silent", "degraded")
+_ID = re.compile(r"[a-z0-9][a-z0-9.-]*[a-z0-9]")
+_TEST_ID = re.compile(r"(checks|reproducers|kernels|testcases|tests)/[\w/]+\.py::test_\w+")
+
+
+class CatalogError(ValueError):
+    """A catalogue entry is malformed; the message names the file and the entry id."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Affected:
+    package: str
+    """Distribution name as pip knows it (e.g. 'uvicorn', 'megatron-core')."""
+    specifier: str
+    """PEP 440 range where the failure is live, e.g. '>=0.9.dev0,<0.1.11'."""
+
+    def __post_init__(self) -> None:
+        try:
+            SpecifierSet(self.specifier)
+        except InvalidSpecifier as exc:
+            raise ValueError(f"specifier={self.specifier!r}: a PEP 440 range such as '>=2.0,<3'") from exc
+
+    def contains(self, version: str) -> bool:
+        try:
+            return SpecifierSet(self.specifier).contains(Version(version), prereleases=True)
+        except InvalidVersion:
+            return False
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class KnownFailure:
+    id: str
+    """Stable id, used by checks, reproducers, verdicts and the report."""
+    layer: str
+    severity: str
+    """crash (the job dies), hang (waits forever), silent (runs wrong), degraded (runs worse)."""
+    title: str
+    signatures: tuple[str, ...]
+    """Regexes; a log line that matches one of them is this failure."""
+    examples: tuple[str, ...]
+    """Real log lines each signature set must match."""
+    near_misses: tuple[str, ...]
+    """Lines that look alike and must not match this entry."""
+    cause: str
+    remedy: str
+    upstream: tuple[str, ...] = ()
+    affected: tuple[Affected, ...] = ()
+    """Package ranges where the failure is live; empty when it is not tied to a version."""
+    check: str = ""
+    """Preflight test id that catches it before launch ('' while none exists)."""
+    reproducer: str = ""
+    """Reproducer test id ('' while none exists)."""
+    source: str = ""
+    """File the entry was loaded from."""
+
+    def __post_init__(self) -> None:
+        if not _ID.fullmatch(self.id):
+            raise ValueError(f"id={self.id!r}: lowercase letters, digits, '.' and '-'")
+        if self.layer not in LAYERS:
+            raise ValueError(f"layer={self.layer!r}: one of {', '.join(LAYERS)}")
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity={self.severity!r}: one of {', '.join(SEVERITIES)}")
+        for field in ("title", "cause", "remedy"):
+            if not getattr(self, field).strip():
+                raise ValueError(f"{field}='': required")
+        if not self.signatures or not self.examples or not self.near_misses:
+            raise ValueError("signatures, examples and near_misses: each needs at least one line")
+        for field in ("check", "reproducer"):
+            value = getattr(self, field)
+            if value and not _TEST_ID.fullmatch(value):
+                raise ValueError(f"{field}={value!r}: a test id such as 'checks/test_image.py::test_image_x'")
+        compiled = [_compile(s) for s in self.signatures]
+        for line in self.examples:
+            if not any(c.search(line) for c in compiled):
+                raise ValueError(f"example {line!r} matches none of the signatures")
+        for line in self.near_misses:
+            if any(c.search(line) for c in compiled):
+                raise ValueError(f"near miss {line!r} matches a signature")
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(_compile(s) for s in self.signatures)
+
+    def live_in(self, versions: dict[str, str | None]) -> bool | None:
+        """True when every affected package is installed inside its range, False when one is outside,
+        None when the entry has no range or a package is not installed."""
+        if not self.affected:
+            return None
+        for a in self.affected:
+            installed = versions.get(a.package)
+            if installed is None:
+                return None
+            if not a.contains(installed):
+                return False
+        return True
+
+
+@functools.cache
+def _compile(signature: str) -> re.Pattern[str]:
+    try:
+        return re.compile(signature)
+    except re.error as exc:
+        raise ValueError(f"signature {signature!r} does not compile: {exc}") from exc
+
+
+def _entry(raw: dict[str, Any], path: Path) -> KnownFailure:
+    ident = raw.get("id", "<no id>")
+    try:
+        return KnownFailure(**{
+            **raw,
+            "signatures": tuple(raw.get("signatures", ())),
+            "examples": tuple(raw.get("examples", ())),
+            "near_misses": tuple(raw.get("near_misses", ())),
+            "upstream": tuple(raw.get("upstream", ())),
+            "affected": tuple(Affected(**a) for a in raw.get("affected", ())),
+            "source": path.name,
+        })
+    except (TypeError, ValueError) as exc:
+        raise CatalogError(f"{path.name}: entry {ident!r}: {exc}") from exc
+
+
+def load_file(path: Path) -> list[KnownFailure]:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise CatalogError(f"{path}: cannot read catalogue file: {exc}") from exc
+    extra = set(raw) - {"failure"}
+    if extra:
+        raise CatalogError(f"{path.name}: unknown top-level keys {sorted(extra)}: only [[failure]] tables")
+    return [_entry(item, path) for item in raw.get("failure", [])]
+
+
+@functools.cache
+def load_catalog(data_dir: Path = DATA_DIR) -> dict[str, KnownFailure]:
+    """All entries by id; a malformed entry or a duplicate id raises CatalogError."""
+    entries: dict[str, KnownFailure] = {}
+    for path in sorted(data_dir.glob("*.toml")):
+        for entry in load_file(path):
+            if entry.id in entries:
+                first = entries[entry.id].source
+                raise CatalogError(f"{path.name}: entry {entry.id!r}: duplicate id (first in {first})")
+            entries[entry.id] = entry
+    return entries
+
+
+def get(failure_id: str) -> KnownFailure:
+    catalog = load_catalog()
+    if failure_id not in catalog:
+        raise KeyError(f"unknown failure id {failure_id!r}: valid are {', '.join(sorted(catalog))}")
+    return catalog[failure_id]
+
+
+def installed_versions(packages: list[str] | tuple[str, ...]) -> dict[str, str | None]:
+    """Installed distribution versions, None where not installed."""
+    found: dict[str, str | None] = {}
+    for name in packages:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found

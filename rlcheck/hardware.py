@@ -1,0 +1,197 @@
+"""Hardware profiles (data: rlcheck/data/hardware/*.toml) and detection of this machine's GPUs."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(__file__).parent / "data" / "hardware"
+FIGURES = (
+    "gpu_model", "compute_capability", "hbm_gib", "gpus_per_node", "efa_interfaces_per_node",
+    "cpu_arch", "nvlink_domain_gpus", "instance_types",
+)
+CPU_ARCHES = ("x86_64", "aarch64")
+
+
+class ProfileError(ValueError):
+    """A hardware profile file is malformed; the message names the file and the field."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Alternative:
+    field: str
+    """Which figure a source gives differently."""
+    value: float
+    source: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class HardwareProfile:
+    name: str
+    """Profile id used by --hardware (h100, h200, b200, b300, gb200, gb300)."""
+    gpu_model: str
+    gpu_name_patterns: tuple[str, ...]
+    """Regexes over the GPU name nvidia-smi prints; used by --hardware=auto."""
+    compute_capability: str
+    """CUDA compute capability, e.g. '9.0', '10.3'."""
+    hbm_gib: float
+    """GPU memory per GPU in GiB, the figure the checks use."""
+    gpus_per_node: int
+    efa_interfaces_per_node: int
+    cpu_arch: str
+    """Host CPU architecture: x86_64 or aarch64."""
+    nvlink_domain_gpus: int
+    """GPUs in one NVLink domain (8 for HGX boards, 72 for NVL72 racks)."""
+    instance_types: tuple[str, ...]
+    source: dict[str, str]
+    """Where every figure comes from (one entry per figure)."""
+    alternatives: tuple[Alternative, ...] = ()
+    """Figures other sources give, kept beside the one the checks use."""
+    thresholds: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Floors and limits for checks, names carry units; each needs a source entry."""
+
+    def __post_init__(self) -> None:
+        cc = self.compute_capability
+        if not re.fullmatch(r"\d+\.\d+", cc):
+            raise ValueError(f"compute_capability={cc!r}: expected MAJOR.MINOR such as '9.0' or '10.3'")
+        if self.cpu_arch not in CPU_ARCHES:
+            raise ValueError(f"cpu_arch={self.cpu_arch!r}: one of {', '.join(CPU_ARCHES)}")
+        for field in ("hbm_gib", "gpus_per_node", "nvlink_domain_gpus"):
+            if getattr(self, field) <= 0:
+                raise ValueError(f"{field}={getattr(self, field)!r}: must be > 0")
+        if self.efa_interfaces_per_node < 0:
+            raise ValueError(f"efa_interfaces_per_node={self.efa_interfaces_per_node}: must be >= 0")
+        missing = [f for f in (*FIGURES, *self.thresholds) if not self.source.get(f)]
+        if missing:
+            raise ValueError(f"source: no source for {', '.join(missing)} (every figure needs one)")
+        for pattern in self.gpu_name_patterns:
+            re.compile(pattern)
+
+    @property
+    def sm(self) -> int:
+        """Compute capability as the sm_XX number (9.0 -> 90, 10.3 -> 103)."""
+        major, minor = self.compute_capability.split(".")
+        return int(major) * 10 + int(minor)
+
+    def matches_gpu_name(self, gpu_name: str) -> bool:
+        return any(re.search(p, gpu_name) for p in self.gpu_name_patterns)
+
+
+def _profile_from_toml(path: Path) -> HardwareProfile:
+    try:
+        raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ProfileError(f"{path}: cannot read profile: {exc}") from exc
+    try:
+        alternatives = tuple(Alternative(**a) for a in raw.pop("alternatives", []))
+        profile = HardwareProfile(
+            **{**raw, "gpu_name_patterns": tuple(raw.get("gpu_name_patterns", ())),
+               "instance_types": tuple(raw.get("instance_types", ())), "alternatives": alternatives}
+        )
+    except (TypeError, ValueError, re.error) as exc:
+        raise ProfileError(f"{path}: {exc}") from exc
+    if profile.name != path.stem:
+        raise ProfileError(f"{path}: name={profile.name!r} must equal the file name {path.stem!r}")
+    return profile
+
+
+@functools.cache
+def load_profiles(data_dir: Path = DATA_DIR) -> dict[str, HardwareProfile]:
+    """Every shipped profile by name, validated; a malformed file raises ProfileError."""
+    return {p.stem: _profile_from_toml(p) for p in sorted(data_dir.glob("*.toml"))}
+
+
+def get_profile(name: str) -> HardwareProfile:
+    profiles = load_profiles()
+    if name not in profiles:
+        raise KeyError(f"unknown hardware {name!r}: valid are {', '.join(profiles)}, auto, none")
+    return profiles[name]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class GpuInfo:
+    name: str
+    compute_capability: str
+    """MAJOR.MINOR, '' when the source does not say."""
+    memory_mib: int
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Detection:
+    gpus: tuple[GpuInfo, ...]
+    profile: HardwareProfile | None
+    evidence: str
+    """How it was decided, for the report: which tool answered and what it said."""
+
+
+def parse_nvidia_smi(csv_text: str) -> tuple[GpuInfo, ...]:
+    """Parse `nvidia-smi --query-gpu=name,compute_cap,memory.total --format=csv,noheader,nounits`."""
+    gpus = []
+    for line in csv_text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 3 or not parts[0]:
+            continue
+        memory = int(parts[2]) if parts[2].isdigit() else 0
+        cc = parts[1] if re.fullmatch(r"\d+\.\d+", parts[1]) else ""
+        gpus.append(GpuInfo(name=parts[0], compute_capability=cc, memory_mib=memory))
+    return tuple(gpus)
+
+
+_TORCH_PROBE = (
+    "import torch\n"
+    "if torch.cuda.is_available():\n"
+    "    for i in range(torch.cuda.device_count()):\n"
+    "        p = torch.cuda.get_device_properties(i)\n"
+    "        print(f'{p.name}, {p.major}.{p.minor}, {p.total_memory // 2**20}')\n"
+)
+
+
+def _query_gpus(timeout_s: float) -> tuple[tuple[GpuInfo, ...], str]:
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        cmd = [smi, "--query-gpu=name,compute_cap,memory.total", "--format=csv,noheader,nounits"]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired:
+            return (), f"nvidia-smi did not answer within {timeout_s:.0f} s"
+        return parse_nvidia_smi(out.stdout), f"nvidia-smi (rc {out.returncode})"
+    try:
+        out = subprocess.run([sys.executable, "-c", _TORCH_PROBE], capture_output=True, text=True,
+                             timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return (), f"nvidia-smi not found; torch probe did not answer within {timeout_s:.0f} s"
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        return (), f"nvidia-smi not found; torch probe failed: {last}"
+    gpus = parse_nvidia_smi(out.stdout)
+    return gpus, "nvidia-smi not found; torch.cuda" + ("" if gpus else ".is_available() is False")
+
+
+def match_profile(gpus: tuple[GpuInfo, ...]) -> HardwareProfile | None:
+    if not gpus:
+        return None
+    for profile in load_profiles().values():
+        if profile.matches_gpu_name(gpus[0].name):
+            return profile
+    return None
+
+
+@functools.cache
+def detect(timeout_s: float = 30.0) -> Detection:
+    """This machine's GPUs and the profile they map to (None when no GPU or no profile fits)."""
+    gpus, how = _query_gpus(timeout_s)
+    profile = match_profile(gpus)
+    if not gpus:
+        evidence = f"auto: no GPU found ({how})"
+    else:
+        names = sorted({g.name for g in gpus})
+        fit = f"-> {profile.name}" if profile else "-> no profile matches"
+        evidence = f"auto: {len(gpus)} x {', '.join(names)} via {how} {fit}"
+    return Detection(gpus=gpus, profile=profile, evidence=evidence)

@@ -1,0 +1,10 @@
+"""rlcheck's pytest plugin, split by role: options, markers, gating, report."""
+
+from __future__ import annotations
+
+pytest_plugins = [
+    "rlcheck.plugin.options",
+    "rlcheck.plugin.markers",
+    "rlcheck.plugin.gating",
+    "rlcheck.plugin.report",
+]

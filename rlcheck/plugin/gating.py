@@ -1,0 +1,55 @@
+"""Turns markers into skips that name what is missing and what was found."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlcheck import hardware
+from rlcheck.plugin.options import RunContext, get_context
+
+
+def _found_gpus(gpus: tuple[hardware.GpuInfo, ...]) -> str:
+    if not gpus:
+        return "none"
+    kinds = sorted({(g.name, g.compute_capability) for g in gpus})
+    parts = [f"{name} (sm_{cc.replace('.', '')})" if cc else f"{name} (sm unknown)" for name, cc in kinds]
+    return f"{len(gpus)} x {', '.join(parts)}"
+
+
+def gpu_skip_reason(marker: pytest.Mark, gpus: tuple[hardware.GpuInfo, ...]) -> str | None:
+    min_sm = int(marker.kwargs.get("min_sm", 90))
+    count = int(marker.kwargs.get("count", 1))
+    usable = [g for g in gpus if g.compute_capability
+              and int(g.compute_capability.replace(".", "")) >= min_sm]
+    if len(usable) >= count:
+        return None
+    need = "a CUDA GPU" if count == 1 else f"{count} CUDA GPUs"
+    return f"needs {need} (sm_{min_sm}+): found {_found_gpus(gpus)}"
+
+
+def skip_reason(item: pytest.Item, ctx: RunContext) -> str | None:
+    if item.get_closest_marker("slow") and ctx.quick:
+        return "slow (more than about 30 s): skipped by --quick"
+    marker = item.get_closest_marker("gpu")
+    if marker is not None:
+        reason = gpu_skip_reason(marker, hardware.detect().gpus)
+        if reason:
+            return reason
+    if item.get_closest_marker("e2e"):
+        missing = []
+        if ctx.ray_address is None:
+            missing.append("a GPU Ray cluster (--ray-address): found none, only the embedded loopback Ray")
+        if ctx.profile is None:
+            missing.append(f"a hardware profile (--hardware): found {ctx.hardware_evidence}")
+        if missing:
+            return "needs " + "; and ".join(missing)
+    if item.get_closest_marker("cluster") and ctx.ray_address is None:
+        return "needs a Ray cluster (--ray-address): found none, only the embedded loopback Ray"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    reason = skip_reason(item, get_context(item.config))
+    if reason:
+        pytest.skip(reason)

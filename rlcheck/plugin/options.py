@@ -1,0 +1,92 @@
+"""Command-line options and the run context they resolve to."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from rlcheck import hardware
+from rlcheck.recipes import DEFAULT_RECIPE, RECIPE_IDS
+
+HARDWARE_SPECIAL = ("auto", "none")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class RunContext:
+    hardware_requested: str
+    """What --hardware said: a profile name, auto or none."""
+    profile: hardware.HardwareProfile | None
+    """The profile the checks judge against; None for --hardware=none or auto with no match."""
+    hardware_evidence: str
+    recipe: str
+    ray_address: str | None
+    """None: the suite starts an embedded loopback Ray when a test needs one."""
+    report_dir: Path
+    quick: bool
+
+
+context_key = pytest.StashKey[RunContext]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rlcheck", "rlcheck preflight and test cases")
+    names = ", ".join([*hardware.load_profiles(), *HARDWARE_SPECIAL])
+    group.addoption("--hardware", default="auto", metavar="NAME",
+                    help=f"hardware profile to judge against: {names} (default: auto = detect this machine)")
+    group.addoption("--ray-address", default=None, metavar="ADDRESS",
+                    help="Ray cluster to check (ray://host:10001 or http://host:8265); "
+                         "default: an embedded single-machine Ray on 127.0.0.1")
+    group.addoption("--recipe", default=DEFAULT_RECIPE, metavar="ID",
+                    help=f"recipe the checks judge: {', '.join(RECIPE_IDS)} (default: {DEFAULT_RECIPE})")
+    group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
+                    help="where report.json and report.md go (default: rlcheck-report/)")
+    group.addoption("--quick", action="store_true", help="skip tests marked slow")
+
+
+def resolve_hardware(requested: str) -> tuple[hardware.HardwareProfile | None, str]:
+    profiles = hardware.load_profiles()
+    if requested == "none":
+        return None, "none: hardware checks judge no profile"
+    if requested == "auto":
+        found = hardware.detect()
+        return found.profile, found.evidence
+    if requested in profiles:
+        return profiles[requested], f"{requested}: given with --hardware"
+    valid = ", ".join([*profiles, *HARDWARE_SPECIAL])
+    raise pytest.UsageError(f"--hardware={requested!r} is not a known hardware profile; valid: {valid}")
+
+
+def _validate_ray_address(address: str | None) -> None:
+    if address is None:
+        return
+    scheme, sep, rest = address.partition("://")
+    if not sep or scheme not in ("ray", "http", "https") or not rest or rest.startswith(":"):
+        raise pytest.UsageError(
+            f"--ray-address={address!r} is malformed: use ray://HOST:10001 or http://HOST:8265")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    recipe = config.getoption("recipe")
+    if recipe not in RECIPE_IDS:
+        raise pytest.UsageError(f"--recipe={recipe!r} is not a known recipe; valid: {', '.join(RECIPE_IDS)}")
+    address = config.getoption("ray_address")
+    _validate_ray_address(address)
+    profile, evidence = resolve_hardware(config.getoption("hardware"))
+    config.stash[context_key] = RunContext(
+        hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
+        recipe=recipe, ray_address=address, report_dir=Path(config.getoption("report_dir")),
+        quick=config.getoption("quick"),
+    )
+
+
+def get_context(config: pytest.Config) -> RunContext:
+    return config.stash[context_key]
+
+
+@pytest.fixture(scope="session")
+def rlcheck_context(pytestconfig: pytest.Config) -> RunContext:
+    """The resolved --hardware, --recipe, --ray-address and --report-dir of this run."""
+    return get_context(pytestconfig)

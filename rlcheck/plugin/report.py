@@ -1,0 +1,120 @@
+"""Collects verdicts from tests (also across xdist workers) and ends every run with GO / NO-GO."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from rlcheck import report
+from rlcheck.plugin.options import get_context
+from rlcheck.verdict import Status, Verdict
+
+PROPERTY = "rlcheck_verdict"
+KINDS = {"checks": "check", "reproducers": "reproducer"}
+
+
+def kind_of(nodeid: str) -> str:
+    return KINDS.get(nodeid.split("/", 1)[0], "test")
+
+
+def verdict_id(name: str) -> str:
+    """Collection is the registry: test_image_numpy_major -> image_numpy_major."""
+    return name.rsplit("::", 1)[-1].removeprefix("test_")
+
+
+@pytest.fixture
+def record_verdict(request: pytest.FixtureRequest) -> Callable[..., None]:
+    """Record verdicts for the report; then skip on SKIP and fail on FAIL / UNKNOWN with verdict.render()."""
+
+    def record(*verdicts: Verdict, reproduction: dict[str, Any] | None = None) -> None:
+        item = request.node
+        named = [v.with_id(verdict_id(item.name)) for v in verdicts]
+        for v in named:
+            item.user_properties.append((PROPERTY, json.dumps({"verdict": v.to_dict(), "reproduction": reproduction})))
+        bad = [v for v in named if v.status.blocks]
+        if bad:
+            pytest.fail("\n".join(v.render() for v in bad), pytrace=False)
+        if named and all(v.status is Status.SKIP for v in named):
+            pytest.skip(named[0].summary)
+
+    return record
+
+
+def synthesized(rep: pytest.TestReport) -> Verdict | None:
+    """The verdict of a check or reproducer that ended without recording one."""
+    check_id = verdict_id(rep.nodeid)
+    if rep.skipped:
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        return Verdict(check_id=check_id, status=Status.SKIP, summary=reason.removeprefix("Skipped: "))
+    if rep.failed:
+        crash = getattr(rep.longrepr, "reprcrash", None)
+        last = crash.message.splitlines()[0] if crash else (str(rep.longrepr).strip().splitlines() or ["?"])[-1]
+        return Verdict(check_id=check_id, status=Status.UNKNOWN, summary=f"could not run ({rep.when}): {last}",
+                       details=str(rep.longrepr)[-4000:])
+    if rep.when == "call":
+        return Verdict(check_id=check_id, status=Status.UNKNOWN, summary="the test recorded no verdict")
+    return None
+
+
+class VerdictCollector:
+    """Lives on the controller: gathers verdicts from every report, writes the files, prints the summary."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.recorded: list[report.Recorded] = []
+        self.done: set[str] = set()
+        self.decision: report.Decision | None = None
+        self.paths: tuple[str, ...] = ()
+
+    def _add(self, payload: dict[str, Any], nodeid: str) -> None:
+        verdict = Verdict.from_dict(payload["verdict"])
+        self.recorded.append(report.Recorded(verdict=verdict, kind=kind_of(nodeid), test_id=nodeid,
+                                             reproduction=payload.get("reproduction")))
+        self.done.add(nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if kind_of(report.nodeid) == "test" or report.nodeid in self.done:
+            return
+        payloads = [json.loads(str(v)) for k, v in report.user_properties if k == PROPERTY]
+        for payload in payloads:
+            self._add(payload, report.nodeid)
+        if payloads or (report.passed and report.when != "call"):
+            return
+        verdict = synthesized(report)
+        if verdict is not None:
+            self._add({"verdict": verdict.to_dict()}, report.nodeid)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.recorded:
+            return
+        ctx = get_context(self.config)
+        hw = ctx.profile.name if ctx.profile else "none"
+        self.decision = report.decide(self.recorded, ctx.recipe, hw)
+        context = {"hardware": {"requested": ctx.hardware_requested, "profile": hw,
+                                "evidence": ctx.hardware_evidence},
+                   "recipe": ctx.recipe, "ray_address": ctx.ray_address}
+        doc = report.build_document(self.recorded, self.decision, context)
+        try:
+            self.paths = tuple(str(p) for p in report.write(doc, ctx.report_dir))
+        except OSError as exc:
+            self.paths = (f"could not write the report to {ctx.report_dir}: {exc}",)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.decision is None:
+            return
+        tr = terminalreporter
+        tr.section("rlcheck verdicts")
+        ctx = get_context(self.config)
+        tr.write_line(f"hardware: {ctx.hardware_evidence}")
+        for line in report.summary_lines(self.recorded):
+            tr.write_line(line)
+        tr.write_line(f"report: {', '.join(self.paths)}")
+        tr.write_line(f"rlcheck {self.decision.line}", bold=True, green=self.decision.go, red=not self.decision.go)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # xdist workers send their reports to the controller
+        config.pluginmanager.register(VerdictCollector(config), "rlcheck-verdict-collector")

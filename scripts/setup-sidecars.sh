@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Side directories for reproducers that need another version of a package than the
+# reference stack (numpy 2, an older uvicorn, megatron-core without megatron.training).
+# Each is a --target directory put first on PYTHONPATH by the reproducer that needs it;
+# the main environment is never changed.
+set -euo pipefail
+VENV=${1:-.venv}
+SIDE=.sidecar
+mkdir -p "$SIDE"
+side() {  # side NAME PACKAGE==VERSION...
+  local name=$1; shift
+  [ -f "$SIDE/$name/.done" ] && return 0
+  rm -rf "$SIDE/$name"
+  "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps --target "$SIDE/$name" "$@"
+  touch "$SIDE/$name/.done"
+}
+side uvicorn-0.44 uvicorn==0.44.0

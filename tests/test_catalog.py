@@ -1,0 +1,110 @@
+"""The known-failure catalogue: every shipped file loads as the tool loads it, and bad entries are refused."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from rlcheck import catalog
+from rlcheck.scan import Matcher
+
+ROOT = Path(__file__).resolve().parents[1]
+ENTRIES = catalog.load_catalog()
+SEED_IDS = {
+    "ray-argv-loss", "model-args-glob", "tms-cu12-preload", "tms-loader-unresolved", "numpy2-megatron",
+    "uvicorn-log-level", "sglang-health-hang", "driver-gpu-probe", "cuda-device-max-connections",
+    "mbridge-missing", "megatron-training-missing", "sglang-dead-flag", "placement-group-oversubscribed",
+    "batch-size-mismatch", "sparse-mla-bwd-nan", "pp-split-skip-layer", "pp-stage-oom", "kv-pool-truncation",
+    "engine-larger-than-node", "deepep-gb300-megatron", "reward-silent-zero",
+}
+
+
+def test_catalog_holds_every_seed_failure():
+    assert SEED_IDS <= set(ENTRIES), f"missing: {sorted(SEED_IDS - set(ENTRIES))}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES.values(), ids=list(ENTRIES))
+def test_catalog_examples_found_by_scanner(entry):
+    matcher = Matcher(ENTRIES)
+    for line in entry.examples:
+        assert entry.id in matcher.match_line(line), line
+        found = [ids for _, _, ids in matcher.scan_block(f"noise\n{line}\nmore noise\n".encode())]
+        assert found and entry.id in found[0], line
+
+
+@pytest.mark.parametrize("entry", ENTRIES.values(), ids=list(ENTRIES))
+def test_catalog_near_misses_not_attributed(entry):
+    matcher = Matcher(ENTRIES)
+    for line in entry.near_misses:
+        assert entry.id not in matcher.match_line(line), line
+
+
+def _test_functions(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+
+
+@pytest.mark.parametrize("entry", ENTRIES.values(), ids=list(ENTRIES))
+def test_catalog_check_and_reproducer_ids_exist(entry):
+    for test_id in filter(None, (entry.check, entry.reproducer)):
+        file, _, func = test_id.partition("::")
+        assert (ROOT / file).is_file(), f"{entry.id}: {file} does not exist"
+        assert func in _test_functions(ROOT / file), f"{entry.id}: {test_id} is not a test function"
+
+
+BAD_ENTRIES = [
+    ("bad_regex.toml", "signatures = ['(unclosed']", "does not compile"),
+    ("example_unmatched.toml", "examples = ['something else entirely']", "matches none of the signatures"),
+    ("near_miss_matches.toml", "near_misses = ['boom happened']", "near miss 'boom happened' matches"),
+    ("bad_layer.toml", "layer = 'gpu'", "layer='gpu': one of image, recipe"),
+    ("bad_specifier.toml", "affected = [{ package = 'ray', specifier = 'two point oh' }]", "PEP 440"),
+    ("bad_test_id.toml", "check = 'not a test id'", "check='not a test id'"),
+    ("unknown_field.toml", "colour = 'red'", "unexpected keyword argument 'colour'"),
+]
+GOOD = {
+    "id": "'boom'", "layer": "'image'", "severity": "'crash'", "title": "'Boom'", "signatures": "['boom']",
+    "examples": "['boom happened']", "near_misses": "['bang']", "cause": "'c'", "remedy": "'r'",
+}
+
+
+def _write_entry(path: Path, override: str) -> None:
+    key = override.split("=", 1)[0].strip()
+    fields = {**GOOD, key: override.split("=", 1)[1].strip()}
+    path.write_text("[[failure]]\n" + "\n".join(f"{k} = {v}" for k, v in fields.items()) + "\n")
+
+
+@pytest.mark.parametrize(("file", "override", "message"), BAD_ENTRIES, ids=[b[0] for b in BAD_ENTRIES])
+def test_catalog_bad_entry_refused_naming_file_and_id(tmp_path, file, override, message):
+    _write_entry(tmp_path / file, override)
+    with pytest.raises(catalog.CatalogError) as err:
+        catalog.load_catalog(tmp_path)
+    assert str(err.value).startswith(f"{file}: entry 'boom': ")
+    assert message in str(err.value)
+
+
+def test_catalog_duplicate_id_refused(tmp_path):
+    _write_entry(tmp_path / "a.toml", "title = 'one'")
+    _write_entry(tmp_path / "b.toml", "title = 'two'")
+    with pytest.raises(catalog.CatalogError, match=r"b.toml: entry 'boom': duplicate id \(first in a.toml\)"):
+        catalog.load_catalog(tmp_path)
+
+
+def test_catalog_unreadable_toml_refused(tmp_path):
+    (tmp_path / "broken.toml").write_text("[[failure]\nid = ")
+    with pytest.raises(catalog.CatalogError, match="broken.toml: cannot read catalogue file"):
+        catalog.load_catalog(tmp_path)
+
+
+@pytest.mark.parametrize(("specifier", "version", "inside"), [
+    (">=0.1.9.dev0,<0.1.11", "0.1.9", True), (">=0.1.9.dev0,<0.1.11", "0.1.15", False),
+    (">=2.0", "1.26.4", False), (">=2.0", "2.2.6", True), ("<0.17", "0.16.1", True),
+])
+def test_catalog_affected_range(specifier, version, inside):
+    assert catalog.Affected(package="x", specifier=specifier).contains(version) is inside
+
+
+def test_catalog_unknown_id_lists_valid():
+    with pytest.raises(KeyError, match="unknown failure id 'nope': valid are batch-size-mismatch"):
+        catalog.get("nope")

@@ -1,0 +1,39 @@
+"""numpy major against Megatron: recorded observations that PASS, FAIL, SKIP and stay UNKNOWN."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlcheck.probes.numpy_megatron import collect_numpy_megatron, evaluate_numpy_megatron
+from rlcheck.probes.packages import InstalledPackages, RecordedPackages
+from rlcheck.verdict import Status
+
+RECORDINGS = Path(__file__).parent / "data" / "observations" / "numpy_megatron"
+TABLE = [
+    ("healthy_numpy1_megatron_0_19.json", Status.PASS, "numpy 1.26.4 with megatron-core 0.19.2"),
+    ("numpy2_megatron_0_19.json", Status.FAIL, "numpy 2.2.6 installed with megatron-core 0.19.2; expected numpy<2"),
+    ("numpy2_megatron_0_15_pinned.json", Status.FAIL, "numpy 2.0.2 installed with megatron-core 0.15.3"),
+    ("numpy2_megatron_lm_git.json", Status.FAIL, "numpy 2.3.1 installed with megatron-lm 0.14.0rc0"),
+    ("no_megatron.json", Status.SKIP, "needs Megatron (megatron-core or megatron-lm): found none"),
+    ("megatron_without_numpy.json", Status.UNKNOWN, "numpy is not installed beside megatron-core 0.19.2"),
+]
+
+
+@pytest.mark.parametrize(("recording", "status", "fragment"), TABLE, ids=[t[0] for t in TABLE])
+def test_probe_numpy_megatron_recorded(recording, status, fragment):
+    obs = collect_numpy_megatron(RecordedPackages.from_file(RECORDINGS / recording))
+    verdict = evaluate_numpy_megatron(obs)
+    assert verdict.status is status and fragment in verdict.summary
+    assert verdict.failure_id == "numpy2-megatron"
+
+
+def test_probe_numpy_megatron_reads_pinned_requirement():
+    obs = collect_numpy_megatron(RecordedPackages.from_file(RECORDINGS / "numpy2_megatron_0_15_pinned.json"))
+    assert obs.megatron_numpy_requirement == "numpy<2.0.0"
+
+
+def test_probe_numpy_megatron_live_environment_is_read():
+    obs = collect_numpy_megatron(InstalledPackages())
+    assert obs.numpy_version is not None and obs.megatron_distribution == "megatron-core"
