@@ -53,10 +53,10 @@ def judge(r: Reproduction) -> tuple[Verdict, dict[str, Any]]:
                        remedy="widen the affected range in the catalogue"), {"state": "present outside range"}
     if r.reproduced and not r.fix_verified:
         summary = f"reproduced, but the recommended fix did not work: {r.evidence}"
-        state = {"state": "present; fix failed"}
-        return Verdict(**base, status=Status.FAIL, summary=summary, remedy=entry.remedy), state
+        failed = {"state": "present; fix failed"}
+        return Verdict(**base, status=Status.FAIL, summary=summary, remedy=entry.remedy), failed
     if r.reproduced:
-        state = "present in this environment; fix verified"
+        text = "present in this environment; fix verified"
     else:
-        state = "fixed upstream" + ("; fix verified" if r.fix_verified else "")
-    return Verdict(**base, status=Status.PASS, summary=f"{state} ({where}): {r.evidence}"), {"state": state}
+        text = "fixed upstream" + ("; fix verified" if r.fix_verified else "")
+    return Verdict(**base, status=Status.PASS, summary=f"{text} ({where}): {r.evidence}"), {"state": text}

@@ -10,23 +10,70 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import importlib
 import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from rlcheck.catalog import KnownFailure, load_catalog
 
-try:  # a DFA engine: the scan runs at grep speed instead of ~10x slower.
-    import re2 as _fast_re
-except ImportError:  # pragma: no cover - depends on the image
-    _fast_re = None
 
-BLOCK_BYTES = 8 * 2**20
+def _optional(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:  # depends on the image: the stdlib engine always works
+        return None
+
+
+_hyperscan = _optional("hyperscan")  # SIMD multi-pattern matching, several GB/s
+_re2 = _optional("re2")  # a DFA engine, ~10x the stdlib on many patterns
+
+BLOCK_BYTES = 16 * 2**20
 MAX_LINE_BYTES = 2**20
-ENGINE = "re2" if _fast_re is not None else "re"
+ENGINES = tuple(name for name, mod in (("hyperscan", _hyperscan), ("re2", _re2), ("re", re)) if mod is not None)
+ENGINE = ENGINES[0]
+
+
+class _HyperscanFinder:
+    """Match end offsets of any signature in a block.
+
+    A first pass reports each signature at most once per block (much faster); only a block
+    where something matched is scanned again for every match.
+    """
+
+    def __init__(self, patterns: list[str]) -> None:
+        assert _hyperscan is not None
+        exprs = [p.encode() for p in patterns]
+        self._any, self._all = _hyperscan.Database(), _hyperscan.Database()
+        for db, flag in ((self._any, _hyperscan.HS_FLAG_SINGLEMATCH), (self._all, 0)):
+            db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=[flag] * len(exprs))
+
+    def offsets(self, block: bytes | bytearray, length: int) -> list[int]:
+        data: Any = block if length == len(block) else memoryview(block)[:length]
+        ends: list[int] = []
+        self._any.scan(data, match_event_handler=lambda _id, _from, to, _flags, _ctx: ends.append(to - 1))
+        if ends:
+            ends.clear()
+            self._all.scan(data, match_event_handler=lambda _id, _from, to, _flags, _ctx: ends.append(to - 1))
+        return sorted(ends)
+
+
+class _RegexFinder:
+    """Match start offsets of any signature in a block, with re2 or the stdlib."""
+
+    def __init__(self, patterns: list[str], module: object) -> None:
+        combined = "|".join(f"(?:{p})" for p in patterns).encode()
+        self._any = module.compile(combined)  # type: ignore[attr-defined]
+
+    def offsets(self, block: bytes | bytearray, length: int) -> list[int]:
+        found, pos = [], 0
+        while (hit := self._any.search(block, pos, length)) is not None:
+            found.append(hit.start())
+            pos = max(block.find(b"\n", hit.start(), length), hit.start()) + 1
+        return found
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -47,87 +94,91 @@ class Matcher:
     """Which catalogue entries a line (or a block of lines) shows."""
 
     def __init__(self, catalog: dict[str, KnownFailure] | None = None, engine: str = ENGINE) -> None:
-        if engine not in ("re2", "re") or (engine == "re2" and _fast_re is None):
-            raise ValueError(f"engine={engine!r}: 're' or, with google-re2 installed, 're2'")
+        if engine not in ENGINES:
+            raise ValueError(f"engine={engine!r}: one of the installed engines {', '.join(ENGINES)}")
         self.catalog = catalog if catalog is not None else load_catalog()
+        self.engine = engine
         self._patterns = [(e.id, p) for e in self.catalog.values() for p in e.patterns]
-        combined = "|".join(f"(?:{p.pattern})" for _, p in self._patterns).encode()
-        self._any = _fast_re.compile(combined) if engine == "re2" else re.compile(combined)
+        sources = [p.pattern for _, p in self._patterns]
+        self._finder = _HyperscanFinder(sources) if engine == "hyperscan" else \
+            _RegexFinder(sources, _re2 if engine == "re2" else re)
 
     def match_line(self, line: str) -> list[str]:
         """Catalogue ids this one line matches, in catalogue order, each once."""
         return list(dict.fromkeys(fid for fid, p in self._patterns if p.search(line)))
 
-    def scan_block(self, block: bytes) -> Iterator[tuple[int, str, list[str]]]:
-        """(offset of the line start, line, ids) for each matching line of a block of whole lines."""
-        pos = 0
-        while True:
-            hit = self._any.search(block, pos)
-            if hit is None:
-                return
-            start = block.rfind(b"\n", 0, hit.start()) + 1
-            end = block.find(b"\n", hit.start())
-            end = len(block) if end < 0 else end
-            line = block[start:end].decode("utf-8", errors="replace").rstrip("\r")
+    def scan_block(self, block: bytes | bytearray, length: int | None = None) -> Iterator[tuple[int, str, list[str]]]:
+        """(offset of the line start, line, ids) for each matching line in block[:length] (whole lines)."""
+        length = len(block) if length is None else length
+        last_start = -1
+        for offset in self._finder.offsets(block, length):
+            start = block.rfind(b"\n", 0, offset) + 1
+            if start == last_start:
+                continue
+            last_start = start
+            end = block.find(b"\n", offset, length)
+            line = bytes(block[start:length if end < 0 else end]).decode("utf-8", errors="replace").rstrip("\r")
             ids = self.match_line(line)
             if ids:
                 yield start, line, ids
-            pos = end + 1
 
 
-def _read_some(stream: BinaryIO, pending: list[bytes]) -> bytes:
-    """Up to BLOCK_BYTES; on a read error, what was already read is kept in pending for the caller."""
-    read = getattr(stream, "read1", stream.read)
-    size = 0
-    while size < BLOCK_BYTES:
-        piece = read(BLOCK_BYTES - size)
-        if not piece:
+def _fill(stream: BinaryIO, view: memoryview) -> int:
+    """Read into view until it is full or the stream ends; a read error keeps what was read (see _blocks)."""
+    readinto = getattr(stream, "readinto1", None) or stream.readinto  # type: ignore[attr-defined]
+    filled = 0
+    while filled < len(view):
+        try:
+            got = readinto(view[filled:])
+        except (OSError, EOFError) as exc:
+            exc.filled = filled  # type: ignore[union-attr]
+            raise
+        if not got:
             break
-        pending.append(piece)
-        size += len(piece)
-    data = b"".join(pending)
-    pending.clear()
-    return data
+        filled += got
+    return filled
 
 
-def _blocks(stream: BinaryIO) -> Iterator[bytes]:
-    """Blocks ending on a line boundary (or cut at MAX_LINE_BYTES of an over-long line).
+def _blocks(stream: BinaryIO) -> Iterator[tuple[bytearray, int]]:
+    """(buffer, length): buffer[:length] holds whole lines (or MAX_LINE_BYTES of an over-long line).
 
-    When the stream breaks (a truncated .gz), the lines read before the break are still yielded.
+    One buffer is reused: a consumer handles each block before asking for the next. When the
+    stream breaks (a truncated .gz), the lines read before the break are still yielded.
     """
-    carry = b""
-    pending: list[bytes] = []
+    buf = bytearray(BLOCK_BYTES + MAX_LINE_BYTES)
+    view = memoryview(buf)
+    kept = 0  # bytes of an unfinished line carried to the front of the buffer
     while True:
         try:
-            data = _read_some(stream, pending)
-        except (OSError, EOFError):
-            tail = carry + b"".join(pending)
-            if tail:
-                yield tail
+            end = kept + _fill(stream, view[kept:kept + BLOCK_BYTES])
+        except (OSError, EOFError) as exc:
+            partial = kept + getattr(exc, "filled", 0)
+            if partial:
+                yield buf, partial
             raise
-        if not data:
+        if end == kept:
             break
-        data = carry + data
-        cut = data.rfind(b"\n") + 1
-        if cut == 0 and len(data) > MAX_LINE_BYTES:
-            cut = MAX_LINE_BYTES
-        carry = data[cut:]
+        cut = buf.rfind(b"\n", 0, end) + 1
+        if end - cut >= MAX_LINE_BYTES:  # an over-long line: cut it here rather than hold it
+            cut = end
         if cut:
-            yield data[:cut]
-    if carry:
-        yield carry
+            yield buf, cut
+        buf[: end - cut] = buf[cut:end]
+        kept = end - cut
+    if kept:
+        yield buf, kept
 
 
 def scan_stream(stream: BinaryIO, name: str, matcher: Matcher) -> Iterator[Finding]:
     line_no = 1
-    for block in _blocks(stream):
+    for block, length in _blocks(stream):
         counted_to = 0
-        for offset, line, ids in matcher.scan_block(block):
+        for offset, line, ids in matcher.scan_block(block, length):
             line_no += block.count(b"\n", counted_to, offset)
             counted_to = offset
             for fid in ids:
                 yield Finding(failure_id=fid, path=name, line_no=line_no, line=line)
-        line_no += block.count(b"\n", counted_to)
+        line_no += block.count(b"\n", counted_to, length)
 
 
 def _open(path: str) -> BinaryIO:

@@ -13,7 +13,7 @@ from rlcheck import cli, scan
 from rlcheck.catalog import load_catalog
 
 DATA = Path(__file__).parent / "data" / "logs"
-ENGINES = ["re2", "re"] if scan.ENGINE == "re2" else ["re"]
+ENGINES = list(scan.ENGINES)
 
 
 def ids_in(result: scan.ScanResult) -> list[tuple[str, int]]:
@@ -29,6 +29,20 @@ def test_scan_healthy_corpus_has_no_match():
 def test_scan_failed_run_finds_each_failure_at_its_line(engine):
     result = scan.scan_paths([str(DATA / "failed_30b_run.log")], scan.Matcher(engine=engine))
     assert ids_in(result) == [("uvicorn-log-level", 6), ("driver-gpu-probe", 8), ("tms-cu12-preload", 9)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scan_engines_agree_on_every_catalogue_example(engine):
+    catalog = load_catalog()
+    lines = [x for e in catalog.values() for x in (*e.examples, *e.near_misses)]
+    block = ("\n".join(lines) + "\n").encode()
+    reference = [(o, ids) for o, _, ids in scan.Matcher(catalog, engine="re").scan_block(block)]
+    assert [(o, ids) for o, _, ids in scan.Matcher(catalog, engine=engine).scan_block(block)] == reference
+
+
+def test_scan_unknown_engine_refused():
+    with pytest.raises(ValueError, match="engine='pcre': one of the installed engines"):
+        scan.Matcher(engine="pcre")
 
 
 def test_scan_truncated_log_last_line_without_newline(tmp_path):
@@ -74,8 +88,8 @@ def test_scan_over_long_line_is_cut_not_held(tmp_path, monkeypatch):
     monkeypatch.setattr(scan, "BLOCK_BYTES", 256)
     log = tmp_path / "long.log"
     log.write_bytes(b"a" * 50_000 + b" KeyError: 'warn'\nnext\n")
-    blocks = list(scan._blocks(io.BytesIO(log.read_bytes())))
-    assert max(len(b) for b in blocks) <= 1000 + 256
+    lengths = [length for _, length in scan._blocks(io.BytesIO(log.read_bytes()))]
+    assert max(lengths) <= 1000 + 256 and sum(lengths) == log.stat().st_size
     assert [f.failure_id for f in scan.scan_paths([str(log)]).findings] == ["uvicorn-log-level"]
 
 
