@@ -1,4 +1,4 @@
-"""rlcheck's pytest plugin, split by role: options, markers, gating, report."""
+"""rlcheck's pytest plugin, split by role: options, markers, gating, report, and shared resources."""
 
 from __future__ import annotations
 
@@ -7,4 +7,5 @@ pytest_plugins = [
     "rlcheck.plugin.markers",
     "rlcheck.plugin.gating",
     "rlcheck.plugin.report",
+    "rlcheck.plugin.resources",
 ]

@@ -1,0 +1,125 @@
+"""ray-argv-loss: a bash array of model args does not survive `ray job submit -- bash -c "..."`.
+
+Proves, with real Ray 2.55.1 on loopback: `ray job submit` re-joins the argv after `--` with
+list2cmdline and the job supervisor runs it with /bin/sh -c, so the outer shell expands
+${MODEL_ARGS[@]} before the inner bash sourced the model file. With dash as /bin/sh the job fails
+with `Bad substitution`; with bash as /bin/sh it succeeds with no model args. The CLI and the Jobs
+SDK behave the same. The fixes deliver every token: a launcher script with argv after `--`, and
+rlcheck.launch (a shlex-joined entrypoint).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlcheck import argv_probe, launch, subproc
+from rlcheck.cluster import EmbeddedRay, EmbeddedRayError
+from rlcheck.reproduce import Reproduction, judge, versions_for
+from rlcheck.verdict import Status, Verdict
+
+FAILURE_ID = "ray-argv-loss"
+MODEL_ARGS = ["--num-layers", "36", "--hidden-size", "2560", "--ffn-hidden-size", "9728",
+              "--num-attention-heads", "32", "--swiglu", "--qk-layernorm"]
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    model = argv_probe.write_model_file(tmp_path, MODEL_ARGS)
+    return model, argv_probe.write_printer(tmp_path)
+
+
+def cli_submit(dashboard_url: str, argv: list[str]) -> tuple[list[str] | None, str]:
+    """`ray job submit --address URL -- argv...`: what the program received, and the CLI's output."""
+    done = subproc.run([RAY, "job", "submit", "--address", dashboard_url, "--", *argv], timeout_s=180)
+    out = done.stdout + done.stderr
+    return argv_probe.printed_argv(out), out
+
+
+def sdk_submit(dashboard_url: str, entrypoint: str) -> tuple[list[str] | None, str]:
+    outcome = launch.wait_job(dashboard_url, launch.submit_entrypoint(dashboard_url, entrypoint), timeout_s=120)
+    return argv_probe.printed_argv(outcome.logs), f"{outcome.status}: {outcome.logs}"
+
+
+def describe(got: list[str] | None, out: str) -> str:
+    if got is None:
+        return "program never ran" + (" (Bad substitution)" if "Bad substitution" in out else "")
+    return f"{len(got)} args"
+
+
+def through_ray(dashboard_url: str, tmp_path: Path) -> tuple[bool, bool, str]:
+    model, printer = files(tmp_path)
+    unsafe = argv_probe.unsafe_bash_c(model, printer)
+    cli = cli_submit(dashboard_url, unsafe)
+    sdk = sdk_submit(dashboard_url, subprocess.list2cmdline(unsafe))
+    launcher = cli_submit(dashboard_url, [str(argv_probe.write_launcher(tmp_path, model, printer)), "--extra", "1"])
+    ours = sdk_submit(dashboard_url, launch.entrypoint([sys.executable, str(printer), *MODEL_ARGS, "--extra", "1"]))
+    lost = all(got != MODEL_ARGS for got, _ in (cli, sdk))
+    intact = all(got == [*MODEL_ARGS, "--extra", "1"] for got, _ in (launcher, ours))
+    evidence = (f"CLI bash -c: {describe(*cli)}; SDK: {describe(*sdk)}; launcher: {describe(*launcher)}; "
+                f"rlcheck.launch: {describe(*ours)} (of {len(MODEL_ARGS)} model args + 2)")
+    return lost, intact, evidence
+
+
+def test_repro_ray_argv_loss_shell_mechanism(record_verdict, tmp_path):
+    """Ray's join and run, without Ray: list2cmdline + shell=True, under this machine's sh and bash."""
+    model, printer = files(tmp_path)
+    unsafe = argv_probe.unsafe_bash_c(model, printer, quote_expansion=True)
+    seen = {}
+    for sh in ("/bin/sh", shutil.which("bash") or "/bin/bash"):
+        done = subprocess.run(subprocess.list2cmdline(unsafe), shell=True, executable=sh, capture_output=True,
+                              text=True, timeout=60)
+        seen[sh] = argv_probe.printed_argv(done.stdout)
+    safe = subprocess.run(launch.entrypoint([sys.executable, str(printer), *MODEL_ARGS]), shell=True,
+                          capture_output=True, text=True, timeout=60)
+    evidence = ", ".join(f"{sh} ({argv_probe.system_sh() if sh == '/bin/sh' else 'bash'}): "
+                         f"{'never ran' if got is None else f'{len(got)} args'}" for sh, got in seen.items())
+    result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
+                          reproduced=all(got != MODEL_ARGS for got in seen.values()),
+                          fix_verified=argv_probe.printed_argv(safe.stdout) == MODEL_ARGS,
+                          evidence=f"list2cmdline + sh -c: {evidence}; shlex.join: intact")
+    verdict, state = judge(result)
+    record_verdict(verdict, reproduction=state)
+
+
+@pytest.mark.slow
+def test_repro_ray_argv_loss(record_verdict, local_ray, tmp_path):
+    lost, intact, evidence = through_ray(local_ray.dashboard_url, tmp_path)
+    result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=lost,
+                          fix_verified=intact, evidence=f"/bin/sh is {argv_probe.system_sh()}: {evidence}")
+    verdict, state = judge(result)
+    record_verdict(verdict, reproduction=state)
+
+
+def other_shell_wrapper() -> tuple[list[str], str] | None:
+    """An `unshare -m` prefix under which /bin/sh is the other shell (bash where it is dash, and back)."""
+    other = {"dash": shutil.which("bash"), "bash": shutil.which("dash")}.get(argv_probe.system_sh())
+    if not other or not shutil.which("unshare"):
+        return None
+    mount = f'mount --bind {other} "$(readlink -f /bin/sh)" && exec "$@"'
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", mount, "sh"], Path(other).name
+
+
+@pytest.mark.slow
+def test_repro_ray_argv_loss_other_sh(record_verdict, tmp_path):
+    """The same through a Ray head whose /bin/sh is the other shell (RHEL-like images have bash)."""
+    wrapper = other_shell_wrapper()
+    if wrapper is None or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        why = "needs `unshare -m` (root) and both dash and bash to swap /bin/sh"
+        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"{why}: not available here"))
+        return
+    prefix, shell = wrapper
+    try:
+        with EmbeddedRay(wrapper=prefix) as ray:
+            lost, intact, evidence = through_ray(ray.dashboard_url, tmp_path)
+    except EmbeddedRayError as exc:
+        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"Ray with /bin/sh={shell}: {exc}"))
+        return
+    result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=lost,
+                          fix_verified=intact, evidence=f"/bin/sh bound to {shell}: {evidence}")
+    verdict, state = judge(result)
+    record_verdict(verdict, reproduction=state)

@@ -1,0 +1,119 @@
+"""Ray for the suite: an embedded loopback Ray (a child process holding it), or the user's --ray-address."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+
+from rlcheck import subproc
+from rlcheck.wait import free_loopback_port, wait_http_ok
+
+READY, ERROR = "RLCHECK_RAY_READY ", "RLCHECK_RAY_ERROR "
+
+
+class EmbeddedRayError(RuntimeError):
+    """The embedded Ray did not come up; the message has why and the child's last lines."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class RayEndpoints:
+    gcs_address: str
+    """host:port for ray.init(address=...)."""
+    dashboard_url: str
+    """http://host:port for the Jobs API (JobSubmissionClient, `ray job submit --address`)."""
+    nodes: int
+
+
+class EmbeddedRay:
+    """A single-machine Ray on 127.0.0.1 (plus extra_nodes worker nodes) held by a child process.
+
+    Use as a context manager; stop() always tears it down (SIGTERM to the holder, then the group).
+    wrapper: argv prefix for the holder, e.g. an `unshare -m ...` that changes what /bin/sh is.
+    """
+
+    def __init__(self, *, num_cpus: int = 2, extra_nodes: int = 0, wrapper: Sequence[str] = (),
+                 start_timeout_s: float = 180.0) -> None:
+        self.num_cpus, self.extra_nodes, self.wrapper = num_cpus, extra_nodes, tuple(wrapper)
+        self.start_timeout_s = start_timeout_s
+        self.proc: subprocess.Popen[str] | None = None
+        self.endpoints: RayEndpoints | None = None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._seen: list[str] = []
+
+    def start(self) -> RayEndpoints:
+        temp_dir = tempfile.mkdtemp(prefix="rlray-", dir="/tmp")  # short: Ray's socket paths are length-limited
+        argv = [*self.wrapper, sys.executable, "-m", "rlcheck.embedded_ray", "--dashboard-port",
+                str(free_loopback_port()), "--num-cpus", str(self.num_cpus), "--extra-nodes", str(self.extra_nodes),
+                "--temp-dir", temp_dir]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, start_new_session=True, env=subproc.child_env())
+        threading.Thread(target=self._pump, daemon=True).start()
+        try:
+            self.endpoints = self._await_ready()
+            health = wait_http_ok(f"{self.endpoints.dashboard_url}/api/version", timeout_s=60)
+            if not health.ok:
+                raise EmbeddedRayError(f"Ray dashboard not answering after 60 s: {health.last_error}")
+            self._await_job_agent(timeout_s=90)
+        except BaseException:
+            self.stop()
+            raise
+        return self.endpoints
+
+    def _await_job_agent(self, timeout_s: float) -> None:
+        """A fresh head answers `No available agent` until its job agent registers, and the CLI does not
+        retry: run one trivial job (submission retried) so that users of this Ray find it ready."""
+        from rlcheck import launch
+
+        assert self.endpoints is not None
+        job = launch.submit_entrypoint(self.endpoints.dashboard_url, "true")
+        outcome = launch.wait_job(self.endpoints.dashboard_url, job, timeout_s=timeout_s)
+        if outcome.status != "SUCCEEDED":
+            raise EmbeddedRayError(f"Ray's first job did not succeed within {timeout_s:.0f} s: {outcome.status}")
+
+    def _pump(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)
+
+    def _await_ready(self) -> RayEndpoints:
+        deadline = time.monotonic() + self.start_timeout_s
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is None:
+                raise EmbeddedRayError(f"embedded Ray exited before it was ready:\n{self._tail()}")
+            self._seen.append(line)
+            if line.startswith(ERROR):
+                raise EmbeddedRayError(line.removeprefix(ERROR))
+            if line.startswith(READY):
+                return RayEndpoints(**json.loads(line.removeprefix(READY)))
+        raise EmbeddedRayError(f"embedded Ray not ready within {self.start_timeout_s:.0f} s:\n{self._tail()}")
+
+    def _tail(self) -> str:
+        return "\n".join(self._seen[-20:])
+
+    def stop(self, timeout_s: float = 60.0) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            self.proc.wait(timeout=timeout_s)
+        except (subprocess.TimeoutExpired, OSError):
+            subproc.kill_group(self.proc)
+
+    def __enter__(self) -> RayEndpoints:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,79 @@
+"""Argv-safe job submission through the Ray Jobs SDK.
+
+Ray's job supervisor runs the entrypoint string with /bin/sh -c. An entrypoint made with
+shlex.join is one that /bin/sh parses back into exactly the argv it was made from: no
+expansion, no globbing, no word splitting (the `ray job submit -- bash -c` trap, ray-argv-loss).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def entrypoint(argv: Sequence[str]) -> str:
+    """The shell string that /bin/sh -c turns back into argv, token for token."""
+    if not argv:
+        raise ValueError("argv=[]: at least the program to run")
+    return shlex.join(argv)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class JobOutcome:
+    job_id: str
+    status: str
+    """Ray's JobStatus value (SUCCEEDED, FAILED, STOPPED, ...) or TIMEOUT when we stopped waiting."""
+    logs: str
+    elapsed_s: float
+
+
+AGENT_WAIT_S = 90.0
+
+
+def _submit(dashboard_url: str, **job: Any) -> str:
+    """submit_job, retried while a fresh head's job agent is still starting (bounded by AGENT_WAIT_S)."""
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(dashboard_url)
+    deadline = time.monotonic() + AGENT_WAIT_S
+    while True:
+        try:
+            return str(client.submit_job(**job))
+        except RuntimeError as exc:
+            if "No available agent" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(1.0)
+
+
+def submit_argv(dashboard_url: str, argv: Sequence[str], *, runtime_env: Mapping[str, Any] | None = None,
+                metadata: Mapping[str, str] | None = None) -> str:
+    """Submit argv as a Ray job; returns the job id."""
+    return _submit(dashboard_url, entrypoint=entrypoint(argv), runtime_env=dict(runtime_env or {}) or None,
+                   metadata=dict(metadata or {}) or None)
+
+
+def submit_entrypoint(dashboard_url: str, entrypoint_text: str) -> str:
+    """Submit a raw entrypoint string, as users do with the SDK (used to reproduce what goes wrong)."""
+    return _submit(dashboard_url, entrypoint=entrypoint_text)
+
+
+def wait_job(dashboard_url: str, job_id: str, *, timeout_s: float, poll_s: float = 0.5) -> JobOutcome:
+    """Wait for the job to finish (bounded); on timeout stop it and say TIMEOUT."""
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(dashboard_url)
+    start = time.monotonic()
+    while True:
+        status = client.get_job_status(job_id)
+        if status.is_terminal():
+            break
+        if time.monotonic() - start > timeout_s:
+            client.stop_job(job_id)
+            return JobOutcome(job_id=job_id, status="TIMEOUT", logs=client.get_job_logs(job_id),
+                              elapsed_s=time.monotonic() - start)
+        time.sleep(poll_s)
+    return JobOutcome(job_id=job_id, status=str(status.value), logs=client.get_job_logs(job_id),
+                      elapsed_s=time.monotonic() - start)
