@@ -1,0 +1,75 @@
+"""model-args-glob: an unquoted `--moe-layer-freq [1,1,1]` is rewritten by the shell's pathname expansion.
+
+Proves through a real Ray job on loopback: a job whose inner bash expands ${MODEL_ARGS[@]} unquoted,
+in a working directory holding a file named `1` (Qwen3-30B-A3B) or `03+175` (GLM-5.2), hands train.py
+the file name instead of the pattern; real Megatron's parser then rejects the GLM-5.2 value
+(`invalid moe_freq_type value`). Quoting each token survives, and so does rlcheck.launch.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlcheck import argv_probe, launch, subproc
+from rlcheck.reproduce import Reproduction, judge, versions_for
+
+FAILURE_ID = "model-args-glob"
+CASES = {"qwen3-30b-a3b": ("[1,1,1,1]", "1"), "glm5.2": ("[0]*3+[1]*75", "03+175")}
+MEGATRON_PARSE = """
+import sys
+sys.argv = ["train.py", *sys.argv[1:]]
+from megatron.training.arguments import parse_args
+args = parse_args(ignore_unknown_args=True)
+print("MOE_LAYER_FREQ", len(args.moe_layer_freq) if isinstance(args.moe_layer_freq, list) else args.moe_layer_freq)
+"""
+
+
+def job_script(folder: Path, pattern: str, *, quoted: bool) -> str:
+    """What the job's inner bash runs: source the model file, expand the array (quoted or not)."""
+    argv_probe.write_model_file(folder, ["--moe-layer-freq", pattern, "--num-experts", "128"])
+    printer = argv_probe.write_printer(folder)
+    expansion = '"${MODEL_ARGS[@]}"' if quoted else "${MODEL_ARGS[@]}"
+    return f"cd {shlex.quote(str(folder))} && source model.sh && {sys.executable} {printer} {expansion}"
+
+
+def run_job(dashboard_url: str, entrypoint: str) -> list[str] | None:
+    outcome = launch.wait_job(dashboard_url, launch.submit_entrypoint(dashboard_url, entrypoint), timeout_s=120)
+    return argv_probe.printed_argv(outcome.logs)
+
+
+def megatron_reads(argv: list[str]) -> str:
+    done = subproc.run([sys.executable, "-c", MEGATRON_PARSE, *argv], timeout_s=180,
+                       env=subproc.child_env() | {"WORLD_SIZE": "1", "RANK": "0"})
+    out = done.stdout + done.stderr
+    error = next((x for x in out.splitlines() if "error: argument --moe-layer-freq" in x), None)
+    return error or next((x for x in out.splitlines() if x.startswith("MOE_LAYER_FREQ")), done.tail(3))
+
+
+def one_case(dashboard_url: str, folder: Path, pattern: str, decoy: str) -> dict[str, object]:
+    folder.mkdir()
+    (folder / decoy).write_text("")
+    unquoted = run_job(dashboard_url, launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=False)]))
+    quoted = run_job(dashboard_url, launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=True)]))
+    ours = run_job(dashboard_url, launch.entrypoint(
+        [sys.executable, str(folder / "print_argv.py"), "--moe-layer-freq", pattern, "--num-experts", "128"]))
+    return {"unquoted": unquoted, "quoted": quoted, "rlcheck.launch": ours, "pattern": pattern}
+
+
+@pytest.mark.slow
+def test_repro_model_args_glob(record_verdict, local_ray, tmp_path):
+    seen = {name: one_case(local_ray.dashboard_url, tmp_path / name, *case) for name, case in CASES.items()}
+    globbed = all(r["unquoted"] and r["unquoted"][1] == CASES[n][1] for n, r in seen.items())
+    intact = all(r[k] and r[k][1] == r["pattern"] for r in seen.values() for k in ("quoted", "rlcheck.launch"))
+    megatron = megatron_reads(list(seen["glm5.2"]["unquoted"] or []))
+    evidence = "; ".join(f"{n}: {r['pattern']} -> {json.dumps((r['unquoted'] or ['?', '?'])[1])} unquoted, "
+                         f"kept when quoted" for n, r in seen.items()) + f"; Megatron on the GLM-5.2 argv: {megatron}"
+    result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
+                          reproduced=globbed and "invalid moe_freq_type value" in megatron, fix_verified=intact,
+                          evidence=evidence)
+    verdict, state = judge(result)
+    record_verdict(verdict, reproduction=state)
