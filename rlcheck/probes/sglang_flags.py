@@ -1,0 +1,86 @@
+"""Every --sglang-* flag of a recipe exists in the installed SGLang (catalogue: sglang-dead-flag).
+
+SLIME parses --sglang-* leniently (parse_known_args), so a flag SGLang removed is dropped without a
+word. The collector asks the installed SGLang's own argument parser (in a child process: importing
+sglang is slow and heavy); the evaluation is strict and names each unknown flag with its replacement.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import sys
+
+from rlcheck import catalog, subproc
+from rlcheck.verdict import Status, Verdict
+
+FAILURE_ID = "sglang-dead-flag"
+# ServerArgs fields SLIME sets itself and does not expose as --sglang-* (slime/backends/sglang_utils/arguments.py).
+SLIME_SKIPPED = ("model-path", "config", "trust-remote-code", "random-seed", "enable-memory-saver", "tp-size",
+                 "port", "nnodes", "node-rank", "dist-init-addr", "gpu-id-step", "base-gpu-id", "nccl-port",
+                 "skip-server-warmup", "enable-return-routed-experts")
+# --sglang-* options SLIME adds on its own (router options are --sglang-router-*).
+SLIME_OWN = ("server-concurrency", "config")
+SLIME_OWN_PREFIXES = ("router-",)
+REPLACEMENTS = {
+    "enable-ep-moe": "--sglang-ep-size N (SGLang removed --enable-ep-moe; EP is --ep-size / --expert-parallel-size)",
+    "enable-deepep-moe": "--sglang-moe-a2a-backend deepep",
+}
+COLLECT = """
+import argparse, json
+from importlib import metadata
+from sglang.srt.server_args import ServerArgs
+parser = argparse.ArgumentParser()
+ServerArgs.add_cli_args(parser)
+flags = sorted(s[2:] for s in parser._option_string_actions if s.startswith("--"))
+print("RLCHECK_SGLANG " + json.dumps({"version": metadata.version("sglang"), "flags": flags}))
+"""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class SglangOptions:
+    version: str | None
+    """Installed sglang version; None when it could not be asked."""
+    flags: tuple[str, ...]
+    """ServerArgs option names without the leading '--'."""
+    error: str = ""
+
+
+def collect_sglang_options(timeout_s: float = 180.0) -> SglangOptions:
+    done = subproc.run([sys.executable, "-c", COLLECT], timeout_s=timeout_s,
+                       env=subproc.child_env() | {"HF_HUB_OFFLINE": "1"})
+    line = next((x for x in done.stdout.splitlines() if x.startswith("RLCHECK_SGLANG ")), None)
+    if line is None:
+        return SglangOptions(version=None, flags=(), error=f"sglang's parser did not run ({done.why()}): "
+                                                          f"{done.tail(1)}")
+    data = json.loads(line.removeprefix("RLCHECK_SGLANG "))
+    return SglangOptions(version=data["version"], flags=tuple(data["flags"]))
+
+
+def _known(name: str, options: SglangOptions) -> bool:
+    if name in SLIME_OWN or name.startswith(SLIME_OWN_PREFIXES):
+        return True
+    return name in options.flags and name not in SLIME_SKIPPED
+
+
+def _advice(name: str, options: SglangOptions) -> str:
+    if name in REPLACEMENTS:
+        return REPLACEMENTS[name]
+    close = difflib.get_close_matches(name, options.flags, n=1)
+    return f"did you mean --sglang-{close[0]}?" if close else "drop it"
+
+
+def evaluate_sglang_flags(argv: list[str] | tuple[str, ...], options: SglangOptions) -> Verdict:
+    base = {"check_id": "recipe_sglang_flags", "failure_id": FAILURE_ID}
+    if options.version is None:
+        return Verdict(**base, status=Status.UNKNOWN, summary=f"cannot ask the installed SGLang: {options.error}")
+    given = [a.split("=", 1)[0][len("--sglang-"):] for a in argv if a.startswith("--sglang-")]
+    dead = [name for name in given if not _known(name, options)]
+    if not dead:
+        return Verdict(**base, status=Status.PASS,
+                       summary=f"{len(given)} --sglang-* flag(s) all known to sglang {options.version}")
+    details = "\n".join(f"--sglang-{name}: {_advice(name, options)}" for name in dead)
+    return Verdict(**base, status=Status.FAIL, details=details, remedy=catalog.get(FAILURE_ID).remedy,
+                   summary=f"{len(dead)} flag(s) unknown to sglang {options.version}, which SLIME would drop "
+                           f"silently: {', '.join('--sglang-' + n for n in dead)}")
