@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import sys
@@ -43,12 +44,18 @@ def _start(args: argparse.Namespace):  # -> ray.cluster_utils.Cluster
 def _non_loopback(address: str) -> list[str]:
     import ray
 
-    ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+    ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
     try:
         return [n["NodeManagerAddress"] for n in ray.nodes()
                 if n["Alive"] and not n["NodeManagerAddress"].startswith(LOOPBACK_PREFIX)]
     finally:
         ray.shutdown()
+
+
+def _stop_on_eof(stop: threading.Event) -> None:
+    """The parent closes our stdin to stop us (or dies, which closes it too)."""
+    sys.stdin.read()
+    stop.set()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         ready = {"gcs_address": cluster.address, "dashboard_url": f"http://127.0.0.1:{args.dashboard_port}",
                  "nodes": 1 + args.extra_nodes}
         print("RLCHECK_RAY_READY " + json.dumps(ready), flush=True)
-        threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+        threading.Thread(target=_stop_on_eof, args=(stop,), daemon=True).start()
         stop.wait()
         return 0
     finally:
