@@ -60,6 +60,28 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    from rlcheck import recipes, render
+    from rlcheck.hardware import load_profiles
+    from rlcheck.recipes.deltas import NotForHardware
+
+    if args.recipe not in recipes.RECIPE_IDS:
+        print(f"rlcheck render: unknown recipe {args.recipe!r}; valid: {', '.join(recipes.RECIPE_IDS)}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.hardware not in load_profiles():
+        print(f"rlcheck render: unknown hardware {args.hardware!r}; valid: {', '.join(load_profiles())}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        doc = render.document(args.recipe, args.hardware, args.image)
+    except NotForHardware as exc:
+        print(f"rlcheck render: {args.recipe} does not fit {args.hardware}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    sys.stdout.write(render.dump(doc, args.format))
+    return EXIT_CLEAN
+
+
 def _reward_service(sub: argparse._SubParsersAction) -> None:
     try:
         from rlcheck.reward import cli as reward_cli
@@ -80,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("catalog", help="list the known-failure catalogue")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_catalog)
+    p = sub.add_parser("render", help="the exact argv, runtime env, resources and KubeRay manifests of a recipe")
+    p.add_argument("recipe", metavar="RECIPE")
+    p.add_argument("--hardware", required=True, metavar="NAME", help="hardware profile (h100, h200, b200, ...)")
+    p.add_argument("--format", default="json", choices=("json", "yaml", "shell"))
+    p.add_argument("--image", default="rlcheck/slime-training:slime0.2.4-sgl0.5.12.post1",
+                   help="training image for the manifests")
+    p.set_defaults(func=cmd_render)
     _reward_service(sub)
     return parser
 

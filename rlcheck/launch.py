@@ -8,6 +8,8 @@ expansion, no globbing, no word splitting (the `ray job submit -- bash -c` trap,
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import shlex
 import time
 from collections.abc import Mapping, Sequence
@@ -48,9 +50,28 @@ def _submit(dashboard_url: str, **job: Any) -> str:
             time.sleep(1.0)
 
 
+def check_no_secrets(argv: Sequence[str], runtime_env: Mapping[str, Any] | None,
+                     metadata: Mapping[str, str] | None) -> None:
+    """Refuse a submission that would carry a secret: by name in the env or metadata, or by a value of one
+    of this process's secret variables (HF_TOKEN, ...) appearing anywhere in what is sent."""
+    from rlcheck.recipes.recipe import SECRET_NAMES
+
+    env_vars = dict((runtime_env or {}).get("env_vars", {}))
+    named = [k for k in (*env_vars, *(metadata or {})) if SECRET_NAMES.search(k)]
+    if named:
+        raise ValueError(f"secret-looking names {named} in runtime env / metadata: the workers read secrets "
+                         f"from their own environment")
+    values = [v for k, v in os.environ.items() if SECRET_NAMES.search(k) and len(v) >= 8]
+    sent = json.dumps([list(argv), runtime_env or {}, metadata or {}])
+    leaked = sorted(k for k, v in os.environ.items() if SECRET_NAMES.search(k) and len(v) >= 8 and v in sent)
+    if values and leaked:
+        raise ValueError(f"the value of {leaked} appears in the argv, runtime env or metadata; never send secrets")
+
+
 def submit_argv(dashboard_url: str, argv: Sequence[str], *, runtime_env: Mapping[str, Any] | None = None,
                 metadata: Mapping[str, str] | None = None) -> str:
-    """Submit argv as a Ray job; returns the job id."""
+    """Submit argv as a Ray job (refusing secrets); returns the job id."""
+    check_no_secrets(argv, runtime_env, metadata)
     return _submit(dashboard_url, entrypoint=entrypoint(argv), runtime_env=dict(runtime_env or {}) or None,
                    metadata=dict(metadata or {}) or None)
 
