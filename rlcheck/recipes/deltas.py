@@ -37,6 +37,13 @@ def hopper_connections(recipe: Recipe, hw: HardwareProfile) -> Recipe:
     return recipe
 
 
+def worker_capability(recipe: Recipe, hw: HardwareProfile) -> Recipe:
+    """What the image's driver guard answers Megatron's GPU probes with on the GPU-less driver."""
+    from rlcheck.fixes.driver_guard import ENV_NAME
+
+    return with_env(recipe, {ENV_NAME: hw.compute_capability})
+
+
 def efa_env(recipe: Recipe, hw: HardwareProfile) -> Recipe:
     """NCCL over EFA, as the reference test case sets it (reference/adt-slime.md 2.5)."""
     if hw.efa_interfaces_per_node:
@@ -58,7 +65,7 @@ def gb300_only(recipe: Recipe, hw: HardwareProfile) -> Recipe:
     return recipe
 
 
-DELTAS: tuple[Delta, ...] = (gb300_only, node_shape, hopper_connections, efa_env)
+DELTAS: tuple[Delta, ...] = (gb300_only, node_shape, hopper_connections, worker_capability, efa_env)
 
 
 def for_hardware(recipe: Recipe, hw: HardwareProfile) -> Recipe:
