@@ -15,3 +15,6 @@ side() {  # side NAME PACKAGE==VERSION...
   touch "$SIDE/$name/.done"
 }
 side uvicorn-0.44 uvicorn==0.44.0
+side numpy-2 numpy==2.5.5
+side megatron-core-0.16 megatron-core==0.16.1
+side megatron-core-0.15 megatron-core==0.15.3

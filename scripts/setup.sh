@@ -27,7 +27,7 @@ find_python() {
   exit 2
 }
 
-want=$(cat requirements/*.in requirements/lock.txt pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
+want=$(cat requirements/*.in requirements/lock.txt pyproject.toml scripts/setup.sh scripts/setup-sidecars.sh | sha256sum | cut -c1-16)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
   exit 0
 fi

@@ -41,7 +41,7 @@ def install(arguments: ModuleType, capability: tuple[int, int]) -> bool:
 
     if torch.cuda.is_available():
         return False
-    torch.cuda.get_device_capability = lambda device=None: capability  # type: ignore[assignment]
+    torch.cuda.get_device_capability = lambda device=None: capability
     arguments.get_device_arch_version = lambda: capability[0]  # type: ignore[attr-defined]
     return True
 

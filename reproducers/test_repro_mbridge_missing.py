@@ -1,0 +1,75 @@
+"""mbridge-missing: HF -> Megatron conversion needs mbridge, which a --no-deps SLIME install lacks.
+
+Proves, with the real packages in child processes (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE set, nothing
+reaches the network): the conversion tool's imports (megatron.core, then `from mbridge import
+AutoBridge`) fail with Python's own ModuleNotFoundError in an environment without mbridge. mbridge is
+made absent, not faked: the child runs with `python -S` on a mirror of this environment's
+site-packages that leaves mbridge out (rlcheck.site_mirror), so the import system itself reports it.
+With mbridge, AutoBridge.from_pretrained maps a tiny local Qwen3 config.json (hidden 64, 2 layers,
+4 heads, 2 KV heads, vocab 1000) to a Megatron TransformerConfig on CPU (gloo, world size 1,
+127.0.0.1, model parallel 1 x 1) with num_layers 2, hidden_size 64, 4 heads and 2 query groups.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rlcheck import site_mirror, subproc
+from rlcheck.reproduce import Reproduction, judge
+from rlcheck.wait import free_loopback_port
+
+FAILURE_ID = "mbridge-missing"
+IMPORTS = "import megatron.core\nprint('megatron.core imported', flush=True)\nfrom mbridge import AutoBridge\n"
+CONVERT = """
+import json, sys
+import torch.distributed as dist
+from megatron.core import parallel_state
+dist.init_process_group("gloo", rank=0, world_size=1)  # MASTER_ADDR / MASTER_PORT: loopback
+parallel_state.initialize_model_parallel(1, 1)
+from mbridge import AutoBridge
+bridge = AutoBridge.from_pretrained(sys.argv[1])
+c = bridge.config
+print("RESULT " + json.dumps({"bridge": type(bridge).__name__, "config": type(c).__name__,
+      "num_layers": c.num_layers, "hidden_size": c.hidden_size, "num_attention_heads": c.num_attention_heads,
+      "num_query_groups": c.num_query_groups}))
+parallel_state.destroy_model_parallel()
+dist.destroy_process_group()
+"""
+TINY_QWEN3 = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 64,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+              "intermediate_size": 128, "vocab_size": 1000, "max_position_embeddings": 512,
+              "rms_norm_eps": 1e-6, "rope_theta": 1000000, "tie_word_embeddings": False,
+              "torch_dtype": "bfloat16"}
+EXPECTED = {"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_query_groups": 2}
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def import_without_mbridge(tmp_path) -> subproc.Completed:
+    site = site_mirror.site_without(["mbridge"], tmp_path / "site-without-mbridge")
+    return subproc.run(site_mirror.argv(site, IMPORTS), timeout_s=120, env=site_mirror.env() | OFFLINE)
+
+
+def convert_config(tmp_path) -> tuple[dict[str, object] | None, subproc.Completed]:
+    model = tmp_path / "qwen3-tiny"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(TINY_QWEN3))
+    loopback = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_loopback_port())}
+    done = subproc.run([sys.executable, "-c", CONVERT, str(model)], timeout_s=180,
+                       env=subproc.child_env() | OFFLINE | loopback)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
+    return (json.loads(line.removeprefix("RESULT ")) if line else None), done
+
+
+def test_repro_mbridge_missing(record_verdict, tmp_path):
+    absent = import_without_mbridge(tmp_path)
+    missing = "megatron.core imported" in absent.stdout and "No module named 'mbridge'" in absent.stderr
+    mapped, done = convert_config(tmp_path)
+    mapped_ok = mapped is not None and all(mapped.get(k) == v for k, v in EXPECTED.items())
+    error = next((x for x in absent.stderr.splitlines() if x.startswith("ModuleNotFoundError")), absent.why())
+    evidence = (f"without mbridge: {error}; with mbridge: AutoBridge.from_pretrained(tiny Qwen3) -> "
+                f"{mapped.get('bridge') if mapped else None} {json.dumps(mapped)}")
+    result = Reproduction(failure_id=FAILURE_ID, versions={}, reproduced=missing, fix_verified=mapped_ok,
+                          evidence=evidence, details=f"{absent.tail()}\n--- with mbridge ---\n{done.tail(5)}")
+    verdict, state = judge(result)
+    record_verdict(verdict, reproduction=state)

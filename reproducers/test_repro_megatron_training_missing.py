@@ -1,0 +1,53 @@
+"""megatron-training-missing: megatron-core wheels before 0.17 ship no megatron.training.
+
+Proves, with the real wheels: megatron-core 0.16.1 (side directory megatron-core-0.16) imports
+megatron.core on CPU but cannot provide SLIME's `megatron.training.arguments.validate_args`
+(ModuleNotFoundError); the installed megatron-core (0.19.2, a release >= 0.17) parses and validates
+a two-layer model with it in a child process. megatron is a namespace package, so the 0.16.1 child
+runs on a mirror of site-packages without the installed megatron (rlcheck.site_mirror); otherwise it
+would borrow 0.19.2's megatron.training.
+"""
+
+from __future__ import annotations
+
+from rlcheck import megatron_args, sidecar, site_mirror, subproc
+from rlcheck.catalog import installed_versions
+from rlcheck.reproduce import Reproduction, judge
+from rlcheck.verdict import Status, Verdict
+
+FAILURE_ID = "megatron-training-missing"
+SIDE = "megatron-core-0.16"
+IMPORTS = """
+from importlib import metadata
+print("RESULT megatron-core", metadata.version("megatron-core"), flush=True)
+import megatron.core
+print("RESULT megatron.core imported", flush=True)
+from megatron.training.arguments import validate_args
+"""
+
+
+def import_validate_args_from(side: str, tmp_path) -> tuple[str | None, subproc.Completed]:
+    """Import validate_args in a child that sees the side directory's megatron-core only."""
+    site = site_mirror.site_without(["megatron", "megatron_core"], tmp_path / "site-without-megatron")
+    done = subproc.run(site_mirror.argv(site, IMPORTS), timeout_s=120, env=site_mirror.env([side]))
+    version = next((x.split()[-1] for x in done.stdout.splitlines() if x.startswith("RESULT megatron-core ")), None)
+    return version, done
+
+
+def test_repro_megatron_training_missing(record_verdict, tmp_path):
+    side = sidecar.path(SIDE)
+    if side is None:
+        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=sidecar.missing(SIDE)))
+        return
+    old_version, old = import_validate_args_from(str(side), tmp_path)
+    missing = "megatron.core imported" in old.stdout and "No module named 'megatron.training'" in old.stderr
+    installed = installed_versions(["megatron-core"])["megatron-core"]
+    current = megatron_args.run_validate_args(megatron_args.tiny_dense_argv(), world_size=1)
+    error = megatron_args.error_line(old.stderr) or old.why()
+    evidence = (f"megatron-core {old_version}: megatron.core imports, validate_args does not: {error}; "
+                f"megatron-core {installed} (>= 0.17 ships megatron.training): {current.outcome()}")
+    result = Reproduction(failure_id=FAILURE_ID, versions={"megatron-core": old_version}, reproduced=missing,
+                          fix_verified=current.ok, evidence=evidence,
+                          details=f"{old.tail()}\n--- megatron-core {installed} ---\n{current.output.tail(4)}")
+    verdict, state = judge(result)
+    record_verdict(verdict, reproduction=state)

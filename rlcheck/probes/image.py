@@ -1,0 +1,123 @@
+"""Image checks: what the training image has installed, judged without a GPU and without importing GPU code."""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+from importlib import util
+
+from rlcheck import catalog
+from rlcheck.hardware import HardwareProfile
+from rlcheck.probes.packages import InstalledPackages, PackageSource
+from rlcheck.verdict import Status, Verdict
+
+FIRST_WITH_TRAINING = "0.17.0"  # megatron-core wheels ship megatron.training from 0.17.0 (Megatron-LM #3573)
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package missing or broken
+        return False
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class MegatronObservation:
+    megatron_core: str | None
+    """megatron-core version, None when not installed as a wheel (e.g. Megatron-LM from git)."""
+    has_core: bool
+    has_training: bool
+    """megatron.training.arguments importable (what SLIME's train.py needs)."""
+
+
+def collect_megatron(packages: PackageSource | None = None) -> MegatronObservation:
+    packages = packages or InstalledPackages()
+    return MegatronObservation(megatron_core=packages.version("megatron-core"), has_core=_has_module("megatron.core"),
+                               has_training=_has_module("megatron.training.arguments"))
+
+
+def evaluate_megatron_training(obs: MegatronObservation) -> Verdict:
+    base = {"check_id": "image_megatron_training", "failure_id": "megatron-training-missing"}
+    where = f"megatron-core {obs.megatron_core}" if obs.megatron_core else "Megatron"
+    if not obs.has_core and not obs.has_training:
+        return Verdict(**base, status=Status.SKIP, summary="needs Megatron (megatron.core): found none installed")
+    if obs.has_training:
+        return Verdict(**base, status=Status.PASS, summary=f"{where} provides megatron.training.arguments")
+    return Verdict(**base, status=Status.FAIL, remedy=catalog.get("megatron-training-missing").remedy,
+                   summary=f"{where} has no megatron.training (validate_args): it ships from megatron-core "
+                           f"{FIRST_WITH_TRAINING}, or put Megatron-LM from git on PYTHONPATH")
+
+
+def evaluate_mbridge(recipe_is_moe: bool, recipe_id: str, has_mbridge: bool) -> Verdict:
+    base = {"check_id": "image_mbridge", "failure_id": "mbridge-missing"}
+    if not recipe_is_moe:
+        return Verdict(**base, status=Status.SKIP, summary=f"{recipe_id} is dense: its torch_dist checkpoint ships "
+                                                           "converted, mbridge is not needed")
+    if has_mbridge:
+        return Verdict(**base, status=Status.PASS, summary=f"mbridge importable for {recipe_id}'s HF -> Megatron "
+                                                           "conversion")
+    return Verdict(**base, status=Status.FAIL, remedy=catalog.get("mbridge-missing").remedy,
+                   summary=f"{recipe_id} converts its HF checkpoint with mbridge: not installed")
+
+
+def collect_mbridge() -> bool:
+    return _has_module("mbridge")
+
+
+def live_failures(versions: dict[str, str | None]) -> list[catalog.KnownFailure]:
+    """Catalogue entries whose every affected package is installed inside its range."""
+    return [e for e in catalog.load_catalog().values() if e.live_in(versions) is True]
+
+
+def evaluate_versions(versions: dict[str, str | None]) -> Verdict:
+    base = {"check_id": "image_versions"}
+    installed = ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if v)
+    live = live_failures(versions)
+    if not live:
+        return Verdict(**base, status=Status.PASS, summary="no installed version is in a known failure's range",
+                       details=installed)
+    lines = [f"{e.id}: {', '.join(f'{a.package} {versions[a.package]} in {a.specifier}' for a in e.affected)}; "
+             f"guarded by {e.check or e.reproducer or 'the scanner'}" for e in live]
+    return Verdict(**base, status=Status.WARN, details="\n".join([installed, *lines]),
+                   summary=f"{len(live)} known failure(s) live at these versions, each guarded by its own check: "
+                           f"{', '.join(e.id for e in live)}")
+
+
+def affected_packages() -> tuple[str, ...]:
+    return tuple(sorted({a.package for e in catalog.load_catalog().values() for a in e.affected}))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class ArchObservation:
+    machine: str
+    """platform.machine() of this host: x86_64 or aarch64."""
+    foreign_wheels: tuple[str, ...]
+    """Installed distributions whose wheel tags name another CPU architecture."""
+
+
+def collect_arch(packages: PackageSource | None = None) -> ArchObservation:
+    from importlib import metadata
+
+    machine = platform.machine()
+    other = "aarch64" if machine == "x86_64" else "x86_64"
+    foreign = []
+    for dist in metadata.distributions():
+        tags = (dist.read_text("WHEEL") or "").splitlines()
+        if any(line.startswith("Tag:") and line.rstrip().endswith(other) for line in tags):
+            foreign.append(f"{dist.metadata['Name']} {dist.version}")
+    return ArchObservation(machine=machine, foreign_wheels=tuple(sorted(foreign)))
+
+
+def evaluate_arch(obs: ArchObservation, profile: HardwareProfile | None) -> Verdict:
+    base = {"check_id": "image_cpu_arch"}
+    if obs.foreign_wheels:
+        return Verdict(**base, status=Status.FAIL, details="\n".join(obs.foreign_wheels),
+                       summary=f"{len(obs.foreign_wheels)} installed wheel(s) built for another CPU than this "
+                               f"{obs.machine} host: {', '.join(obs.foreign_wheels[:3])}",
+                       remedy="Build the image for the hosts' architecture (GB200/GB300 hosts are aarch64); "
+                              "rebuild or replace x86_64-only wheels such as the sgl-router wheel.")
+    if profile is not None and profile.cpu_arch != obs.machine:
+        return Verdict(**base, status=Status.FAIL,
+                       summary=f"this image runs on {obs.machine}; {profile.name} hosts are {profile.cpu_arch}",
+                       remedy=f"Build and check the image on {profile.cpu_arch} (a multi-arch build).")
+    return Verdict(**base, status=Status.PASS, summary=f"{obs.machine}: every installed wheel matches the host")

@@ -1,0 +1,124 @@
+"""Recipe checks: pure functions of the typed recipe (and the hardware profile) to a Verdict.
+
+Each names the catalogue entry it guards. They judge what SLIME, Megatron and SGLang would only
+find out after GPUs are held (or never, and wait forever).
+"""
+
+from __future__ import annotations
+
+from rlcheck import catalog
+from rlcheck.hardware import HardwareProfile
+from rlcheck.recipes import glm
+from rlcheck.recipes.recipe import Recipe
+from rlcheck.verdict import Status, Verdict
+
+UVICORN_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def _fail(check_id: str, failure_id: str, summary: str, details: str = "") -> Verdict:
+    return Verdict(check_id=check_id, status=Status.FAIL, summary=summary, failure_id=failure_id, details=details,
+                   remedy=catalog.get(failure_id).remedy)
+
+
+def evaluate_batch(recipe: Recipe) -> Verdict:
+    r, dp = recipe.rollout, recipe.data_parallel
+    samples, steps = r.rollout_batch_size * r.n_samples_per_prompt, r.global_batch_size * r.num_steps_per_rollout
+    problems = []
+    if samples != steps:
+        problems.append(f"rollout_batch_size {r.rollout_batch_size} x n_samples_per_prompt {r.n_samples_per_prompt}"
+                        f" = {samples} != global_batch_size {r.global_batch_size} x num_steps_per_rollout "
+                        f"{r.num_steps_per_rollout} = {steps}")
+    if dp and r.global_batch_size % (r.micro_batch_size * dp):
+        problems.append(f"global_batch_size {r.global_batch_size} is not divisible by micro batch "
+                        f"{r.micro_batch_size} x DP {dp}")
+    if samples < r.global_batch_size:
+        problems.append(f"{samples} samples per rollout < global batch {r.global_batch_size}: no optimizer step")
+    if problems:
+        return _fail("recipe_batch", "batch-size-mismatch", problems[0], "\n".join(problems))
+    return Verdict(check_id="recipe_batch", status=Status.PASS, failure_id="batch-size-mismatch",
+                   summary=f"{r.rollout_batch_size} x {r.n_samples_per_prompt} = {samples} samples = "
+                           f"{r.num_steps_per_rollout} step(s) of {r.global_batch_size}, DP {dp}")
+
+
+def evaluate_layout(recipe: Recipe) -> Verdict:
+    p, world = recipe.parallel, recipe.world_size
+    problems = []
+    if world % (p.tp * p.pp * p.cp):
+        problems.append(f"world size {world} is not divisible by TP {p.tp} x PP {p.pp} x CP {p.cp}")
+    if world % (p.ep * p.etp * p.pp):
+        problems.append(f"world size {world} is not divisible by EP {p.ep} x expert-TP {p.etp} x PP {p.pp}")
+    if recipe.model.moe and recipe.model.moe.num_experts % p.ep:
+        problems.append(f"{recipe.model.moe.num_experts} experts do not divide over EP {p.ep}")
+    if p.ep > 1 and recipe.model.moe is None:
+        problems.append(f"EP {p.ep} on a dense model")
+    if problems:
+        return _fail("recipe_layout", "parallel-layout-mismatch", problems[0], "\n".join(problems))
+    return Verdict(check_id="recipe_layout", status=Status.PASS, failure_id="parallel-layout-mismatch",
+                   summary=f"{world} GPUs = TP {p.tp} x PP {p.pp} x CP {p.cp} x DP {recipe.data_parallel}; "
+                           f"EP {p.ep} x expert-TP {p.etp} fits")
+
+
+def evaluate_engines(recipe: Recipe, profile: HardwareProfile | None) -> Verdict:
+    pl = recipe.placement
+    per_node = profile.gpus_per_node if profile else pl.num_gpus_per_node
+    engine, rollout = pl.rollout_gpus_per_engine, pl.rollout_gpus
+    if engine > per_node and "enable-dp-attention" not in dict(recipe.sglang):
+        return _fail("recipe_engines", "engine-larger-than-node",
+                     f"a rollout engine of {engine} GPUs is wider than a node of {per_node}: its ranks never all "
+                     "join the TCPStore")
+    if rollout % engine:
+        return Verdict(check_id="recipe_engines", status=Status.WARN, failure_id="engine-larger-than-node",
+                       summary=f"{rollout} rollout GPUs do not divide into engines of {engine}: "
+                               f"{rollout % engine} GPU(s) would sit idle")
+    return Verdict(check_id="recipe_engines", status=Status.PASS, failure_id="engine-larger-than-node",
+                   summary=f"{rollout // engine} engine(s) of {engine} GPUs, within nodes of {per_node}")
+
+
+def evaluate_log_levels(recipe: Recipe) -> Verdict:
+    given = {flag: recipe.sglang_value(flag) for flag in ("log-level", "log-level-http") if recipe.sglang_value(flag)}
+    bad = {flag: level for flag, level in given.items() if level not in UVICORN_LEVELS}
+    if bad:
+        text = ", ".join(f"--sglang-{f} {v}" for f, v in bad.items())
+        return _fail("recipe_log_levels", "uvicorn-log-level",
+                     f"{text}: uvicorn accepts only {', '.join(UVICORN_LEVELS)} (lowercase)")
+    shown = ", ".join(f"--sglang-{f} {v}" for f, v in given.items()) or "SGLang's default (info)"
+    return Verdict(check_id="recipe_log_levels", status=Status.PASS, failure_id="uvicorn-log-level",
+                   summary=f"{shown}: a level uvicorn accepts")
+
+
+def reaches_gpu_probes(recipe: Recipe) -> bool:
+    """Megatron's validate_args probes the device for --moe-grouped-gemm and for TP or CP > 1."""
+    return "--moe-grouped-gemm" in recipe.argv() or recipe.parallel.tp > 1 or recipe.parallel.cp > 1
+
+
+def evaluate_connections(recipe: Recipe, profile: HardwareProfile | None) -> Verdict:
+    base = {"check_id": "recipe_cuda_device_max_connections", "failure_id": "cuda-device-max-connections"}
+    if profile is None:
+        return Verdict(**base, status=Status.SKIP, summary="needs a hardware profile (--hardware): found none")
+    p, value = recipe.parallel, recipe.env_dict().get("CUDA_DEVICE_MAX_CONNECTIONS")
+    if (p.tp == 1 and p.cp == 1) or profile.sm >= 100:
+        return Verdict(**base, status=Status.PASS, summary=f"not required: TP {p.tp}, CP {p.cp}, sm_{profile.sm}")
+    if value == "1":
+        return Verdict(**base, status=Status.PASS, summary=f"CUDA_DEVICE_MAX_CONNECTIONS=1 for TP {p.tp} / CP {p.cp} "
+                                                           f"on sm_{profile.sm}")
+    return _fail(base["check_id"], base["failure_id"],
+                 f"TP {p.tp} / CP {p.cp} on {profile.name} (sm_{profile.sm} < sm_100) needs "
+                 f"CUDA_DEVICE_MAX_CONNECTIONS=1 in the runtime env: found {value or 'unset'}")
+
+
+def evaluate_pp_split(recipe: Recipe) -> Verdict:
+    base = {"check_id": "recipe_pp_split", "failure_id": "pp-split-skip-layer"}
+    p, layers = recipe.parallel, recipe.model.num_layers
+    if not recipe.model.name.startswith("GLM-5"):
+        return Verdict(**base, status=Status.SKIP, summary=f"{recipe.model.name} has no DSA index sharing")
+    try:
+        starts = glm.stage_starts(layers, p.pp, p.pp_first_layers, p.pp_last_layers)
+    except ValueError as exc:
+        return _fail(base["check_id"], base["failure_id"], str(exc))
+    skipping = [s for s in starts if glm.is_skip_topk_layer(s)]
+    if skipping:
+        return _fail(base["check_id"], base["failure_id"],
+                     f"pipeline stage(s) start on DSA skip layer(s) {skipping} (stage starts {starts}); "
+                     "each must start on a computing layer (1, 2, 3, 7, 11, ...)")
+    return Verdict(**base, status=Status.PASS, summary=f"{p.pp} stage(s) of {layers} layers start on computing "
+                                                       f"layers {starts}")
