@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rlcheck.probes import recipe_rules
+from rlcheck.probes.memory import evaluate_kv_pool, evaluate_stage_memory
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
 
@@ -46,3 +47,13 @@ def test_recipe_pp_split(record_verdict, recipe_under_check):
 
 def test_recipe_sglang_flags(record_verdict, recipe_under_check):
     record_verdict(evaluate_sglang_flags(recipe_under_check.recipe.argv(), collect_sglang_options()))
+
+
+def test_recipe_stage_memory(record_verdict, recipe_under_check):
+    """Training memory of the most loaded pipeline stage against the GPU's budget (pp-stage-oom)."""
+    record_verdict(evaluate_stage_memory(recipe_under_check.recipe, recipe_under_check.profile))
+
+
+def test_recipe_kv_pool(record_verdict, recipe_under_check):
+    """SGLang's KV pool at mem_fraction_static against rollout context x concurrency (kv-pool-truncation)."""
+    record_verdict(evaluate_kv_pool(recipe_under_check.recipe, recipe_under_check.profile))

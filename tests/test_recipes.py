@@ -53,7 +53,8 @@ def test_recipes_unknown_id_lists_valid():
     (lambda: qwen3_4b_colocated().replace(sglang=(("--sglang-log-level", "warning"),)),
      "sglang: '--sglang-log-level': a flag name without dashes or prefix"),
     (lambda: glm.GlmOptions(sglang_config="balanced", enable_pd=True), "cannot be combined with enable_pd=True"),
-    (lambda: glm.GlmOptions(sglang_config="balanced", gpus_per_node=6), "needs gpus_per_node a multiple of 4"),
+    (lambda: glm.GlmOptions(sglang_config="balanced", enable_pd=False, gpus_per_node=6),
+     "needs gpus_per_node a multiple of 4"),
     (lambda: glm.glm_recipe(glm.GlmOptions(num_nodes=4)), "num_nodes=4 x gpus_per_node=4: Miles has GLM-5.2"),
 ])
 def test_recipes_refuse_impossible_values_naming_the_field(build, message):
@@ -72,13 +73,18 @@ def test_glm_gb300_topology_from_the_seed():
     assert glm.stage_starts(78, p.pp, p.pp_first_layers, p.pp_last_layers) == [1, 19, 39, 59]
     assert not any(glm.is_skip_topk_layer(s) for s in [1, 19, 39, 59])
     assert r.sglang_value("mem-fraction-static") == "0.85" and r.sglang_value("router-policy") == "consistent_hashing"
-    assert r.placement.rollout_gpus_per_engine == 4 and "--moe-enable-deepep" not in r.argv()
+    # PD engines span nodes with dp-attention (Miles' default): 64 GPUs on 16 nodes.
+    assert r.placement.rollout_gpus_per_engine == 64 and r.sglang_value("dp-size") == "64"
+    assert "--moe-enable-deepep" not in r.argv() and "--prefill-num-servers" in r.argv()
+    no_pd = glm.GlmOptions(enable_pd=False)
+    assert no_pd.engine_gpus == 4 and glm.glm_recipe(no_pd).sglang_value("dp-size") is None
 
 
 def test_glm_rules_one_node_smoke_and_engines():
     smoke = glm.glm_recipe(glm.GlmOptions(num_nodes=1, gpus_per_node=4))
     assert smoke.model.num_layers == 5 and smoke.sglang_value("mem-fraction-static") == "0.70"
-    assert glm.GlmOptions(gpus_per_node=8).engine_gpus == 8 and glm.GlmOptions(gpus_per_node=4).engine_gpus == 4
+    assert glm.GlmOptions(enable_pd=False, gpus_per_node=8).engine_gpus == 8
+    assert glm.GlmOptions(enable_pd=False, gpus_per_node=4).engine_gpus == 4
     assert glm.stage_starts(78, 8, 14, 16) == [1, 15, 23, 31, 39, 47, 55, 63]
     assert [n for n in range(1, 16) if not glm.is_skip_topk_layer(n)] == [1, 2, 3, 7, 11, 15]
 

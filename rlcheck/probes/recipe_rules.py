@@ -70,8 +70,9 @@ def evaluate_engines(recipe: Recipe, profile: HardwareProfile | None) -> Verdict
         return Verdict(check_id="recipe_engines", status=Status.WARN, failure_id="engine-larger-than-node",
                        summary=f"{rollout} rollout GPUs do not divide into engines of {engine}: "
                                f"{rollout % engine} GPU(s) would sit idle")
+    where = f"within nodes of {per_node}" if engine <= per_node else f"across nodes of {per_node} with dp-attention"
     return Verdict(check_id="recipe_engines", status=Status.PASS, failure_id="engine-larger-than-node",
-                   summary=f"{rollout // engine} engine(s) of {engine} GPUs, within nodes of {per_node}")
+                   summary=f"{rollout // engine} engine(s) of {engine} GPUs, {where}")
 
 
 def evaluate_log_levels(recipe: Recipe) -> Verdict:

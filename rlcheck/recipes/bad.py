@@ -52,7 +52,7 @@ def _batch_mismatch() -> Recipe:
 
 
 def _engine_wider_than_node() -> Recipe:
-    base = glm_recipe(GlmOptions())
+    base = glm_recipe(GlmOptions(enable_pd=False))  # without PD an engine must stay within a node
     return base.replace(placement=dataclasses.replace(base.placement, rollout_gpus_per_engine=8))
 
 

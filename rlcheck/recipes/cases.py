@@ -56,7 +56,7 @@ def qwen3_4b_remote_rm(rm_url: str = DEFAULT_RM_URL) -> Recipe:
 
 
 def glm5_2_gb300() -> Recipe:
-    """GLM-5.2 744B-A40B on 16 GB300 nodes x 4 GPUs (seed 004), low-latency engines, no PD."""
+    """GLM-5.2 744B-A40B on 16 GB300 nodes x 4 GPUs (seed 004), low-latency sglang config, PD engines."""
     return glm_recipe(GlmOptions())
 
 

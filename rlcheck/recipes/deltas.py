@@ -25,7 +25,7 @@ def node_shape(recipe: Recipe, hw: HardwareProfile) -> Recipe:
         nodes, per_node = pl.actor_gpus // hw.gpus_per_node, hw.gpus_per_node
     shaped = Placement(actor_num_nodes=nodes, actor_gpus_per_node=per_node, colocate=pl.colocate,
                        rollout_num_gpus=pl.rollout_num_gpus,
-                       rollout_gpus_per_engine=min(pl.rollout_gpus_per_engine, hw.gpus_per_node),
+                       rollout_gpus_per_engine=pl.rollout_gpus_per_engine,
                        num_gpus_per_node=hw.gpus_per_node)
     return recipe.replace(placement=shaped)
 

@@ -35,8 +35,9 @@ class GlmOptions:
     gpus_per_node: int = 4
     sglang_config: SglangConfig = "low-latency"
     """low-latency: one TP engine per node, EAGLE 5/1/6; balanced: 4-GPU engines with dp-attention + DeepEP."""
-    enable_pd: bool = False
-    """Prefill/decode disaggregation (Miles defaults it on; the GB300 bring-up ran without it)."""
+    enable_pd: bool = True
+    """Prefill/decode disaggregation with dp-attention engines across nodes (Miles' default). Without it a
+    bf16 GLM-5.2 engine is at most a node wide (4 GB300 GPUs), and 744B x 2 B / 4 does not fit a GPU."""
     megatron_use_deepep: bool = False
     enable_mtp: bool = False
 
@@ -87,7 +88,10 @@ def _sglang(opts: GlmOptions) -> tuple[tuple[str, str | None], ...]:
         "chunked-prefill-size": "32768" if balanced else str(2048 * engine), "watchdog-timeout": "3600",
         "log-level": "warning",
     }
-    if opts.enable_pd or balanced:
+    if opts.enable_pd:  # SLIME's PD setting: dp-attention, dense TP 1, dp lm-head
+        flags |= {"enable-dp-attention": None, "dp-size": str(engine), "moe-dense-tp-size": "1",
+                  "enable-dp-lm-head": None}
+    elif balanced:
         flags |= {"enable-dp-attention": None, "dp-size": str(engine)}
     if balanced:
         flags["moe-a2a-backend"] = "deepep"
@@ -102,6 +106,7 @@ def glm_recipe(opts: GlmOptions = GlmOptions(), recipe_id: str = "glm5.2-gb300")
     parallel, layers = _parallelism(opts)
     dispatcher = ("--moe-enable-deepep", "--moe-token-dispatcher-type", "flex") if opts.megatron_use_deepep \
         else ("--moe-token-dispatcher-type", "alltoall")
+    prefill = ("--prefill-num-servers", "1") if opts.enable_pd else ()
     return Recipe(
         id=recipe_id, model=GLM5_2 if layers == 78 else GLM5_2_5LAYER, parallel=parallel,
         # Miles: rollout 8 prompts x 8 samples, global batch 64, 32k responses, 8192 tokens per GPU.
@@ -112,7 +117,7 @@ def glm_recipe(opts: GlmOptions = GlmOptions(), recipe_id: str = "glm5.2-gb300")
         optimizer=Optimizer(cpu_offload=opts.num_nodes == 1), reward=Reward(rm_type="deepscaler"),
         sglang=_sglang(opts), hf_checkpoint="/root/models/GLM-5.2", ref_load="/root/models/GLM-5.2_torch_dist",
         env=(("SGLANG_NSA_FORCE_MLA", "1"), ("INDEXER_ROPE_NEOX_STYLE", "0"), ("NVSHMEM_DISABLE_NCCL", "1")),
-        extra_args=(*dispatcher, "--recompute-granularity", "full", "--recompute-method", "uniform",
+        extra_args=(*dispatcher, *prefill, "--recompute-granularity", "full", "--recompute-method", "uniform",
                     "--recompute-num-layers", "1", "--use-tis", "--tis-clip-low", "0.5", "--tis-clip", "2.0",
                     "--update-weight-buffer-size", "2GiB"),
     )

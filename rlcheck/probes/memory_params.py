@@ -1,0 +1,203 @@
+"""Parameter counts, per-stage loads and KV-cache bytes per token, from a ModelArch's Megatron flags.
+
+Per decoder layer (h = hidden, H = heads, norms of size h or the LoRA rank counted):
+- GQA: h x (H + 2G) x d (QKV) + H x d x h (out), G = --num-query-groups, d = --kv-channels.
+- MLA (Megatron names): q down h x q_rank, q up q_rank x H x (qk + rope), kv down h x (kv_rank + rope),
+  kv up kv_rank x H x (qk + v), out H x v x h.
+- DSA indexer (GLM-5.2's spec): q_rank x 32 x 128 + h x 128 + h x 32 (+ a LayerNorm of 128).
+- FFN: (3 for swiglu else 2) x h x ffn; an MoE layer has E such experts of width moe_ffn (the expert
+  part), a shared expert, a router E x h (+ E expert biases).
+Outside the layers: the embedding vocab x h, the output layer vocab x h when untied, the final norm.
+Vocab padding (--make-vocab-size-divisible-by) and MTP layers are not counted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from rlcheck.recipes.glm import stage_starts
+from rlcheck.recipes.models import ModelArch
+from rlcheck.recipes.recipe import Parallelism
+
+# GLM-5.2 config.json (index_n_heads, index_head_dim); SGLang 0.5.12 asserts index_head_dim == 128 for NSA.
+DSA_INDEX_HEADS = 32
+DSA_INDEX_HEAD_DIM = 128
+# SGLang 0.5.12 NSA pool: fp8 index keys plus one fp32 scale (4 B) per 128 values.
+NSA_QUANT_BLOCK = 128
+# Megatron's defaults for MLA flags a model leaves out.
+_MLA_DEFAULTS = {"--kv-lora-rank": 32, "--qk-head-dim": 128, "--qk-pos-emb-head-dim": 64, "--v-head-dim": 128}
+GIB = 2**30
+OPTIMIZER_BYTES = 12
+"""fp32 master weight + Adam m + v, per parameter (Megatron's distributed optimizer shards them)."""
+_FREQ_TERM = re.compile(r"\[([01](?:,[01])*)\](?:\*(\d+))?")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class LayerParams:
+    expert: int
+    """Routed-expert parameters: Megatron shards them over EP x ETP."""
+    dense: int
+    """Everything else in the layer (attention, dense FFN or shared expert, router, norms): sharded over TP."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class ModelParams:
+    layers: tuple[LayerParams, ...]
+    embedding: int
+    """Input embedding, vocab x hidden (first pipeline stage)."""
+    head: int
+    """Final norm plus the untied output layer (last pipeline stage)."""
+    tied: bool
+    """Output layer shares the embedding; with PP > 1 Megatron keeps a copy on the last stage."""
+
+    @property
+    def total(self) -> int:
+        return sum(la.expert + la.dense for la in self.layers) + self.embedding + self.head
+
+    @property
+    def expert(self) -> int:
+        return sum(la.expert for la in self.layers)
+
+
+def flag_value(tokens: list[str], flag: str) -> str | None:
+    """The token after `flag` in an argv list, or None."""
+    return tokens[tokens.index(flag) + 1] if flag in tokens[:-1] else None
+
+
+def _int_flag(tokens: list[str], flag: str, default: int) -> int:
+    value = flag_value(tokens, flag)
+    return int(value) if value is not None else default
+
+
+def is_dsa(model: ModelArch) -> bool:
+    """GLM-5.2's DeepSeek sparse attention (its own layer spec) adds an indexer and its KV keys."""
+    return any("glm5" in token for token in model.spec)
+
+
+def moe_layer_flags(pattern: str, num_layers: int) -> tuple[bool, ...]:
+    """Megatron --moe-layer-freq: an int k (every k-th layer) or '[0]*3+[1]*75' style terms."""
+    text = pattern.replace(" ", "").strip("'\"")
+    if text.isdigit():
+        flags = [i % int(text) == 0 for i in range(num_layers)]
+    else:
+        flags = []
+        for term in text.split("+"):
+            match = _FREQ_TERM.fullmatch(term)
+            if not match:
+                raise ValueError(f"moe layer_freq={pattern!r}: an int or '[0]*3+[1]*75' style terms")
+            flags += [v == "1" for v in match.group(1).split(",")] * int(match.group(2) or 1)
+    if len(flags) != num_layers:
+        raise ValueError(f"moe layer_freq={pattern!r}: gives {len(flags)} layers, the model has {num_layers}")
+    return tuple(flags)
+
+
+def _mla(tokens: list[str]) -> dict[str, int]:
+    dims = {flag: _int_flag(tokens, flag, default) for flag, default in _MLA_DEFAULTS.items()}
+    dims["--q-lora-rank"] = _int_flag(tokens, "--q-lora-rank", 0)
+    return dims
+
+
+def attention_params(model: ModelArch) -> int:
+    """One layer's attention, its input norm and (DSA) indexer."""
+    tokens, h, heads = model.argv(), model.hidden_size, model.num_attention_heads
+    if "--multi-latent-attention" in tokens:
+        mla = _mla(tokens)
+        q_rank, kv_rank = mla["--q-lora-rank"], mla["--kv-lora-rank"]
+        qk, rope, v = mla["--qk-head-dim"], mla["--qk-pos-emb-head-dim"], mla["--v-head-dim"]
+        q = h * q_rank + q_rank + q_rank * heads * (qk + rope) if q_rank else h * heads * (qk + rope)
+        kv = h * (kv_rank + rope) + kv_rank + kv_rank * heads * (qk + v)
+        indexer = 0
+        if is_dsa(model):
+            n, d = DSA_INDEX_HEADS, DSA_INDEX_HEAD_DIM
+            indexer = (q_rank or h) * n * d + h * d + 2 * d + h * n
+        return h + q + kv + heads * v * h + indexer
+    groups = _int_flag(tokens, "--num-query-groups", heads) if "--group-query-attention" in tokens else heads
+    d = _int_flag(tokens, "--kv-channels", h // heads)
+    qk_norm = 2 * d if "--qk-layernorm" in tokens else 0
+    bias = (heads + 2 * groups) * d if "--add-qkv-bias" in tokens else 0
+    return h + h * (heads + 2 * groups) * d + heads * d * h + qk_norm + bias
+
+
+def count_params(model: ModelArch) -> ModelParams:
+    """Per-layer expert and dense parameter counts, embedding and head (see the module docstring)."""
+    tokens, h = model.argv(), model.hidden_size
+    gate = 3 if "--swiglu" in tokens else 2
+    attention = attention_params(model)
+    dense_layer = LayerParams(expert=0, dense=attention + gate * h * model.ffn_hidden_size + h)
+    layers = [dense_layer] * model.num_layers
+    if model.moe:
+        moe = model.moe
+        shared = _int_flag(tokens, "--moe-shared-expert-intermediate-size", 0)
+        router = moe.num_experts * h + (moe.num_experts if "--moe-router-enable-expert-bias" in tokens else 0)
+        moe_layer = LayerParams(expert=moe.num_experts * gate * h * moe.ffn_hidden_size,
+                                dense=attention + gate * h * shared + router + h)
+        flags = moe_layer_flags(moe.layer_freq, model.num_layers)
+        layers = [moe_layer if is_moe else dense_layer for is_moe in flags]
+    tied = "--untie-embeddings-and-output-weights" not in tokens
+    vocab = model.vocab_size * h
+    return ModelParams(layers=tuple(layers), embedding=vocab, head=h + (0 if tied else vocab), tied=tied)
+
+
+def kv_bytes_per_token(model: ModelArch, kv_cache_dtype: str | None, attention_tp: int) -> int:
+    """KV-cache bytes one token costs on one GPU, all layers, as SGLang 0.5.12 sizes its pool.
+
+    MLA keeps one latent (kv_rank + rope) per layer on every attention-TP rank (not split by TP);
+    DSA adds fp8 index keys with their scales. GQA splits its K and V heads over the attention TP
+    (at least one head per rank). 'auto' means the model dtype, bf16 here.
+    """
+    tokens = model.argv()
+    element = 1 if (kv_cache_dtype or "auto").startswith("fp8") else 2
+    if "--multi-latent-attention" in tokens:
+        mla = _mla(tokens)
+        per_layer = (mla["--kv-lora-rank"] + mla["--qk-pos-emb-head-dim"]) * element
+        if is_dsa(model):
+            per_layer += DSA_INDEX_HEAD_DIM + DSA_INDEX_HEAD_DIM // NSA_QUANT_BLOCK * 4
+        return per_layer * model.num_layers
+    heads = model.num_attention_heads
+    groups = _int_flag(tokens, "--num-query-groups", heads) if "--group-query-attention" in tokens else heads
+    d = _int_flag(tokens, "--kv-channels", model.hidden_size // heads)
+    return max(1, groups // attention_tp) * 2 * d * element * model.num_layers
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class StageLoad:
+    stage: int
+    """1-based pipeline stage."""
+    layers: int
+    expert_params: float
+    """Routed-expert parameters per rank."""
+    dense_params: float
+    """All other parameters per rank (attention, shared experts, router, norms, embedding, output)."""
+    weights_gib: float
+    grads_gib: float
+    optimizer_gib: float
+    """fp32 master weights and Adam moments on the GPU (0 with optimizer CPU offload)."""
+
+    @property
+    def params(self) -> float:
+        return self.expert_params + self.dense_params
+
+    @property
+    def total_gib(self) -> float:
+        return self.weights_gib + self.grads_gib + self.optimizer_gib
+
+
+def stage_loads(params: ModelParams, par: Parallelism, world: int, offload: bool) -> tuple[StageLoad, ...]:
+    """Per-rank parameters and static bytes of each pipeline stage (formula: rlcheck.probes.memory)."""
+    starts = stage_starts(len(params.layers), par.pp, par.pp_first_layers, par.pp_last_layers)
+    ends = [*starts[1:], len(params.layers) + 1]
+    dp_cp, expert_dp = world // (par.tp * par.pp), world // (par.ep * par.etp * par.pp)
+    loads = []
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        layers = params.layers[start - 1:end - 1]
+        expert = sum(la.expert for la in layers) / (par.ep * par.etp)
+        own = sum(la.dense for la in layers) + (params.embedding if i == 0 else 0)
+        if i == par.pp - 1:  # a tied output layer is a second copy of the embedding when PP > 1
+            own += params.head + (params.embedding if params.tied and par.pp > 1 else 0)
+        dense = own / par.tp
+        optimizer = 0.0 if offload else OPTIMIZER_BYTES * (expert / expert_dp + dense / dp_cp)
+        loads.append(StageLoad(stage=i + 1, layers=len(layers), expert_params=expert, dense_params=dense,
+                               weights_gib=2 * (expert + dense) / GIB, grads_gib=4 * (expert + dense) / GIB,
+                               optimizer_gib=optimizer / GIB))
+    return tuple(loads)
