@@ -22,7 +22,7 @@ STACK_PACKAGES = (
 class Recorded:
     verdict: Verdict
     kind: str
-    """check (decides GO / NO-GO), reproducer, or test."""
+    """check (decides GO / NO-GO), reproducer, case (an e2e test case), or test."""
     test_id: str
     """The pytest node id that produced it."""
     reproduction: dict[str, Any] | None = None

@@ -37,7 +37,7 @@ def skip_reason(item: pytest.Item, ctx: RunContext) -> str | None:
             return reason
     if item.get_closest_marker("e2e"):
         missing = []
-        if ctx.ray_address is None:
+        if ctx.ray_address is None and not ctx.dry_run:
             missing.append("a GPU Ray cluster (--ray-address): found none, only the embedded loopback Ray")
         if ctx.profile is None:
             missing.append(f"a hardware profile (--hardware): found {ctx.hardware_evidence}")

@@ -25,6 +25,8 @@ class RunContext:
     """None: the suite starts an embedded loopback Ray when a test needs one."""
     report_dir: Path
     quick: bool
+    dry_run: bool = False
+    """e2e cases render and validate instead of running on a cluster."""
 
 
 context_key = pytest.StashKey[RunContext]()
@@ -43,6 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
                     help="where report.json and report.md go (default: rlcheck-report/)")
     group.addoption("--quick", action="store_true", help="skip tests marked slow")
+    group.addoption("--dry-run", action="store_true",
+                    help="e2e test cases: render and validate each case instead of submitting it (no cluster)")
 
 
 def resolve_hardware(requested: str) -> tuple[hardware.HardwareProfile | None, str]:
@@ -78,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[context_key] = RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=Path(config.getoption("report_dir")),
-        quick=config.getoption("quick"),
+        quick=config.getoption("quick"), dry_run=config.getoption("dry_run"),
     )
 
 

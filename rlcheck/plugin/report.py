@@ -13,7 +13,7 @@ from rlcheck.plugin.options import get_context
 from rlcheck.verdict import Status, Verdict
 
 PROPERTY = "rlcheck_verdict"
-KINDS = {"checks": "check", "reproducers": "reproducer"}
+KINDS = {"checks": "check", "reproducers": "reproducer", "testcases": "case"}
 
 
 def kind_of(nodeid: str) -> str:

@@ -1,0 +1,141 @@
+"""Run one end-to-end case on Ray under the watcher: submit argv-safe, stream logs, stop on the first verdict.
+
+The job's logs arrive through Ray's log tail (a background thread feeding a queue); every line goes
+through the Watcher; the deadlines are checked while waiting. A known failure, a phase timeout or a
+broken invariant stops the job at once. The full log is written beside the report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import queue
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rlcheck import catalog, launch
+from rlcheck.verdict import Status, Verdict
+from rlcheck.watch import Event, Watcher
+
+TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class CaseRun:
+    job_id: str
+    end: Event | None
+    """What ended the watch (None: the job ended before any verdict)."""
+    job_status: str
+    phase_times: list[dict[str, float]]
+    tail: list[str]
+    log_path: str
+    stopped_s: float
+    """Seconds from the ending event's line to the job stopped and this result built."""
+
+
+def _tail_logs(dashboard_url: str, job_id: str, lines: queue.Queue[str | None]) -> None:
+    from ray.job_submission import JobSubmissionClient
+
+    async def pump() -> None:
+        client = JobSubmissionClient(dashboard_url)
+        pending = ""
+        async for chunk in client.tail_job_logs(job_id):
+            pending += chunk
+            *complete, pending = pending.split("\n")
+            for line in complete:
+                lines.put(line)
+        if pending:
+            lines.put(pending)
+
+    try:
+        asyncio.run(pump())
+    except Exception as exc:  # the tail breaking is reported as a line, never a hang
+        lines.put(f"rlcheck: log tail ended: {type(exc).__name__}: {exc}")
+    lines.put(None)
+
+
+def _stop(dashboard_url: str, job_id: str, timeout_s: float = 30.0) -> str:
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(dashboard_url)
+    client.stop_job(job_id)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = str(client.get_job_status(job_id).value)
+        if status in TERMINAL:
+            return status
+        time.sleep(0.2)
+    return "STOP-TIMEOUT"
+
+
+def run_case(dashboard_url: str, argv: Sequence[str], watcher: Watcher, *, log_path: Path,
+             runtime_env: Mapping[str, Any] | None = None, poll_s: float = 0.2) -> CaseRun:
+    job_id = launch.submit_argv(dashboard_url, argv, runtime_env=runtime_env)
+    lines: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_tail_logs, args=(dashboard_url, job_id, lines), daemon=True).start()
+    start = time.monotonic()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    tail_done = False
+    with log_path.open("w", encoding="utf-8") as log:
+        while watcher.ended is None and not tail_done:
+            try:
+                line = lines.get(timeout=poll_s)
+            except queue.Empty:
+                line = ""
+            if line is None:
+                tail_done = True
+            elif line:
+                log.write(line + "\n")
+                watcher.feed(line, time.monotonic() - start)
+            watcher.check(time.monotonic() - start)
+    ended_at = time.monotonic() - start
+    status = _stop(dashboard_url, job_id) if watcher.ended and watcher.ended.kind != "done" else _final(dashboard_url,
+                                                                                                       job_id)
+    end = watcher.ended
+    stopped_s = time.monotonic() - start - (end.at_s if end else ended_at)
+    return CaseRun(job_id=job_id, end=end, job_status=status, phase_times=watcher.phase_times(),
+                   tail=list(watcher.tail)[-30:], log_path=str(log_path), stopped_s=round(stopped_s, 3))
+
+
+def _final(dashboard_url: str, job_id: str, timeout_s: float = 60.0) -> str:
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(dashboard_url)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = str(client.get_job_status(job_id).value)
+        if status in TERMINAL:
+            return status
+        time.sleep(0.2)
+    return _stop(dashboard_url, job_id)
+
+
+def verdict_for(case: str, run: CaseRun, loops: int) -> Verdict:
+    """The case's verdict: PASS only when every milestone of every loop was reached."""
+    base = {"check_id": f"e2e_{case}", "details": "\n".join([f"log: {run.log_path}", "last lines:", *run.tail[-15:]])}
+    end = run.end
+    if end is None:
+        return Verdict(**base, status=Status.FAIL, summary=f"job {run.job_status} before any verdict: the log ended "
+                                                           f"without the milestones of {loops} loop(s)")
+    if end.kind == "done":
+        return Verdict(**base, status=Status.PASS, summary=f"{loops} GRPO loop(s), every milestone reached; "
+                                                           f"job {run.job_status}")
+    if end.kind == "failure":
+        entry = catalog.get(end.name)
+        return Verdict(**base, status=Status.FAIL, failure_id=end.name, remedy=entry.remedy,
+                       summary=f"{end.name} at loop {end.loop}: {end.line.strip()[:300]} -- {entry.title}")
+    if end.kind == "timeout":  # the timeout line names the phase; the scanner knows the hang it points to
+        return Verdict(**base, status=Status.FAIL, failure_id=_hypothesis(end.line), summary=end.line)
+    failure_id = end.name if end.name in catalog.load_catalog() else None
+    return Verdict(**base, status=Status.FAIL, failure_id=failure_id,
+                   summary=f"invariant broken at loop {end.loop}: {end.name}: {end.line.strip()[:300]}")
+
+
+def _hypothesis(line: str) -> str | None:
+    from rlcheck.scan import Matcher
+
+    ids = Matcher().match_line(line)
+    return ids[0] if ids else None

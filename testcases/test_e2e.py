@@ -1,0 +1,63 @@
+"""The end-to-end GRPO test cases on a real cluster: gated by preflight, submitted argv-safe, watched live.
+
+    pytest testcases/ --hardware=b300 --ray-address=http://HEAD:8265
+    pytest testcases/ --dry-run --hardware=h200      # render and validate every case, no cluster
+
+Without --ray-address each case is skipped with the reason; no test here runs SLIME anywhere else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rlcheck import e2e, gate, recipes, render
+from rlcheck.baselines import outside
+from rlcheck.plot import plot_phase_times
+from rlcheck.verdict import Status, Verdict
+from rlcheck.watch import Watcher
+from testcases.cases import CASES
+
+
+def smoke(recipe, loops: int):
+    """The recipe cut to a smoke run: `loops` GRPO loops."""
+    return recipe.replace(rollout=dataclasses.replace(recipe.rollout, num_rollout=loops))
+
+
+def dry_run(case, profile) -> Verdict:
+    recipe = smoke(recipes.get(case.recipe_id, profile), case.loops)
+    doc = render.document(case.recipe_id, profile.name)
+    bad = [v for v in gate.recipe_verdicts(recipe, profile) if v.status.blocks]
+    summary = (f"renders for {profile.name}: {len(doc['argv'])} argv tokens, "
+               f"{doc['resources']['gpu_nodes']} GPU node(s), {len(case.milestones)} milestones x {case.loops} loops")
+    if bad:
+        return Verdict(check_id="x", status=Status.FAIL, summary=f"{summary}; recipe checks fail: "
+                                                                 f"{', '.join(v.check_id for v in bad)}")
+    return Verdict(check_id="x", status=Status.PASS, summary=summary)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_e2e(case, record_verdict, rlcheck_context, request):
+    profile = rlcheck_context.profile
+    if profile.name not in case.hardware:
+        pytest.skip(f"{case.name} fits {', '.join(case.hardware)}: found --hardware={profile.name}")
+    if rlcheck_context.dry_run:
+        record_verdict(dry_run(case, profile))
+        return
+    reason = gate.skip_reason(gate.preflight(case.recipe_id, profile))
+    if reason:
+        pytest.skip(reason)
+    cluster = request.getfixturevalue("ray_cluster")
+    recipe = smoke(recipes.get(case.recipe_id, profile), case.loops)
+    log_path = rlcheck_context.report_dir / "e2e" / f"{case.name}.log"
+    run = e2e.run_case(cluster.dashboard_url, recipe.argv(), Watcher(case.milestones, case.loops),
+                       log_path=log_path, runtime_env=recipe.runtime_env())
+    verdict = e2e.verdict_for(case.name, run, case.loops)
+    plot_phase_times(run.phase_times, rlcheck_context.report_dir / "e2e" / f"{case.name}.png", title=case.name)
+    slow = outside(case.name, profile.name, run.phase_times)
+    if verdict.status is Status.PASS and slow:
+        verdict = dataclasses.replace(verdict, status=Status.WARN, summary=verdict.summary + "; slower than baseline: "
+                                      + "; ".join(slow))
+    record_verdict(verdict)

@@ -1,0 +1,93 @@
+"""The e2e harness against a real local Ray running the stand-in trainer (tests/standin/train.py).
+
+Proves, without a GPU cluster: a clean run passes with every milestone of 3 loops; every catalogued
+failure injected into the job's log is reported with its catalogue id and the job is stopped; every
+hang ends within its phase timeout + 5 s; crashes, dead workers and broken invariants end in verdicts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlcheck import catalog, e2e, recipes
+from rlcheck.slime_log import milestones
+from rlcheck.verdict import Status
+from rlcheck.watch import Watcher
+
+STANDIN = Path(__file__).parent / "standin" / "train.py"
+PHASE_TIMEOUT_S = 6.0
+PLAN = milestones(sglang_ready_s=30, rollout_s=PHASE_TIMEOUT_S, phase_s=PHASE_TIMEOUT_S)
+
+
+def run(local_ray, tmp_path, fault: str = "", recipe_id: str = "qwen3-30b-a3b-disaggregated", loops: int = 3,
+        argv_extra: tuple[str, ...] = (), plan=PLAN) -> tuple[e2e.CaseRun, object]:
+    recipe = recipes.get(recipe_id)
+    recipe = recipe.replace(rollout=dataclasses.replace(recipe.rollout, num_rollout=loops))
+    argv = [sys.executable, str(STANDIN), *recipe.argv()[2:], *argv_extra]
+    env = {"env_vars": {"RLCHECK_STANDIN_FAULT": fault, "RLCHECK_STANDIN_PHASE_S": "0.05"}}
+    result = e2e.run_case(local_ray.dashboard_url, argv, Watcher(plan, loops), log_path=tmp_path / "job.log",
+                          runtime_env=env)
+    return result, e2e.verdict_for("case", result, loops)
+
+
+@pytest.mark.slow
+def test_e2e_harness_clean_run_passes_with_all_milestones(local_ray, tmp_path):
+    result, verdict = run(local_ray, tmp_path)
+    assert verdict.status is Status.PASS, verdict.render()
+    assert len(result.phase_times) == 3 and "update_weights" in result.phase_times[2]
+    assert result.job_status == "SUCCEEDED" and Path(result.log_path).stat().st_size > 0
+
+
+RUNTIME_FAILURES = sorted(catalog.load_catalog())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("failure_id", RUNTIME_FAILURES)
+def test_e2e_harness_reports_each_catalogued_failure(local_ray, tmp_path, failure_id):
+    result, verdict = run(local_ray, tmp_path, fault=f"known:{failure_id}", loops=1)
+    assert verdict.status is Status.FAIL and verdict.failure_id == failure_id, verdict.render()
+    assert result.job_status == "STOPPED" and result.stopped_s < 30
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("milestone", ["sglang-ready", "rollout-collected", "ref_log_probs", "actor_train", "train",
+                                       "update_weights"])
+def test_e2e_harness_hang_ends_within_its_phase_timeout(local_ray, tmp_path, milestone):
+    plan = milestones(sglang_ready_s=PHASE_TIMEOUT_S, rollout_s=PHASE_TIMEOUT_S, phase_s=PHASE_TIMEOUT_S)
+    result, verdict = run(local_ray, tmp_path, fault=f"hang:{milestone}", loops=1, plan=plan)
+    assert verdict.status is Status.FAIL and result.end.kind == "timeout" and result.end.name == milestone
+    # Seconds since the last milestone when the watcher gave up: the 600 s hang was cut at its deadline.
+    waited = float(result.end.line.split("timed out after ")[1].split(" s")[0])
+    assert PHASE_TIMEOUT_S <= waited <= PHASE_TIMEOUT_S + 5
+    if milestone == "sglang-ready":
+        assert verdict.failure_id == "sglang-health-hang"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fault", "failure_id", "fragment"), [
+    ("dead-worker", "ray-actor-died", "ActorDiedError"),
+    ("zero-reward", "reward-silent-zero", "invariant broken at loop 0: reward-silent-zero"),
+    ("truncation", "kv-pool-truncation", "invariant broken at loop 0: kv-pool-truncation"),
+    ("kl", None, "step-0 train/ppo_kl = 0.03"),
+])
+def test_e2e_harness_dead_worker_and_invariants(local_ray, tmp_path, fault, failure_id, fragment):
+    _, verdict = run(local_ray, tmp_path, fault=fault, loops=1)
+    assert verdict.status is Status.FAIL and verdict.failure_id == failure_id and fragment in verdict.summary, \
+        verdict.render()
+
+
+@pytest.mark.slow
+def test_e2e_harness_crash_says_how_the_job_ended(local_ray, tmp_path):
+    result, verdict = run(local_ray, tmp_path, fault="crash", loops=1)
+    assert verdict.status is Status.FAIL and result.job_status == "FAILED"
+    assert "before any verdict" in verdict.summary and "stand-in trainer crashed on purpose" in verdict.details
+
+
+@pytest.mark.slow
+def test_e2e_harness_strict_argv_rejects_an_unknown_flag(local_ray, tmp_path):
+    _, verdict = run(local_ray, tmp_path, loops=1, argv_extra=("--sglang-enable-ep-moe",))
+    assert verdict.status is Status.FAIL and verdict.failure_id == "sglang-dead-flag", verdict.render()
