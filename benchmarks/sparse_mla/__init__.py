@@ -1,0 +1,1 @@
+"""Sparse-MLA kernel benchmark: `python -m benchmarks.sparse_mla --out RESULT.json` (see __main__)."""
