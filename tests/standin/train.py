@@ -87,7 +87,9 @@ def loop(i: int, samples: int, fault: str, phase_s: float) -> None:
     say("RolloutManager", f"rollout {i}: {{'rollout/raw_reward': {reward}, 'rollout/truncated_ratio': {truncated}, "
                           f"'rollout/response_len/mean': 2311.5}}")
     if fault.startswith("known:") and i == 0:
-        print(fault_line(fault.removeprefix("known:")), flush=True)
+        line = fault_line(fault.removeprefix("known:"))
+        print(f"rlcheck-standin: signature at {time.time():.6f}", flush=True)  # for benchmarks/failfast
+        print(line, flush=True)
         hang()
     say("MegatronTrainRayActor", "Timer train start")
     for phase in PHASES:
