@@ -95,3 +95,15 @@ def test_probe_kernel_merge(merge, tilelang, status, fragment):
 def test_probe_kernel_absent_is_skip():
     verdict = slime_source.evaluate_kernel(slime_source.KernelObservation(kernel=None, merge=None, tilelang=None))
     assert verdict.status is Status.SKIP
+
+
+@pytest.mark.parametrize(("recording", "status", "fragment"), [
+    ("bwd_merge_on.py", Status.FAIL, "turns the aggressive merge on with tilelang 0.1.9"),
+    ("bwd_merge_on_ws_on.py", Status.WARN, "but warp specialization on: measured clean"),
+    ("bwd_merge_on_pipelined.py", Status.WARN, "but num_stages >= 1: measured clean"),
+    ("bwd_merge_off.py", Status.PASS, "aggressive shared-memory merge is off"),
+], ids=["merge-ws-off-stages-0", "ws-on", "pipelined", "merge-off"])
+def test_probe_kernel_recorded_sources_on_tilelang_0_1_9(recording, status, fragment):
+    obs = slime_source.observe_kernel(recording, (SOURCES / recording).read_text(), "0.1.9")
+    verdict = slime_source.evaluate_kernel(obs)
+    assert verdict.status is status and fragment in verdict.summary

@@ -20,6 +20,7 @@ WRAPPERS = {"slime": "slime/backends/megatron_utils/arguments.py", "miles": "mil
 KERNELS = ("slime_plugins/models/glm5/ops/tilelang_sparse_mla_bwd.py",
            "miles_plugins/models/glm5/ops/tilelang_sparse_mla_bwd.py")
 MERGE_KEY = "TL_ENABLE_AGGRESSIVE_SHARED_MEMORY_MERGE"
+WS_OFF_KEY = "TL_DISABLE_WARP_SPECIALIZED"
 PROBES = ("get_device_capability", "get_device_arch_version")
 
 
@@ -44,16 +45,33 @@ def guards_probes(source: str) -> bool:
     return "is_available" in names and any(p in assigned for p in PROBES)
 
 
-def merge_setting(source: str) -> bool | None:
-    """The value the kernel's pass_configs give TileLang's aggressive shared-memory merge (None: not set)."""
+def pass_config(source: str, option: str) -> bool | None:
+    """The boolean a kernel's pass_configs give a TileLang option (None: not set)."""
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Dict):
             continue
         for key, value in zip(node.keys, node.values, strict=True):
             name = key.attr if isinstance(key, ast.Attribute) else getattr(key, "value", None)
-            if name == MERGE_KEY and isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            if name == option and isinstance(value, ast.Constant) and isinstance(value.value, bool):
                 return value.value
     return None
+
+
+def merge_setting(source: str) -> bool | None:
+    """The value the kernel's pass_configs give TileLang's aggressive shared-memory merge (None: not set)."""
+    return pass_config(source, MERGE_KEY)
+
+
+def pipelined(source: str) -> bool:
+    """A `num_stages` default of 1 or more anywhere in the kernel module."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.arguments):
+            names = [a.arg for a in node.args[len(node.args) - len(node.defaults):]]
+            for name, default in zip(names, node.defaults, strict=True):
+                if name == "num_stages" and isinstance(default, ast.Constant) \
+                        and isinstance(default.value, int) and default.value >= 1:
+                    return True
+    return False
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -95,6 +113,15 @@ class KernelObservation:
     """The installed sparse-MLA backward kernel file, None when no SLIME / Miles GLM-5 plugin is installed."""
     merge: bool | None
     tilelang: str | None
+    escaped: str = ""
+    """Why the miscompile does not apply although merge is on ('' when it does): warp specialization on,
+    or a pipelined (num_stages >= 1) loop; both measured clean on TileLang 0.1.9, and both fragile."""
+
+
+def observe_kernel(path: str, source: str, tilelang: str | None) -> KernelObservation:
+    escaped = ("warp specialization on" if pass_config(source, WS_OFF_KEY) is False else
+               "num_stages >= 1" if pipelined(source) else "")
+    return KernelObservation(kernel=path, merge=merge_setting(source), tilelang=tilelang, escaped=escaped)
 
 
 def collect_kernel() -> KernelObservation:
@@ -104,8 +131,7 @@ def collect_kernel() -> KernelObservation:
     for rel in KERNELS:
         root = package_root(rel.split("/", 1)[0])
         if root and (root / rel).exists():
-            return KernelObservation(kernel=str(root / rel), tilelang=tilelang,
-                                     merge=merge_setting((root / rel).read_text(encoding="utf-8")))
+            return observe_kernel(str(root / rel), (root / rel).read_text(encoding="utf-8"), tilelang)
     return KernelObservation(kernel=None, merge=None, tilelang=tilelang)
 
 
@@ -120,6 +146,10 @@ def evaluate_kernel(obs: KernelObservation) -> Verdict:
     if obs.tilelang is None:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"{obs.kernel} turns the merge on and tilelang is not "
                                                               "installed to tell whether it miscompiles")
+    if entry.live_in({"tilelang": obs.tilelang}) and obs.escaped:
+        return Verdict(**base, status=Status.WARN, remedy=entry.remedy,
+                       summary=f"merge on with tilelang {obs.tilelang} but {obs.escaped}: measured clean "
+                               "(kernels/), yet it hides the miscompile rather than avoiding it")
     if entry.live_in({"tilelang": obs.tilelang}):
         return Verdict(**base, status=Status.FAIL, remedy=entry.remedy,
                        summary=f"{obs.kernel} turns the aggressive merge on with tilelang {obs.tilelang} "
