@@ -65,18 +65,26 @@ def _poll_logs(dashboard_url: str, job_id: str, lines: queue.Queue[str | None], 
     lines.put(None)
 
 
-def _stop(dashboard_url: str, job_id: str, timeout_s: float = 30.0) -> str:
-    from ray.job_submission import JobSubmissionClient
-
-    client = JobSubmissionClient(dashboard_url)
-    client.stop_job(job_id)
+def _await_terminal(client: Any, job_id: str, timeout_s: float) -> str | None:
+    """The job's terminal status once it has one, None if it has none within timeout_s."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         status = str(client.get_job_status(job_id).value)
         if status in TERMINAL:
             return status
         time.sleep(0.2)
-    return "STOP-TIMEOUT"
+    return None
+
+
+def _finish(dashboard_url: str, job_id: str, *, stop: bool) -> str:
+    """Stop the job (or let it end by itself, within a minute), and say how it ended."""
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(dashboard_url)
+    if not stop and (status := _await_terminal(client, job_id, 60.0)):
+        return status
+    client.stop_job(job_id)
+    return _await_terminal(client, job_id, 30.0) or "STOP-TIMEOUT"
 
 
 def run_case(dashboard_url: str, argv: Sequence[str], watcher: Watcher, *, log_path: Path,
@@ -102,25 +110,11 @@ def run_case(dashboard_url: str, argv: Sequence[str], watcher: Watcher, *, log_p
             watcher.check(time.monotonic() - start)
     ended_at = time.monotonic() - start
     reader_done.set()
-    status = _stop(dashboard_url, job_id) if watcher.ended and watcher.ended.kind != "done" else _final(dashboard_url,
-                                                                                                       job_id)
     end = watcher.ended
+    status = _finish(dashboard_url, job_id, stop=end is not None and end.kind != "done")
     stopped_s = time.monotonic() - start - (end.at_s if end else ended_at)
     return CaseRun(job_id=job_id, end=end, job_status=status, phase_times=watcher.phase_times(),
                    tail=list(watcher.tail)[-30:], log_path=str(log_path), stopped_s=round(stopped_s, 3))
-
-
-def _final(dashboard_url: str, job_id: str, timeout_s: float = 60.0) -> str:
-    from ray.job_submission import JobSubmissionClient
-
-    client = JobSubmissionClient(dashboard_url)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        status = str(client.get_job_status(job_id).value)
-        if status in TERMINAL:
-            return status
-        time.sleep(0.2)
-    return _stop(dashboard_url, job_id)
 
 
 def verdict_for(case: str, run: CaseRun, loops: int) -> Verdict:
