@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rlcheck import subproc
 from rlcheck.wait import free_loopback_port, wait_http_ok
@@ -29,6 +29,27 @@ class RayEndpoints:
     dashboard_url: str
     """http://host:port for the Jobs API (JobSubmissionClient, `ray job submit --address`)."""
     nodes: int
+    node_ids: tuple[str, ...] = ()
+    """Ray node ids (hex): the head first, then the extra nodes in the order they were asked for."""
+    raylet_pids: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    """Each node's raylet process id by node id (tests stop or kill one to make a node silent or dead)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class NodeSpec:
+    """One extra node of an embedded Ray: what it advertises and what its processes see."""
+
+    num_gpus: int = 0
+    """GPUs the node advertises to Ray (a logical count: Ray does not look for them)."""
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Variables set over the holder's environment for this node's raylet and its workers."""
+
+    def __post_init__(self) -> None:
+        if self.num_gpus < 0:
+            raise ValueError(f"num_gpus={self.num_gpus}: must be >= 0")
+
+    def to_dict(self) -> dict[str, object]:
+        return {"num_gpus": self.num_gpus, "env": dict(self.env)}
 
 
 class EmbeddedRay:
@@ -36,11 +57,13 @@ class EmbeddedRay:
 
     Use as a context manager; stop() always tears it down (SIGTERM to the holder, then the group).
     wrapper: argv prefix for the holder, e.g. an `unshare -m ...` that changes what /bin/sh is.
+    node_specs: the first len(node_specs) extra nodes (extra_nodes grows to at least that many).
     """
 
     def __init__(self, *, num_cpus: int = 2, extra_nodes: int = 0, wrapper: Sequence[str] = (),
-                 start_timeout_s: float = 180.0) -> None:
-        self.num_cpus, self.extra_nodes, self.wrapper = num_cpus, extra_nodes, tuple(wrapper)
+                 start_timeout_s: float = 180.0, node_specs: Sequence[NodeSpec] = ()) -> None:
+        self.num_cpus, self.wrapper = num_cpus, tuple(wrapper)
+        self.extra_nodes, self.node_specs = max(extra_nodes, len(node_specs)), tuple(node_specs)
         self.start_timeout_s = start_timeout_s
         self.proc: subprocess.Popen[str] | None = None
         self.endpoints: RayEndpoints | None = None
@@ -52,6 +75,8 @@ class EmbeddedRay:
         argv = [*self.wrapper, sys.executable, "-m", "rlcheck.embedded_ray", "--dashboard-port",
                 str(free_loopback_port()), "--num-cpus", str(self.num_cpus), "--extra-nodes", str(self.extra_nodes),
                 "--temp-dir", temp_dir]
+        if self.node_specs:
+            argv += ["--node-specs", json.dumps([spec.to_dict() for spec in self.node_specs])]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True, start_new_session=True, env=subproc.child_env())
         threading.Thread(target=self._pump, daemon=True).start()
@@ -96,7 +121,8 @@ class EmbeddedRay:
             if line.startswith(ERROR):
                 raise EmbeddedRayError(line.removeprefix(ERROR))
             if line.startswith(READY):
-                return RayEndpoints(**json.loads(line.removeprefix(READY)))
+                ready = json.loads(line.removeprefix(READY))
+                return RayEndpoints(**{**ready, "node_ids": tuple(ready.get("node_ids", ()))})
         raise EmbeddedRayError(f"embedded Ray not ready within {self.start_timeout_s:.0f} s:\n{self._tail()}")
 
     def _tail(self) -> str:

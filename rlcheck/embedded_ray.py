@@ -24,7 +24,7 @@ def _env() -> None:
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 
 
-def _start(args: argparse.Namespace):  # -> ray.cluster_utils.Cluster
+def _start(args: argparse.Namespace):  # -> (ray.cluster_utils.Cluster, [ray._private.node.Node])
     from ray.cluster_utils import Cluster
 
     from rlcheck.wait import free_loopback_port
@@ -34,11 +34,35 @@ def _start(args: argparse.Namespace):  # -> ray.cluster_utils.Cluster
             "dashboard_port": args.dashboard_port, "node_ip_address": "127.0.0.1",
             "dashboard_agent_listen_port": free_loopback_port()}
     cluster = Cluster(initialize_head=True, head_node_args=head)
+    specs, nodes = json.loads(args.node_specs), [cluster.head_node]
     for i in range(args.extra_nodes):
-        cluster.add_node(num_cpus=args.num_cpus, node_ip_address="127.0.0.1", resources={f"rlcheck_node_{i + 1}": 1},
-                         dashboard_agent_listen_port=free_loopback_port())
+        spec = specs[i] if i < len(specs) else {}
+        # env_vars reach the node's raylet and, through it, every worker it starts.
+        node_args = {"num_cpus": args.num_cpus, "node_ip_address": "127.0.0.1", "num_gpus": spec.get("num_gpus", 0),
+                     "resources": {f"rlcheck_node_{i + 1}": 1}, "env_vars": spec.get("env") or None}
+        nodes.append(_add_node(cluster, node_args))
     cluster.wait_for_nodes()
-    return cluster
+    return cluster, nodes
+
+
+def _add_node(cluster, node_args: dict, attempts: int = 3):  # -> ray._private.node.Node
+    """A raylet gives its dashboard agent a fixed time to start; on a loaded machine that can pass: try again."""
+    from rlcheck.wait import free_loopback_port
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return cluster.add_node(**node_args, dashboard_agent_listen_port=free_loopback_port())
+        except Exception as exc:  # Ray raises a bare Exception when a node times out at start
+            if attempt == attempts:
+                raise
+            print(f"extra node did not start (attempt {attempt} of {attempts}): {exc}", flush=True)
+    raise AssertionError("unreachable")
+
+
+def _node_processes(nodes: list) -> dict[str, object]:  # nodes: ray._private.node.Node, head first
+    """Node ids (head first, then extra nodes in order) and each node's raylet pid."""
+    pids = {node.node_id: node.all_processes["raylet"][0].process.pid for node in nodes}
+    return {"node_ids": [node.node_id for node in nodes], "raylet_pids": pids}
 
 
 def _non_loopback(address: str) -> list[str]:
@@ -64,11 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-cpus", type=int, default=2)
     parser.add_argument("--extra-nodes", type=int, default=0)
     parser.add_argument("--temp-dir", default="")
+    parser.add_argument("--node-specs", default="[]", help="JSON list of {num_gpus, env}, one per extra node")
     args = parser.parse_args(argv)
     _env()
     if args.temp_dir:  # everything Ray writes (sessions, sockets, the current-cluster file) stays in here
         os.environ["RAY_TMPDIR"] = args.temp_dir
-    cluster = _start(args)
+    cluster, nodes = _start(args)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -77,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"RLCHECK_RAY_ERROR nodes on non-loopback addresses: {outside}", flush=True)
             return 3
         ready = {"gcs_address": cluster.address, "dashboard_url": f"http://127.0.0.1:{args.dashboard_port}",
-                 "nodes": 1 + args.extra_nodes}
+                 "nodes": 1 + args.extra_nodes, **_node_processes(nodes)}
         print("RLCHECK_RAY_READY " + json.dumps(ready), flush=True)
         threading.Thread(target=_stop_on_eof, args=(stop,), daemon=True).start()
         stop.wait()

@@ -108,3 +108,11 @@ def test_catalog_affected_range(specifier, version, inside):
 def test_catalog_unknown_id_lists_valid():
     with pytest.raises(KeyError, match="unknown failure id 'nope': valid are batch-size-mismatch"):
         catalog.get("nope")
+
+
+def test_catalog_docs_page_is_current():
+    from rlcheck.cli import catalog_markdown
+
+    page = ROOT / "docs" / "known-failures.md"
+    assert page.read_text(encoding="utf-8") == catalog_markdown(ENTRIES), \
+        "docs/known-failures.md is stale: run `rlcheck catalog --markdown > docs/known-failures.md`"

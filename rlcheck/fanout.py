@@ -1,0 +1,206 @@
+"""Per-node fan-out over Ray: one task pinned to every alive node, all at once, each bounded by a deadline.
+
+fan_out() runs the driver in a child process (`python -m rlcheck.fanout`) and kills it at a hard deadline, so
+neither Ray's connect (which retries for minutes against an unreachable address) nor a wedged node can hang
+the caller. Inside the child, ray.init runs in a thread joined with the connect timeout; every task is pinned
+with NodeAffinitySchedulingStrategy(node_id, soft=False) and the driver waits on all of them together until
+the node deadline: a node that has not answered by then is `timeout`, one whose worker or raylet died is
+`died`. The address picks the way in: host:port (a GCS, e.g. the embedded Ray) connects directly; ray://
+goes through Ray Client; http(s):// submits the same driver as a Ray job through the Jobs API. The last two
+ship the rlcheck package to the cluster (runtime_env py_modules): the cluster image need not have it.
+
+This module is imported by the Ray worker of every node (the task function lives here): at module level it
+imports only the standard library and rlcheck modules that do the same; Ray is imported inside functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from rlcheck import subproc
+from rlcheck.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
+
+RESULT = "RLCHECK_FANOUT "
+COLLECTOR = "rlcheck.probes.node:collect_node"
+HEAD_RESOURCE = "node:__internal_head__"
+MARGIN_S = 45.0
+"""Child start-up (Python, Ray import), result transfer and shutdown, on top of connect + node deadlines."""
+JOB_SLACK_S = 60.0
+"""A Ray job's own start-up (supervisor actor, runtime env, Python and Ray import) on top of its deadlines."""
+
+
+def run_collector(target: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The task body on each node: call module:function(**kwargs); return its result and where it ran."""
+    import ray
+
+    module, _, name = target.partition(":")
+    start = time.monotonic()
+    result = getattr(importlib.import_module(module), name)(**kwargs)
+    data = result.to_dict() if hasattr(result, "to_dict") else result
+    return {"ran_on": ray.get_runtime_context().get_node_id(), "observation": data,
+            "collect_s": round(time.monotonic() - start, 3)}
+
+
+def alive_nodes() -> list[NodeFacts]:
+    import ray
+
+    return [NodeFacts(node_id=n["NodeID"], address=n["NodeManagerAddress"], hostname=n["NodeManagerHostname"],
+                      is_head=HEAD_RESOURCE in n["Resources"], ray_gpus=float(n["Resources"].get("GPU", 0.0)))
+            for n in ray.nodes() if n["Alive"]]
+
+
+def _failed(node: NodeFacts, exc: BaseException, elapsed_s: float) -> NodeAnswer:
+    import ray.exceptions as rex
+
+    died = (rex.NodeDiedError, rex.WorkerCrashedError, rex.TaskUnschedulableError, rex.ObjectLostError,
+            rex.LocalRayletDiedError, rex.RaySystemError)
+    outcome = Outcome.DIED if isinstance(exc, died) else Outcome.ERROR
+    text = str(exc).strip().splitlines()
+    return NodeAnswer(node=node, outcome=outcome, elapsed_s=elapsed_s,
+                      detail=f"{type(exc).__name__}: {text[-1] if text else ''}"[:2000])
+
+
+def _answer(node: NodeFacts, ref: Any, done_s: float | None, node_timeout_s: float) -> NodeAnswer:
+    import ray
+
+    if done_s is None:
+        return NodeAnswer(node=node, outcome=Outcome.TIMEOUT, elapsed_s=node_timeout_s,
+                          detail=f"no answer within {node_timeout_s:.0f} s")
+    try:
+        got = ray.get(ref, timeout=10)
+    except Exception as exc:  # any Ray or collector error is this node's answer, not the driver's crash
+        return _failed(node, exc, done_s)
+    if got["ran_on"] != node.node_id:
+        return NodeAnswer(node=node, outcome=Outcome.ERROR, elapsed_s=done_s,
+                          detail=f"the task pinned to {node.node_id} ran on {got['ran_on']}")
+    return NodeAnswer(node=node, outcome=Outcome.ANSWERED, elapsed_s=done_s, observation=got["observation"],
+                      detail=f"collected in {got['collect_s']:.1f} s")
+
+
+def fan_out_connected(collector: str, kwargs: dict[str, Any], node_timeout_s: float) -> list[NodeAnswer]:
+    """With Ray connected: one task per alive node, waited on together until the node deadline."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    nodes = alive_nodes()
+    task = ray.remote(num_cpus=0, max_retries=0)(run_collector)
+    refs = [task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n.node_id, soft=False),
+                         name=f"rlcheck-node-probe-{n.node_id[:8]}").remote(collector, kwargs) for n in nodes]
+    start, done_s, pending = time.monotonic(), {}, list(refs)
+    while pending and (left := start + node_timeout_s - time.monotonic()) > 0:
+        ready, pending = ray.wait(pending, num_returns=1, timeout=left)
+        done_s.update({ref: round(time.monotonic() - start, 3) for ref in ready})
+    for ref in pending:
+        try:
+            ray.cancel(ref, force=True)
+        except Exception:  # a task on a stopped or dead node may not be cancellable; it is abandoned
+            pass
+    return [_answer(n, ref, done_s.get(ref), node_timeout_s) for n, ref in zip(nodes, refs, strict=True)]
+
+
+def package_runtime_env() -> dict[str, Any]:
+    """runtime_env that ships this rlcheck package to every worker of the cluster."""
+    return {"py_modules": [str(Path(__file__).parent)], "excludes": ["__pycache__"]}
+
+
+def _connect(address: str, timeout_s: float, ship: bool) -> str:
+    """ray.init in a thread, joined with a deadline; '' when connected, else what happened."""
+    import logging
+
+    import ray
+
+    outcome: list[str] = []
+
+    def connect() -> None:
+        try:
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
+                     runtime_env=package_runtime_env() if ship else None)
+            outcome.append("")
+        except Exception as exc:
+            outcome.append(f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}")
+
+    thread = threading.Thread(target=connect, daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    return outcome[0] if outcome else f"ray.init(address={address!r}) did not return within {timeout_s:.0f} s"
+
+
+def drive(args: argparse.Namespace) -> FanoutResult:
+    """The child's work for a GCS or ray:// address: connect (bounded), then fan out (bounded)."""
+    start = time.monotonic()
+    tried = f"ray.init(address={args.address!r}) with a {args.connect_timeout_s:.0f} s deadline"
+    error = _connect(args.address, args.connect_timeout_s, args.ship)
+    if error:
+        return FanoutResult(address=args.address, connected=False, tried=tried, error=error,
+                            elapsed_s=time.monotonic() - start)
+    import ray
+
+    dead = sum(1 for n in ray.nodes() if not n["Alive"])
+    answers = fan_out_connected(args.collector, json.loads(args.kwargs), args.node_timeout_s)
+    return FanoutResult(address=args.address, connected=True, tried=tried, nodes=tuple(answers), dead_nodes=dead,
+                        elapsed_s=time.monotonic() - start)
+
+
+def _main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="rlcheck per-node fan-out driver (prints one result line)")
+    parser.add_argument("--address", required=True)
+    parser.add_argument("--collector", default=COLLECTOR)
+    parser.add_argument("--kwargs", default="{}", help="JSON keyword arguments for the collector")
+    parser.add_argument("--node-timeout-s", type=float, default=60.0)
+    parser.add_argument("--connect-timeout-s", type=float, default=30.0)
+    parser.add_argument("--job-python", default="python", help="interpreter for the job driver (http addresses)")
+    parser.add_argument("--ship", action="store_true", help="ship rlcheck to the workers (runtime_env py_modules)")
+    args = parser.parse_args(argv)
+    if args.address.startswith(("http://", "https://")):
+        from rlcheck.fanout_job import drive_through_job
+
+        result = drive_through_job(args)
+    else:
+        result = drive(args)
+    print(RESULT + json.dumps(result.to_dict()), flush=True)
+    return 0
+
+
+def fan_out(address: str, *, collector: str = COLLECTOR, kwargs: dict[str, Any] | None = None,
+            node_timeout_s: float = 60.0, connect_timeout_s: float = 30.0, job_python: str = "python") -> FanoutResult:
+    """Run collector on every alive node of the Ray at address; never longer than the two deadlines + MARGIN_S.
+
+    address: host:port (a GCS: the embedded Ray), ray://host:port (Ray Client) or http(s)://host:port (Jobs API).
+    job_python: the interpreter on the head that runs the job driver (http addresses only).
+    """
+    ship = address.startswith(("ray://", "http://", "https://"))
+    argv = [sys.executable, "-m", "rlcheck.fanout", "--address", address, "--collector", collector,
+            "--kwargs", json.dumps(kwargs or {}), "--node-timeout-s", str(node_timeout_s),
+            "--connect-timeout-s", str(connect_timeout_s), "--job-python", job_python, *(["--ship"] if ship else [])]
+    deadline_s = connect_timeout_s + node_timeout_s + MARGIN_S
+    if address.startswith(("http://", "https://")):  # the dashboard probe, then the job's own start-up
+        deadline_s += connect_timeout_s + JOB_SLACK_S
+    env = subproc.child_env() | {"RAY_USAGE_STATS_ENABLED": "0"}
+    if address.startswith("127."):  # the embedded Ray's GCS: keep this driver on loopback too (see DESIGN.md)
+        env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    start = time.monotonic()
+    done = subproc.run(argv, timeout_s=deadline_s, env=env)
+    line = next((x for x in reversed(done.stdout.splitlines()) if x.startswith(RESULT)), None)
+    if line is not None:
+        return FanoutResult.from_dict(json.loads(line.removeprefix(RESULT)))
+    return FanoutResult(address=address, connected=False, elapsed_s=time.monotonic() - start,
+                        tried=f"the fan-out driver (python -m rlcheck.fanout) with a {deadline_s:.0f} s deadline",
+                        error=f"the driver gave no result ({done.why()}): {done.tail(3)}")
+
+
+def main() -> None:
+    code = _main()
+    sys.stdout.flush()
+    os._exit(code)  # Ray's shutdown can wait on a stopped node: the result is out, so leave without it
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Is the Ray cluster reachable, did every node answer, and the per-node judging loop over a fan-out result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rlcheck.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
+from rlcheck.hardware import HardwareProfile
+from rlcheck.probes.node import NodeObservation
+from rlcheck.verdict import Status, Verdict
+
+NodeEvaluate = Callable[[NodeFacts, NodeObservation, HardwareProfile | None], Verdict]
+REACH_REMEDY = ("Check --ray-address (ray://HEAD:10001 or http://HEAD:8265), that the Ray head is running, and the "
+                "port-forward or network path to it")
+NODE_REMEDY = ("Look at the node: `ray status`, the raylet log (/tmp/ray/session_latest/logs/raylet.out), load and "
+               "memory; a node that cannot run a small task will not run a training actor")
+
+
+def evaluate_reachable(result: FanoutResult) -> Verdict:
+    base = {"check_id": "cluster_reachable", "details": f"tried: {result.tried}"}
+    if not result.connected:
+        return Verdict(**base, status=Status.UNKNOWN, remedy=REACH_REMEDY,
+                       summary=f"Ray at {result.address} not reached: {result.error}")
+    dead = f" ({result.dead_nodes} dead node(s) listed)" if result.dead_nodes else ""
+    return Verdict(**base, status=Status.PASS,
+                   summary=f"Ray at {result.address} reached; {len(result.nodes)} alive node(s){dead}; fan-out done "
+                           f"in {result.elapsed_s:.1f} s")
+
+
+def unanswered(check_id: str, answer: NodeAnswer) -> Verdict:
+    """UNKNOWN for a node whose probe did not come back: timed out, died, or failed."""
+    what = {Outcome.TIMEOUT: "did not answer", Outcome.DIED: "died during the check",
+            Outcome.ERROR: "probe failed"}.get(answer.outcome, answer.outcome.value)
+    return Verdict(check_id=check_id, status=Status.UNKNOWN, node=answer.node.label, remedy=NODE_REMEDY,
+                   summary=f"{answer.node.where}: {what} ({answer.detail})")
+
+
+def evaluate_node_answer(answer: NodeAnswer) -> Verdict:
+    if answer.outcome is not Outcome.ANSWERED:
+        return unanswered("cluster_nodes_answer", answer)
+    return Verdict(check_id="cluster_nodes_answer", status=Status.PASS, node=answer.node.label,
+                   summary=f"{answer.node.where}: answered in {answer.elapsed_s:.1f} s ({answer.detail})")
+
+
+def _judge(answer: NodeAnswer, evaluate: NodeEvaluate, profile: HardwareProfile | None, check_id: str) -> Verdict:
+    if answer.outcome is not Outcome.ANSWERED or answer.observation is None:
+        return unanswered(check_id, answer)
+    try:
+        obs = NodeObservation.from_dict(answer.observation)
+    except (KeyError, TypeError, ValueError) as exc:  # another rlcheck version on the node
+        return Verdict(check_id=check_id, status=Status.UNKNOWN, node=answer.node.label,
+                       summary=f"{answer.node.where}: observation not understood: {exc}")
+    return evaluate(answer.node, obs, profile)
+
+
+def judge_nodes(result: FanoutResult, evaluate: NodeEvaluate, profile: HardwareProfile | None, *, check_id: str,
+                select: Callable[[NodeFacts], bool] = lambda node: True, none_selected: str = "",
+                none_status: Status = Status.SKIP) -> list[Verdict]:
+    """One verdict per selected node: evaluate() for those that answered, UNKNOWN for the others.
+
+    When no node is selected: one verdict of none_status saying none_selected.
+    """
+    if not result.connected:
+        return [Verdict(check_id=check_id, status=Status.UNKNOWN, remedy=REACH_REMEDY, details=f"tried: {result.tried}",
+                        summary=f"Ray at {result.address} not reached: {result.error}")]
+    chosen = [a for a in result.nodes if select(a.node)]
+    if not chosen:
+        return [Verdict(check_id=check_id, status=none_status, summary=none_selected or "no node to judge")]
+    return [_judge(a, evaluate, profile, check_id) for a in chosen]

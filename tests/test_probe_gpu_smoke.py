@@ -1,0 +1,73 @@
+"""GPU smoke probe: the real measuring code on CPU (bf16 matmul, gloo all-reduce), and the judging table."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from rlcheck import hardware
+from rlcheck.probes import gpu_smoke
+from rlcheck.verdict import Status
+
+H200 = hardware.get_profile("h200")
+B300 = hardware.get_profile("b300")
+FLOORED = dataclasses.replace(H200, thresholds={**H200.thresholds, gpu_smoke.GEMM_FLOOR: 700.0,
+                                                gpu_smoke.BUSBW_FLOOR: 300.0},
+                              source={**H200.source, gpu_smoke.GEMM_FLOOR: "test", gpu_smoke.BUSBW_FLOOR: "test"})
+GEMM = gpu_smoke.GemmObservation(tflops_by_device=(("cuda:0", "NVIDIA H200", 760.0), ("cuda:1", "NVIDIA H200", 512.5)))
+ALLREDUCE = gpu_smoke.AllReduceObservation(world_size=8, size_bytes=256 * 2**20, busbw_gbps=355.0)
+
+
+def test_probe_gpu_smoke_gemm_measures_on_cpu():
+    obs = gpu_smoke.collect_bf16_gemm(n=128, iters=2, device="cpu", timeout_s=120)
+    assert not obs.error and obs.tflops_by_device[0][0] == "cpu" and obs.tflops_by_device[0][2] > 0
+
+
+def test_probe_gpu_smoke_allreduce_measures_with_gloo():
+    obs = gpu_smoke.collect_allreduce(world_size=2, size_bytes=2**20, iters=2, backend="gloo", timeout_s=180)
+    assert not obs.error, obs.error
+    assert obs.world_size == 2 and obs.busbw_gbps > 0
+
+
+@pytest.mark.parametrize(("evaluate", "obs", "profile", "status", "fragment"), [
+    (gpu_smoke.evaluate_bf16_gemm, GEMM, B300, Status.SKIP, "b300 has no bf16_gemm_min_tflops yet"),
+    (gpu_smoke.evaluate_bf16_gemm, GEMM, None, Status.SKIP, "no hardware profile"),
+    (gpu_smoke.evaluate_bf16_gemm, GEMM, FLOORED, Status.FAIL, "cuda:1 (NVIDIA H200) at 512.5 TFLOP/s bf16; expected"),
+    (gpu_smoke.evaluate_bf16_gemm, dataclasses.replace(GEMM, tflops_by_device=GEMM.tflops_by_device[:1]), FLOORED,
+     Status.PASS, "760.0 TFLOP/s bf16 (>= 700)"),
+    (gpu_smoke.evaluate_bf16_gemm, gpu_smoke.GemmObservation(error="killed at its deadline"), H200, Status.UNKNOWN,
+     "bf16 GEMM did not run: killed at its deadline"),
+    (gpu_smoke.evaluate_allreduce, ALLREDUCE, B300, Status.SKIP, "b300 has no nccl_allreduce_min_busbw_gbps yet"),
+    (gpu_smoke.evaluate_allreduce, ALLREDUCE, FLOORED, Status.PASS, "355.0 GB/s over 8 GPU(s) (>= 300)"),
+    (gpu_smoke.evaluate_allreduce, dataclasses.replace(ALLREDUCE, busbw_gbps=41.0), FLOORED, Status.FAIL,
+     "41.0 GB/s over 8 GPU(s); expected >= 300"),
+    (gpu_smoke.evaluate_allreduce, gpu_smoke.AllReduceObservation(error="exit code 1"), H200, Status.UNKNOWN,
+     "all-reduce did not run"),
+])
+def test_probe_gpu_smoke_judged(evaluate, obs, profile, status, fragment):
+    verdict = evaluate(obs, profile)
+    assert verdict.status is status and fragment in verdict.summary, verdict.summary
+
+
+MEASURED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "gpu_smoke_h200.json"
+
+
+def test_probe_gpu_smoke_h200_floors_against_the_h200_measurements():
+    """The recorded H200 runs PASS the h200 floors; the same GPUs throttled to 60% FAIL them."""
+    import json
+
+    from rlcheck.probes.gpu_smoke import AllReduceObservation, GemmObservation, evaluate_allreduce, evaluate_bf16_gemm
+
+    runs = json.loads(MEASURED.read_text())["runs"]
+    h200 = hardware.get_profile("h200")
+    for run in runs["gemm"]:
+        measured = tuple(tuple(d) for d in run["tflops_by_device"])
+        assert evaluate_bf16_gemm(GemmObservation(tflops_by_device=measured, error=""), h200).status is Status.PASS
+        throttled = tuple((dev, name, tflops * 0.6) for dev, name, tflops in measured)
+        assert evaluate_bf16_gemm(GemmObservation(tflops_by_device=throttled, error=""), h200).status is Status.FAIL
+    for run in runs["allreduce_2gpu"]:
+        assert evaluate_allreduce(AllReduceObservation(**run), h200).status is Status.PASS
+        slow = AllReduceObservation(**{**run, "busbw_gbps": run["busbw_gbps"] * 0.6})
+        assert evaluate_allreduce(slow, h200).status is Status.FAIL
