@@ -1,0 +1,67 @@
+"""Wall time of the main job, `pytest checks/ reproducers/`, on this machine: serial and with -n auto.
+
+Each variant runs in a loopback-only network namespace (as CI does), Ray start included, and the
+result file records both times, the goal (under 60 s) and how loaded the machine was.
+Usage: python -m benchmarks.preflight_time.run [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks import results_file
+from rlcheck import subproc
+
+ROOT = Path(__file__).resolve().parents[2]
+VARIANTS = {"serial": [], "xdist -n auto": ["-n", "auto"]}
+
+
+def command(extra: list[str], report_dir: str) -> list[str]:
+    pytest = [sys.executable, "-m", "pytest", "checks/", "reproducers/", "--hardware=auto", "-q",
+              "-p", "no:cacheprovider", f"--report-dir={report_dir}", *extra]
+    if shutil.which("unshare") and subproc.run(["unshare", "-n", "true"], timeout_s=10).returncode == 0:
+        return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *pytest]
+    return pytest
+
+
+def one_run(extra: list[str]) -> dict[str, object]:
+    with tempfile.TemporaryDirectory() as report_dir:
+        start = time.perf_counter()
+        done = subproc.run(command(extra, report_dir), timeout_s=1800, cwd=str(ROOT))
+        wall_s = time.perf_counter() - start
+    summary = next((x for x in reversed(done.stdout.splitlines()) if re.search(r"\d+ (passed|failed)", x)), "")
+    decision = next((x for x in done.stdout.splitlines() if x.startswith("rlcheck GO") or
+                     x.startswith("rlcheck NO-GO")), "")
+    return {"wall_s": round(wall_s, 1), "exit": done.returncode, "pytest": summary.strip("= "), "decision": decision}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args(argv)
+    runs: dict[str, list[dict[str, object]]] = {name: [] for name in VARIANTS}
+    load = os.getloadavg()[0]
+    for _ in range(args.rounds):
+        for name, extra in VARIANTS.items():
+            runs[name].append(one_run(extra))
+    medians = {name: statistics.median(float(str(r["wall_s"])) for r in rs) for name, rs in runs.items()}
+    doc = {"runs": runs, "median_wall_s": medians, "goal": "pytest checks/ reproducers/ under 60 s",
+           "goal_met": {name: value < 60 for name, value in medians.items()},
+           "load_average_1m_before": round(load, 2),
+           "notes": ["the reproducers start two Ray heads (one with /bin/sh swapped) and run the real SGLang, "
+                     "Megatron and uvicorn in child processes; with -n auto each xdist worker starts its own Ray"]}
+    path = results_file.write("preflight_time", doc)
+    print(f"{medians} -> {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
