@@ -143,3 +143,28 @@ def _hypothesis(line: str) -> str | None:
 
     ids = Matcher().match_line(line)
     return ids[0] if ids else None
+
+
+def reward_counts(metrics_text: str) -> dict[str, float]:
+    """rlcheck reward service /metrics: replies by HTTP code, and scorer timeouts and errors."""
+    counts: dict[str, float] = {}
+    for line in metrics_text.splitlines():
+        if line.startswith("rlcheck_reward_requests_total{"):
+            code = line.split('code="', 1)[1].split('"', 1)[0]
+            counts[f"code_{code}"] = float(line.rsplit(" ", 1)[1])
+        elif line.startswith(("rlcheck_reward_scorer_timeouts_total ", "rlcheck_reward_scorer_errors_total ")):
+            counts[line.split(" ", 1)[0].removeprefix("rlcheck_reward_")] = float(line.rsplit(" ", 1)[1])
+    return counts
+
+
+def reward_verdict(case: str, counts: dict[str, float], min_scored: int) -> Verdict:
+    """The remote-rm case's reward side: enough requests scored, every reply 200, no scorer timeout or error."""
+    ok = int(counts.get("code_200", 0))
+    other = {k: int(v) for k, v in counts.items() if k.startswith("code_") and k != "code_200" and v}
+    failed = int(counts.get("scorer_timeouts_total", 0) + counts.get("scorer_errors_total", 0))
+    summary = f"{ok} scored (200), other replies {other or 'none'}, scorer timeouts/errors {failed}"
+    if ok >= min_scored and not other and not failed:
+        return Verdict(check_id=f"e2e_{case}_reward", status=Status.PASS, summary=f"{summary} (>= {min_scored})")
+    return Verdict(check_id=f"e2e_{case}_reward", status=Status.FAIL,
+                   failure_id="reward-silent-zero" if failed else None,
+                   summary=f"{summary}; expected >= {min_scored} scored, all 200, none failed")

@@ -9,6 +9,7 @@ Without --ray-address each case is skipped with the reason; no test here runs SL
 from __future__ import annotations
 
 import dataclasses
+import urllib.request
 
 import pytest
 
@@ -49,8 +50,12 @@ def test_e2e(case, record_verdict, rlcheck_context, request):
     reason = gate.skip_reason(gate.preflight(case.recipe_id, profile))
     if reason:
         pytest.skip(reason)
+    if case.needs_reward_service and not rlcheck_context.rm_url:
+        pytest.skip(f"{case.name} needs the reward service the cluster reaches (--rm-url): found none")
     cluster = request.getfixturevalue("ray_cluster")
     recipe = smoke(recipes.get(case.recipe_id, profile), case.loops)
+    if case.needs_reward_service:
+        recipe = recipe.replace(reward=dataclasses.replace(recipe.reward, rm_url=rlcheck_context.rm_url))
     log_path = rlcheck_context.report_dir / "e2e" / f"{case.name}.log"
     run = e2e.run_case(cluster.dashboard_url, recipe.argv(), Watcher(case.milestones, case.loops),
                        log_path=log_path, runtime_env=recipe.runtime_env())
@@ -60,4 +65,9 @@ def test_e2e(case, record_verdict, rlcheck_context, request):
     if verdict.status is Status.PASS and slow:
         verdict = dataclasses.replace(verdict, status=Status.WARN, summary=verdict.summary + "; slower than baseline: "
                                       + "; ".join(slow))
+    if case.needs_reward_service:
+        with urllib.request.urlopen(rlcheck_context.rm_url.rsplit("/", 1)[0] + "/metrics", timeout=30) as resp:
+            counts = e2e.reward_counts(resp.read().decode())
+        record_verdict(verdict, e2e.reward_verdict(case.name, counts, case.min_scored_requests))
+        return
     record_verdict(verdict)

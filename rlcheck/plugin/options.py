@@ -27,6 +27,8 @@ class RunContext:
     quick: bool
     dry_run: bool = False
     """e2e cases render and validate instead of running on a cluster."""
+    rm_url: str | None = None
+    """The reward service the cluster reaches, for the remote-rm case (e.g. http://slime-reward:8000/score)."""
 
 
 context_key = pytest.StashKey[RunContext]()
@@ -45,6 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
                     help="where report.json and report.md go (default: rlcheck-report/)")
     group.addoption("--quick", action="store_true", help="skip tests marked slow")
+    group.addoption("--rm-url", default=None, metavar="URL",
+                    help="remote-rm e2e case: the reward service's /score URL as the cluster reaches it")
     group.addoption("--dry-run", action="store_true",
                     help="e2e test cases: render and validate each case instead of submitting it (no cluster)")
 
@@ -82,7 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[context_key] = RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=Path(config.getoption("report_dir")),
-        quick=config.getoption("quick"), dry_run=config.getoption("dry_run"),
+        quick=config.getoption("quick"), dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"),
     )
 
 
