@@ -1,0 +1,111 @@
+"""The reward service's settings: one frozen, validated dataclass (the CLI fills it)."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+BACKENDS = ("math_verify", "boxed")
+
+# SLIME's remote_rm keeps idle connections for aiohttp's default 15 s; common L7 proxies use 60 s.
+# A server keep-alive longer than both means the client side always closes an idle connection first,
+# so a request is never written into a connection the server is closing (uvicorn's default is 5 s).
+DEFAULT_KEEP_ALIVE_S = 75
+
+
+def cpu_quota(cpu_max: str) -> float | None:
+    """CPUs granted by a cgroup v2 `cpu.max` line ("400000 100000" -> 4.0; "max 100000" -> None)."""
+    fields = cpu_max.split()
+    if len(fields) != 2 or fields[0] == "max":
+        return None
+    try:
+        return int(fields[0]) / int(fields[1])
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _cgroup_quota(cgroup_root: Path) -> float | None:
+    try:  # cgroup v2
+        return cpu_quota((cgroup_root / "cpu.max").read_text())
+    except OSError:
+        pass
+    try:  # cgroup v1: a quota of -1 means no limit
+        quota = int((cgroup_root / "cpu" / "cpu.cfs_quota_us").read_text())
+        period = int((cgroup_root / "cpu" / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return quota / period if quota > 0 and period > 0 else None
+
+
+def usable_cpus(cgroup_root: Path = Path("/sys/fs/cgroup")) -> int:
+    """CPUs this process may use: its affinity, capped by the container's CPU limit when there is one.
+
+    In a pod with a 4-CPU limit on a 96-core node, os.cpu_count() says 96; scorer processes are sized
+    from this instead.
+    """
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    quota = _cgroup_quota(cgroup_root)
+    if quota is not None:
+        cpus = min(cpus, max(1, math.ceil(quota)))
+    return max(1, cpus)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServiceConfig:
+    """Everything `rlcheck reward-service` runs with."""
+
+    backend: str = "math_verify"
+    """Scorer: `math_verify` (math-verify; the label is boxed when it is not) or `boxed` (last \\boxed{} match)."""
+    host: str = "127.0.0.1"
+    """Address to bind; the Kubernetes manifest sets 0.0.0.0."""
+    port: int = 8000
+    workers: int = 2
+    """Scorer processes at full CPU priority (the HTTP front is one asyncio process)."""
+    max_slow_workers: int = 16
+    """Extra processes allowed to finish (or time out) slow scorings at idle CPU priority."""
+    max_body_bytes: int = 4 * 1024 * 1024
+    """Larger bodies get 413. 4 MiB holds a 128k-token answer even with every character \\u-escaped."""
+    scorer_timeout_s: float = 2.0
+    """Wall-clock bound on one scoring; past it the process is killed and the fallback is returned."""
+    demote_after_cpu_s: float = 0.05
+    """A scoring that has used this much CPU (normal ones use a few ms) drops to idle CPU priority; 0 = never."""
+    max_queue_wait_s: float = 30.0
+    """A request waiting this long for a scorer process gets 503 (SLIME retries it)."""
+    fallback_reward: float = 0.0
+    """Reward returned (and counted, and logged) when scoring times out or fails."""
+    keep_alive_s: int = DEFAULT_KEEP_ALIVE_S
+    """Seconds an idle HTTP connection is kept open."""
+    reward_key: str | None = None
+    """When set, reply {reward_key: value} (use SLIME's --reward-key) instead of a bare number."""
+    worker_max_memory_bytes: int = 1024**3
+    """Address-space limit of each scorer process (one uses about 75 MB): a runaway sympy integer raises
+    MemoryError, a counted error, instead of growing until the pod's memory limit kills everything."""
+    access_log: bool = False
+
+    def __post_init__(self) -> None:
+        checks = [
+            ("backend", self.backend in BACKENDS, f"one of {', '.join(BACKENDS)}"),
+            ("host", bool(self.host.strip()), "a non-empty address"),
+            ("port", 1 <= self.port <= 65535, "1..65535"),
+            ("workers", 1 <= self.workers <= 256, "1..256"),
+            ("max_slow_workers", 0 <= self.max_slow_workers <= 1024, "0..1024"),
+            ("max_body_bytes", 1024 <= self.max_body_bytes <= 1024**3, "1 KiB..1 GiB"),
+            ("scorer_timeout_s", 0.01 <= self.scorer_timeout_s <= 600, "0.01..600 seconds"),
+            ("demote_after_cpu_s", 0 <= self.demote_after_cpu_s < self.scorer_timeout_s,
+             "0 <= value < scorer_timeout_s"),
+            ("max_queue_wait_s", 0 < self.max_queue_wait_s <= 600, "0 < value <= 600 seconds"),
+            ("fallback_reward", math.isfinite(self.fallback_reward), "a finite number"),
+            ("keep_alive_s", 1 <= self.keep_alive_s <= 3600, "1..3600 seconds"),
+            ("reward_key", self.reward_key is None or bool(self.reward_key.strip()), "unset or a non-empty key"),
+            ("worker_max_memory_bytes", self.worker_max_memory_bytes >= 256 * 1024**2, ">= 256 MiB"),
+        ]
+        for name, ok, allowed in checks:
+            if not ok:
+                raise ValueError(f"{name}={getattr(self, name)!r}: {allowed}")
+
+    @property
+    def graceful_shutdown_s(self) -> int:
+        """How long SIGTERM waits for in-flight requests: each one is bounded by the scorer timeout."""
+        return math.ceil(self.scorer_timeout_s) + 2

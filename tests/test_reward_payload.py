@@ -1,0 +1,56 @@
+"""POST /score bodies: what SLIME sends is accepted; everything else is a 422 that says what is wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rlcheck.reward.payload import PayloadError, parse_payload
+
+CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 6*7?"}]
+
+ACCEPTED = [
+    # body, label the scorer gets, chat messages counted
+    ({"prompt": "What is 6*7?", "response": "\\boxed{42}", "label": "42"}, "42", 0),
+    ({"prompt": CHAT, "response": "\\boxed{42}", "label": "\\boxed{42}"}, "\\boxed{42}", 2),
+    ({"prompt": "p", "response": "\\boxed{42}", "label": 42}, "42", 0),
+    ({"prompt": "p", "response": "\\boxed{0.5}", "label": 0.5}, "0.5", 0),
+    ({"response": "\\boxed{42}", "label": "42"}, "42", 0),  # prompt is optional: no scorer reads it
+    ({"prompt": "p", "response": "", "label": "42", "metadata": {"x": 1}}, "42", 0),  # unknown keys ignored
+]
+
+
+@pytest.mark.parametrize(("body", "label", "messages"), ACCEPTED)
+def test_reward_payload_accepts_slime_bodies(body: dict, label: str, messages: int) -> None:
+    payload = parse_payload(json.dumps(body).encode())
+    assert (payload.response, payload.label, payload.prompt_messages) == (body["response"], label, messages)
+
+
+REJECTED = [
+    # raw body, fragment of the 422 message
+    (b"not json", "body is not valid JSON"),
+    (b"\xff\xfe{}", "body is not UTF-8"),
+    (b"[1, 2]", "body must be a JSON object"),
+    (b'{"prompt": "p", "label": "1"}', "response: missing"),
+    (b'{"prompt": "p", "response": 5, "label": "1"}', "response: expected a string, got int"),
+    (b'{"prompt": "p", "response": "r"}', "label: missing or null"),
+    (b'{"prompt": "p", "response": "r", "label": null}', "label: missing or null"),
+    (b'{"prompt": "p", "response": "r", "label": [1]}', "label: expected a string or a number, got list"),
+    (b'{"prompt": "p", "response": "r", "label": true}', "got bool"),
+    (b'{"prompt": "p", "response": "r", "label": "  "}', "label: empty string"),
+    (b'{"prompt": "p", "response": "r", "label": 1e400}', "is not a finite number"),
+    (b'{"prompt": "p", "response": "r", "label": NaN}', "NaN is not a JSON number"),
+    (b'{"prompt": 3, "response": "r", "label": "1"}', "prompt: expected a string or a list of chat messages"),
+    (b'{"prompt": ["hi"], "response": "r", "label": "1"}', "prompt[0]: expected a chat message object, got str"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b'{"response": "r", "label": ' + b"9" * 5000 + b"}", "body is not valid JSON"),  # Python's digit limit
+]
+
+
+@pytest.mark.parametrize(("body", "fragment"), REJECTED, ids=[f[1][:30] for f in REJECTED])
+def test_reward_payload_rejects_with_reason(body: bytes, fragment: str) -> None:
+    with pytest.raises(PayloadError) as caught:
+        parse_payload(body)
+    assert caught.value.status == 422
+    assert fragment in caught.value.message
