@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import json
-from importlib import metadata
+from importlib import metadata, util
 from pathlib import Path
 from typing import Protocol
+
+
+def package_root(top: str) -> Path | None:
+    """The folder holding the top-level package `top` (site-packages, usually), found without importing it."""
+    try:
+        spec = util.find_spec(top)
+    except (ImportError, ValueError):  # a parent package missing or broken
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).parent
 
 
 class PackageSource(Protocol):

@@ -9,11 +9,11 @@ from __future__ import annotations
 import ast
 import dataclasses
 import sysconfig
-from importlib import util
 from pathlib import Path
 
 from rlcheck import catalog
 from rlcheck.fixes.driver_guard import PTH_NAME
+from rlcheck.probes.packages import package_root
 from rlcheck.verdict import Status, Verdict
 
 WRAPPERS = {"slime": "slime/backends/megatron_utils/arguments.py", "miles": "miles/utils/arguments.py"}
@@ -22,17 +22,6 @@ KERNELS = ("slime_plugins/models/glm5/ops/tilelang_sparse_mla_bwd.py",
 MERGE_KEY = "TL_ENABLE_AGGRESSIVE_SHARED_MEMORY_MERGE"
 WS_OFF_KEY = "TL_DISABLE_WARP_SPECIALIZED"
 PROBES = ("get_device_capability", "get_device_arch_version")
-
-
-def package_root(top: str) -> Path | None:
-    """The folder holding the top-level package `top` (without importing it)."""
-    try:
-        spec = util.find_spec(top)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations))).parent
 
 
 def guards_probes(source: str) -> bool:

@@ -11,10 +11,10 @@ import json
 import os
 import re
 import sys
-from importlib import util
 from pathlib import Path
 
 from rlcheck import elf, subproc
+from rlcheck.probes.packages import package_root
 
 STEM = "torch_memory_saver_hook_mode_preload"
 # How SLIME picks the LD_PRELOAD library, by file name (slime/ray/actor_group.py).
@@ -33,10 +33,7 @@ LIBCUDART = re.compile(r"libcudart\.so\.(\d+)$")
 
 def package_dir() -> Path | None:
     """Where the hook libraries lie: beside the torch_memory_saver package (site-packages)."""
-    spec = util.find_spec("torch_memory_saver")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations))).parent
+    return package_root("torch_memory_saver")
 
 
 def choose(rule: str, folder: Path) -> Path | None:
