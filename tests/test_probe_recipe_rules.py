@@ -53,3 +53,18 @@ def test_probe_recipe_log_levels(level, status):
 def test_probe_recipe_driver_probe_reach():
     assert recipe_rules.reaches_gpu_probes(recipes.get("qwen3-30b-a3b-disaggregated"))
     assert not recipe_rules.reaches_gpu_probes(recipes.get("qwen3-4b-colocated"))
+
+
+@pytest.mark.parametrize(("parallel", "fragment"), [
+    ({"tp": 3}, "world size 16 is not divisible by TP 3 x PP 1 x CP 1"),
+    ({"ep": 3}, "world size 16 is not divisible by EP 3 x expert-TP 1 x PP 1"),
+], ids=["tp3-on-16", "ep3-on-16"])
+def test_probe_recipe_layout_fails_uneven_parallelism(parallel, fragment):
+    import dataclasses
+
+    base = recipes.get("qwen3-30b-a3b-disaggregated")
+    recipe = base.replace(parallel=dataclasses.replace(base.parallel, **parallel),
+                          placement=dataclasses.replace(base.placement, actor_gpus_per_node=8))
+    verdict = recipe_rules.evaluate_layout(recipe)
+    assert verdict.status is Status.FAIL and verdict.failure_id == "parallel-layout-mismatch"
+    assert fragment in verdict.summary
