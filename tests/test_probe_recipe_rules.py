@@ -56,7 +56,7 @@ def test_probe_recipe_driver_probe_reach():
 
 
 @pytest.mark.parametrize(("parallel", "fragment"), [
-    ({"tp": 3}, "world size 16 is not divisible by TP 3 x PP 1 x CP 1"),
+    ({"tp": 3}, "world size 16 is not divisible by TP 3 x PP 1 x CP 2"),
     ({"ep": 3}, "world size 16 is not divisible by EP 3 x expert-TP 1 x PP 1"),
 ], ids=["tp3-on-16", "ep3-on-16"])
 def test_probe_recipe_layout_fails_uneven_parallelism(parallel, fragment):
