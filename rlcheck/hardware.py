@@ -5,9 +5,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import shutil
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -144,36 +141,6 @@ def parse_nvidia_smi(csv_text: str) -> tuple[GpuInfo, ...]:
     return tuple(gpus)
 
 
-_TORCH_PROBE = (
-    "import torch\n"
-    "if torch.cuda.is_available():\n"
-    "    for i in range(torch.cuda.device_count()):\n"
-    "        p = torch.cuda.get_device_properties(i)\n"
-    "        print(f'{p.name}, {p.major}.{p.minor}, {p.total_memory // 2**20}')\n"
-)
-
-
-def _query_gpus(timeout_s: float) -> tuple[tuple[GpuInfo, ...], str]:
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        cmd = [smi, "--query-gpu=name,compute_cap,memory.total", "--format=csv,noheader,nounits"]
-        try:
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired:
-            return (), f"nvidia-smi did not answer within {timeout_s:.0f} s"
-        return parse_nvidia_smi(out.stdout), f"nvidia-smi (rc {out.returncode})"
-    try:
-        out = subprocess.run([sys.executable, "-c", _TORCH_PROBE], capture_output=True, text=True,
-                             timeout=timeout_s, check=False)
-    except subprocess.TimeoutExpired:
-        return (), f"nvidia-smi not found; torch probe did not answer within {timeout_s:.0f} s"
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        return (), f"nvidia-smi not found; torch probe failed: {last}"
-    gpus = parse_nvidia_smi(out.stdout)
-    return gpus, "nvidia-smi not found; torch.cuda" + ("" if gpus else ".is_available() is False")
-
-
 def match_profile(gpus: tuple[GpuInfo, ...]) -> HardwareProfile | None:
     if not gpus:
         return None
@@ -186,7 +153,10 @@ def match_profile(gpus: tuple[GpuInfo, ...]) -> HardwareProfile | None:
 @functools.cache
 def detect(timeout_s: float = 30.0) -> Detection:
     """This machine's GPUs and the profile they map to (None when no GPU or no profile fits)."""
-    gpus, how = _query_gpus(timeout_s)
+    from rlcheck.probes.node import read_gpus  # the same reading the per-node fan-out takes
+
+    reading = read_gpus(timeout_s)
+    gpus, how = reading.gpus, reading.error or reading.source
     profile = match_profile(gpus)
     if not gpus:
         evidence = f"auto: no GPU found ({how})"
