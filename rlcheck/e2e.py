@@ -19,8 +19,6 @@ from rlcheck import catalog, launch
 from rlcheck.verdict import Status, Verdict
 from rlcheck.watch import Event, Watcher
 
-TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")
-
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class CaseRun:
@@ -65,26 +63,15 @@ def _poll_logs(dashboard_url: str, job_id: str, lines: queue.Queue[str | None], 
     lines.put(None)
 
 
-def _await_terminal(client: Any, job_id: str, timeout_s: float) -> str | None:
-    """The job's terminal status once it has one, None if it has none within timeout_s."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        status = str(client.get_job_status(job_id).value)
-        if status in TERMINAL:
-            return status
-        time.sleep(0.2)
-    return None
-
-
 def _finish(dashboard_url: str, job_id: str, *, stop: bool) -> str:
     """Stop the job (or let it end by itself, within a minute), and say how it ended."""
     from ray.job_submission import JobSubmissionClient
 
     client = JobSubmissionClient(dashboard_url)
-    if not stop and (status := _await_terminal(client, job_id, 60.0)):
+    if not stop and (status := launch.await_terminal(client, job_id, 60.0)):
         return status
     client.stop_job(job_id)
-    return _await_terminal(client, job_id, 30.0) or "STOP-TIMEOUT"
+    return launch.await_terminal(client, job_id, 30.0) or "STOP-TIMEOUT"
 
 
 def run_case(dashboard_url: str, argv: Sequence[str], watcher: Watcher, *, log_path: Path,

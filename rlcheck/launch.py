@@ -81,20 +81,26 @@ def submit_entrypoint(dashboard_url: str, entrypoint_text: str) -> str:
     return _submit(dashboard_url, entrypoint=entrypoint_text)
 
 
+def await_terminal(client: Any, job_id: str, timeout_s: float, poll_s: float = 0.2) -> str | None:
+    """The job's terminal status (SUCCEEDED, FAILED, STOPPED) once it has one; None if not within timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status = client.get_job_status(job_id)
+        if status.is_terminal():
+            return str(status.value)
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(poll_s)
+
+
 def wait_job(dashboard_url: str, job_id: str, *, timeout_s: float, poll_s: float = 0.5) -> JobOutcome:
     """Wait for the job to finish (bounded); on timeout stop it and say TIMEOUT."""
     from ray.job_submission import JobSubmissionClient
 
     client = JobSubmissionClient(dashboard_url)
     start = time.monotonic()
-    while True:
-        status = client.get_job_status(job_id)
-        if status.is_terminal():
-            break
-        if time.monotonic() - start > timeout_s:
-            client.stop_job(job_id)
-            return JobOutcome(job_id=job_id, status="TIMEOUT", logs=client.get_job_logs(job_id),
-                              elapsed_s=time.monotonic() - start)
-        time.sleep(poll_s)
-    return JobOutcome(job_id=job_id, status=str(status.value), logs=client.get_job_logs(job_id),
+    status = await_terminal(client, job_id, timeout_s, poll_s)
+    if status is None:
+        client.stop_job(job_id)
+    return JobOutcome(job_id=job_id, status=status or "TIMEOUT", logs=client.get_job_logs(job_id),
                       elapsed_s=time.monotonic() - start)

@@ -60,8 +60,8 @@ def polling(url: str, failure_id: str, interval_s: float = 2.0) -> float:
         logs = client.get_job_logs(job)
         if any(matcher.match_line(line) for line in logs.splitlines()):
             client.stop_job(job)
-            while not client.get_job_status(job).is_terminal():
-                time.sleep(0.1)
+            if launch.await_terminal(client, job, 30.0, poll_s=0.1) is None:
+                raise TimeoutError(f"baseline: job {job} not stopped within 30 s")
             return time.time() - signature_time(logs)
         time.sleep(interval_s)
     client.stop_job(job)
