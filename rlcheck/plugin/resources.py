@@ -25,15 +25,14 @@ def local_ray() -> Iterator[RayEndpoints]:
 
 
 @pytest.fixture(scope="session")
-def ray_cluster(pytestconfig: pytest.Config) -> Iterator[RayEndpoints]:
-    """The cluster under check: --ray-address when given, else an embedded loopback Ray."""
+def ray_cluster(pytestconfig: pytest.Config, request: pytest.FixtureRequest) -> RayEndpoints:
+    """The cluster under check: --ray-address when given, else the session's embedded loopback Ray (local_ray)."""
     address = get_context(pytestconfig).ray_address
     if address is None:
-        with EmbeddedRay() as endpoints:
-            yield endpoints
-        return
+        endpoints: RayEndpoints = request.getfixturevalue("local_ray")  # one embedded Ray per session, not two
+        return endpoints
     dashboard = address if address.startswith("http") else ""
-    yield RayEndpoints(gcs_address=address, dashboard_url=dashboard, nodes=0)
+    return RayEndpoints(gcs_address=address, dashboard_url=dashboard, nodes=0)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
