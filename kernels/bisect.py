@@ -19,24 +19,14 @@ import importlib
 import itertools
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kernels.config import SHIPPED_BWD_CONFIG, PassConfig
+from kernels.outcome import Outcome
 
 FLIP_FIELDS: tuple[str, ...] = ("aggressive_merge", "warp_specialized", "num_stages", "tma_lower")
 DEFAULT_FACTORY = "kernels.bisect_target:sparse_mla_bwd_target"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Outcome:
-    bad: bool
-    """The kernel failed its check (non-finite values or error over the bound)."""
-    detail: str
-    """One line, e.g. `dq: nonfinite 98.2%, ...`."""
-    error: str = ""
-    """Compile or launch error; an errored trial is neither bad nor a cure."""
-    metrics: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

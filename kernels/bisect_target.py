@@ -7,8 +7,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kernels.bisect import Outcome
 from kernels.config import DEFAULT_FWD_CONFIG, MlaShape, PassConfig, padded_heads
+from kernels.outcome import Outcome
 from kernels.variants import KernelSpec
 
 

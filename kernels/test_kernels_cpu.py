@@ -10,11 +10,12 @@ import sys
 import pytest
 import torch
 
-from kernels.bisect import Outcome, bisect, render
+from kernels.bisect import bisect, render
 from kernels.config import MlaShape, PassConfig, padded_heads
 from kernels.inputs import PADDING_PATTERNS, live_blocks, make_indices
 from kernels.known_issues import config_triggers_merge_miscompile, tilelang_in_affected_range
 from kernels.metrics import compare
+from kernels.outcome import Outcome
 from kernels.reference import reference_backward, reference_forward
 
 KERNEL_MODULES = (

@@ -9,14 +9,14 @@ CUDA_DEVICE_MAX_CONNECTIONS=1, the remedy.
 
 from __future__ import annotations
 
-from rlcheck import megatron_args
 from rlcheck.hardware import get_profile
-from rlcheck.reproduce import Reproduction, judge, versions_for
+from rlcheck.repro import megatron_args
+from rlcheck.repro.reproduce import Reproduction, versions_for
 
 FAILURE_ID = "cuda-device-max-connections"
 
 
-def test_repro_cuda_device_max_connections(record_verdict):
+def test_repro_cuda_device_max_connections(record_reproduction):
     argv = megatron_args.qwen3_30b_a3b_argv()
     world_size = megatron_args.SEED_30B_WORLD_SIZE
     hopper = get_profile("h200").compute_capability
@@ -29,5 +29,4 @@ def test_repro_cuda_device_max_connections(record_verdict):
                           reproduced=unset.matches(FAILURE_ID), fix_verified=fixed.ok, evidence=evidence,
                           details=f"{unset.output.tail()}\n--- CUDA_DEVICE_MAX_CONNECTIONS=1 ---\n"
                                   f"{fixed.output.tail(4)}")
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

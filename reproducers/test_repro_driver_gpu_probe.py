@@ -13,14 +13,14 @@ reproducer.
 
 from __future__ import annotations
 
-from rlcheck import megatron_args
 from rlcheck.hardware import get_profile
-from rlcheck.reproduce import Reproduction, judge, versions_for
+from rlcheck.repro import megatron_args
+from rlcheck.repro.reproduce import Reproduction, versions_for
 
 FAILURE_ID = "driver-gpu-probe"
 
 
-def test_repro_driver_gpu_probe(record_verdict):
+def test_repro_driver_gpu_probe(record_reproduction):
     argv = megatron_args.qwen3_30b_a3b_argv()
     world_size = megatron_args.SEED_30B_WORLD_SIZE
     capability = get_profile("b300").compute_capability
@@ -31,5 +31,4 @@ def test_repro_driver_gpu_probe(record_verdict):
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
                           reproduced=bare.matches(FAILURE_ID), fix_verified=guarded.ok, evidence=evidence,
                           details=f"{bare.output.tail()}\n--- guarded ---\n{guarded.output.tail(4)}")
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

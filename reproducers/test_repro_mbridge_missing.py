@@ -4,7 +4,7 @@ Proves, with the real packages in child processes (HF_HUB_OFFLINE / TRANSFORMERS
 reaches the network): the conversion tool's imports (megatron.core, then `from mbridge import
 AutoBridge`) fail with Python's own ModuleNotFoundError in an environment without mbridge. mbridge is
 made absent, not faked: the child runs with `python -S` on a mirror of this environment's
-site-packages that leaves mbridge out (rlcheck.site_mirror), so the import system itself reports it.
+site-packages that leaves mbridge out (rlcheck.repro.site_mirror), so the import system itself reports it.
 With mbridge, AutoBridge.from_pretrained maps a tiny local Qwen3 config.json (hidden 64, 2 layers,
 4 heads, 2 KV heads, vocab 1000) to a Megatron TransformerConfig on CPU (gloo, world size 1,
 127.0.0.1, model parallel 1 x 1) with num_layers 2, hidden_size 64, 4 heads and 2 query groups.
@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import sys
 
-from rlcheck import site_mirror, subproc
-from rlcheck.reproduce import Reproduction, judge
-from rlcheck.wait import free_loopback_port
+from rlcheck.process import subproc
+from rlcheck.process.wait import free_loopback_port
+from rlcheck.repro import site_mirror
+from rlcheck.repro.reproduce import Reproduction
 
 FAILURE_ID = "mbridge-missing"
 IMPORTS = "import megatron.core\nprint('megatron.core imported', flush=True)\nfrom mbridge import AutoBridge\n"
@@ -61,7 +62,7 @@ def convert_config(tmp_path) -> tuple[dict[str, object] | None, subproc.Complete
     return (json.loads(line.removeprefix("RESULT ")) if line else None), done
 
 
-def test_repro_mbridge_missing(record_verdict, tmp_path):
+def test_repro_mbridge_missing(record_reproduction, tmp_path):
     absent = import_without_mbridge(tmp_path)
     missing = "megatron.core imported" in absent.stdout and "No module named 'mbridge'" in absent.stderr
     mapped, done = convert_config(tmp_path)
@@ -71,5 +72,4 @@ def test_repro_mbridge_missing(record_verdict, tmp_path):
                 f"{mapped.get('bridge') if mapped else None} {json.dumps(mapped)}")
     result = Reproduction(failure_id=FAILURE_ID, versions={}, reproduced=missing, fix_verified=mapped_ok,
                           evidence=evidence, details=f"{absent.tail()}\n--- with mbridge ---\n{done.tail(5)}")
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

@@ -4,15 +4,16 @@ Proves, with the real wheels: megatron-core 0.16.1 (side directory megatron-core
 megatron.core on CPU but cannot provide SLIME's `megatron.training.arguments.validate_args`
 (ModuleNotFoundError); the installed megatron-core (0.19.2, a release >= 0.17) parses and validates
 a two-layer model with it in a child process. megatron is a namespace package, so the 0.16.1 child
-runs on a mirror of site-packages without the installed megatron (rlcheck.site_mirror); otherwise it
+runs on a mirror of site-packages without the installed megatron (rlcheck.repro.site_mirror); otherwise it
 would borrow 0.19.2's megatron.training.
 """
 
 from __future__ import annotations
 
-from rlcheck import megatron_args, sidecar, site_mirror, subproc
 from rlcheck.catalog import installed_versions
-from rlcheck.reproduce import Reproduction, judge
+from rlcheck.process import subproc
+from rlcheck.repro import megatron_args, sidecar, site_mirror
+from rlcheck.repro.reproduce import Reproduction
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "megatron-training-missing"
@@ -34,7 +35,7 @@ def import_validate_args_from(side: str, tmp_path) -> tuple[str | None, subproc.
     return version, done
 
 
-def test_repro_megatron_training_missing(record_verdict, tmp_path):
+def test_repro_megatron_training_missing(record_verdict, record_reproduction, tmp_path):
     side = sidecar.path(SIDE)
     if side is None:
         record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=sidecar.missing(SIDE)))
@@ -49,5 +50,4 @@ def test_repro_megatron_training_missing(record_verdict, tmp_path):
     result = Reproduction(failure_id=FAILURE_ID, versions={"megatron-core": old_version}, reproduced=missing,
                           fix_verified=current.ok, evidence=evidence,
                           details=f"{old.tail()}\n--- megatron-core {installed} ---\n{current.output.tail(4)}")
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

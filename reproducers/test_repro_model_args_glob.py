@@ -3,7 +3,7 @@
 Proves through a real Ray job on loopback: a job whose inner bash expands ${MODEL_ARGS[@]} unquoted,
 in a working directory holding a file named `1` (Qwen3-30B-A3B) or `03+175` (GLM-5.2), hands train.py
 the file name instead of the pattern; real Megatron's parser then rejects the GLM-5.2 value
-(`invalid moe_freq_type value`). Quoting each token survives, and so does rlcheck.launch.
+(`invalid moe_freq_type value`). Quoting each token survives, and so does rlcheck.cluster.launch.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck import argv_probe, launch, subproc
-from rlcheck.reproduce import Reproduction, judge, versions_for
+from rlcheck.cluster import launch
+from rlcheck.process import subproc
+from rlcheck.repro import argv_probe
+from rlcheck.repro.reproduce import Reproduction, versions_for
 
 FAILURE_ID = "model-args-glob"
 CASES = {"qwen3-30b-a3b": ("[1,1,1,1]", "1"), "glm5.2": ("[0]*3+[1]*75", "03+175")}
@@ -57,19 +59,18 @@ def one_case(dashboard_url: str, folder: Path, pattern: str, decoy: str) -> dict
     quoted = run_job(dashboard_url, launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=True)]))
     ours = run_job(dashboard_url, launch.entrypoint(
         [sys.executable, str(folder / "print_argv.py"), "--moe-layer-freq", pattern, "--num-experts", "128"]))
-    return {"unquoted": unquoted, "quoted": quoted, "rlcheck.launch": ours, "pattern": pattern}
+    return {"unquoted": unquoted, "quoted": quoted, "rlcheck.cluster.launch": ours, "pattern": pattern}
 
 
 @pytest.mark.slow
-def test_repro_model_args_glob(record_verdict, local_ray, tmp_path):
+def test_repro_model_args_glob(record_reproduction, local_ray, tmp_path):
     seen = {name: one_case(local_ray.dashboard_url, tmp_path / name, *case) for name, case in CASES.items()}
     globbed = all(r["unquoted"] and r["unquoted"][1] == CASES[n][1] for n, r in seen.items())
-    intact = all(r[k] and r[k][1] == r["pattern"] for r in seen.values() for k in ("quoted", "rlcheck.launch"))
+    intact = all(r[k] and r[k][1] == r["pattern"] for r in seen.values() for k in ("quoted", "rlcheck.cluster.launch"))
     megatron = megatron_reads(list(seen["glm5.2"]["unquoted"] or []))
     evidence = "; ".join(f"{n}: {r['pattern']} -> {json.dumps((r['unquoted'] or ['?', '?'])[1])} unquoted, "
                          f"kept when quoted" for n, r in seen.items()) + f"; Megatron on the GLM-5.2 argv: {megatron}"
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
                           reproduced=globbed and "invalid moe_freq_type value" in megatron, fix_verified=intact,
                           evidence=evidence)
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

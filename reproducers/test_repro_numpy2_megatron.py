@@ -21,11 +21,12 @@ import dataclasses
 
 import pytest
 
-from rlcheck import megatron_args, sidecar, subproc
 from rlcheck.catalog import get
-from rlcheck.reproduce import Reproduction, judge
+from rlcheck.process import subproc
+from rlcheck.process.wait import free_loopback_port
+from rlcheck.repro import megatron_args, sidecar
+from rlcheck.repro.reproduce import Reproduction
 from rlcheck.verdict import Status, Verdict
-from rlcheck.wait import free_loopback_port
 
 FAILURE_ID = "numpy2-megatron"
 SAVE_PREPROCESS = """
@@ -95,7 +96,7 @@ def could_not_run(run: Saved) -> Verdict | None:
                    summary=f"save_preprocess could not run ({run.output.why()}): {run.outcome()}")
 
 
-def test_repro_numpy2_megatron(record_verdict, tmp_path):
+def test_repro_numpy2_megatron(record_verdict, record_reproduction, tmp_path):
     dirs = side_dirs("megatron-core-0.15", "numpy-2")
     if isinstance(dirs, Verdict):
         record_verdict(dirs)
@@ -109,12 +110,11 @@ def test_repro_numpy2_megatron(record_verdict, tmp_path):
                 f"pinned {pinned.outcome()}")
     result = Reproduction(failure_id=FAILURE_ID, versions=broken.versions, reproduced=broken.reproduced(),
                           fix_verified=pinned.completed, evidence=evidence, details=broken.output.tail())
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)
 
 
 @pytest.mark.parametrize("megatron_side", [None, "megatron-core-0.16"], ids=["installed", "megatron-core-0.16"])
-def test_repro_numpy2_megatron_fixed_release(record_verdict, tmp_path, megatron_side):
+def test_repro_numpy2_megatron_fixed_release(record_verdict, record_reproduction, tmp_path, megatron_side):
     dirs = side_dirs(*filter(None, (megatron_side, "numpy-2")))
     if isinstance(dirs, Verdict):
         record_verdict(dirs)
@@ -126,5 +126,4 @@ def test_repro_numpy2_megatron_fixed_release(record_verdict, tmp_path, megatron_
     result = Reproduction(failure_id=FAILURE_ID, versions=run.versions, reproduced=run.reproduced(),
                           fix_verified=False, details=run.output.tail(),
                           evidence=f"dist_checkpointing save_preprocess, {run.outcome()}")
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

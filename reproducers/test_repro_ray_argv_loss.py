@@ -5,7 +5,7 @@ list2cmdline and the job supervisor runs it with /bin/sh -c, so the outer shell 
 ${MODEL_ARGS[@]} before the inner bash sourced the model file. With dash as /bin/sh the job fails
 with `Bad substitution`; with bash as /bin/sh it succeeds with no model args. The CLI and the Jobs
 SDK behave the same. The fixes deliver every token: a launcher script with argv after `--`, and
-rlcheck.launch (a shlex-joined entrypoint).
+rlcheck.cluster.launch (a shlex-joined entrypoint).
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck import argv_probe, launch, subproc
-from rlcheck.cluster import EmbeddedRay, EmbeddedRayError
-from rlcheck.reproduce import Reproduction, judge, versions_for
+from rlcheck.cluster import launch
+from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError
+from rlcheck.process import subproc
+from rlcheck.repro import argv_probe
+from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "ray-argv-loss"
@@ -61,11 +63,11 @@ def through_ray(dashboard_url: str, tmp_path: Path) -> tuple[bool, bool, str]:
     lost = all(got != MODEL_ARGS for got, _ in (cli, sdk))
     intact = all(got == [*MODEL_ARGS, "--extra", "1"] for got, _ in (launcher, ours))
     evidence = (f"CLI bash -c: {describe(*cli)}; SDK: {describe(*sdk)}; launcher: {describe(*launcher)}; "
-                f"rlcheck.launch: {describe(*ours)} (of {len(MODEL_ARGS)} model args + 2)")
+                f"rlcheck.cluster.launch: {describe(*ours)} (of {len(MODEL_ARGS)} model args + 2)")
     return lost, intact, evidence
 
 
-def test_repro_ray_argv_loss_shell_mechanism(record_verdict, tmp_path):
+def test_repro_ray_argv_loss_shell_mechanism(record_reproduction, tmp_path):
     """Ray's join and run, without Ray: list2cmdline + shell=True, under this machine's sh and bash."""
     model, printer = files(tmp_path)
     unsafe = argv_probe.unsafe_bash_c(model, printer, quote_expansion=True)
@@ -82,17 +84,15 @@ def test_repro_ray_argv_loss_shell_mechanism(record_verdict, tmp_path):
                           reproduced=all(got != MODEL_ARGS for got in seen.values()),
                           fix_verified=argv_probe.printed_argv(safe.stdout) == MODEL_ARGS,
                           evidence=f"list2cmdline + sh -c: {evidence}; shlex.join: intact")
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)
 
 
 @pytest.mark.slow
-def test_repro_ray_argv_loss(record_verdict, local_ray, tmp_path):
+def test_repro_ray_argv_loss(record_reproduction, local_ray, tmp_path):
     lost, intact, evidence = through_ray(local_ray.dashboard_url, tmp_path)
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=lost,
                           fix_verified=intact, evidence=f"/bin/sh is {argv_probe.system_sh()}: {evidence}")
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)
 
 
 def other_shell_wrapper() -> tuple[list[str], str] | None:
@@ -105,7 +105,7 @@ def other_shell_wrapper() -> tuple[list[str], str] | None:
 
 
 @pytest.mark.slow
-def test_repro_ray_argv_loss_other_sh(record_verdict, tmp_path):
+def test_repro_ray_argv_loss_other_sh(record_verdict, record_reproduction, tmp_path):
     """The same through a Ray head whose /bin/sh is the other shell (RHEL-like images have bash)."""
     wrapper = other_shell_wrapper()
     if wrapper is None or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
@@ -121,5 +121,4 @@ def test_repro_ray_argv_loss_other_sh(record_verdict, tmp_path):
         return
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=lost,
                           fix_verified=intact, evidence=f"/bin/sh bound to {shell}: {evidence}")
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

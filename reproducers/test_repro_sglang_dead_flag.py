@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import sys
 
-from rlcheck import subproc
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
-from rlcheck.reproduce import Reproduction, judge, versions_for
+from rlcheck.process import subproc
+from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status
 
 FAILURE_ID = "sglang-dead-flag"
@@ -60,7 +60,7 @@ def slime_style_parse() -> dict:
     return json.loads(line.removeprefix("RESULT "))
 
 
-def test_repro_sglang_dead_flag(record_verdict):
+def test_repro_sglang_dead_flag(record_reproduction):
     seen = slime_style_parse()
     check = evaluate_sglang_flags(RECIPE_FLAGS, collect_sglang_options())
     dropped = seen["unknown"] == ["--sglang-enable-ep-moe"] and not seen["ep_fields"]
@@ -70,5 +70,4 @@ def test_repro_sglang_dead_flag(record_verdict):
                 f"mem_fraction_static={seen['mem_fraction']}, dropped {seen['unknown']}; rlcheck: {check.summary}")
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=reproduced,
                           fix_verified=caught, evidence=evidence, details=check.details)
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

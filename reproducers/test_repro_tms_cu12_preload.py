@@ -5,20 +5,20 @@ torch_memory_saver_hook_mode_preload.abi3.so) picks a file whose NEEDED entries 
 libcudart.so.12; loading it in a fresh process on this CUDA 13 runtime fails with
 `libcudart.so.12: cannot open shared object file`. The package's own CUDA-aware resolver picks the
 _cu13 file, which loads. The NVIDIA driver is absent here: a stub libcuda.so.1 built by the test with
-the C compiler stands in for it (rlcheck.cuda_stub), so only libcudart decides.
+the C compiler stands in for it (rlcheck.repro.cuda_stub), so only libcudart decides.
 """
 
 from __future__ import annotations
 
-from rlcheck import cuda_stub
 from rlcheck.probes import tms
-from rlcheck.reproduce import Reproduction, judge, versions_for
+from rlcheck.repro import cuda_stub
+from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "tms-cu12-preload"
 
 
-def test_repro_tms_cu12_preload(record_verdict, tmp_path):
+def test_repro_tms_cu12_preload(record_verdict, record_reproduction, tmp_path):
     folder, cache = tms.package_dir(), tms.ldconfig_dirs()
     assert folder is not None, "torch_memory_saver is not installed in this environment"
     has_cu12 = tms.find_on_loader_path("libcudart.so.12", "", cache)
@@ -39,5 +39,4 @@ def test_repro_tms_cu12_preload(record_verdict, tmp_path):
                 f"{'loads' if fixed else 'does not load: ' + good.tail(1)}")
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=reproduced,
                           fix_verified=fixed, evidence=evidence)
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

@@ -5,7 +5,7 @@ Proves, with the real torch_memory_saver 0.0.10 wheel and the CUDA 13 runtime fr
 `libcudart.so.13: cannot open shared object file` when the loader cannot see that folder (the
 system's ld.so.cache is hidden from the child with `unshare -m` and a bind mount, as in an image whose
 CUDA comes only from pip), and loads once the folder is on LD_LIBRARY_PATH. A stub libcuda.so.1
-built by the test stands in for the absent driver (rlcheck.cuda_stub).
+built by the test stands in for the absent driver (rlcheck.repro.cuda_stub).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from rlcheck import cuda_stub
 from rlcheck.probes import tms
-from rlcheck.reproduce import Reproduction, judge, versions_for
+from rlcheck.repro import cuda_stub
+from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "tms-loader-unresolved"
@@ -23,7 +23,7 @@ HIDE_LD_CACHE = ("unshare", "-m", "--propagation", "private", "sh", "-c",
                  'mount --bind /dev/null /etc/ld.so.cache && exec "$@"', "sh")
 
 
-def test_repro_tms_loader_unresolved(record_verdict, tmp_path):
+def test_repro_tms_loader_unresolved(record_verdict, record_reproduction, tmp_path):
     folder = tms.package_dir()
     assert folder is not None, "torch_memory_saver is not installed in this environment"
     pip_cuda = folder / "nvidia" / "cu13" / "lib"
@@ -45,5 +45,4 @@ def test_repro_tms_loader_unresolved(record_verdict, tmp_path):
                 f"{'loads' if fixed else good.tail(1)}")
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=reproduced,
                           fix_verified=fixed, evidence=evidence)
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

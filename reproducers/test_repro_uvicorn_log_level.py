@@ -12,10 +12,11 @@ import json
 import sys
 import time
 
-from rlcheck import sidecar, subproc
-from rlcheck.reproduce import Reproduction, judge, versions_for
+from rlcheck.process import subproc
+from rlcheck.process.wait import free_loopback_port, wait_http_ok
+from rlcheck.repro import sidecar
+from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
-from rlcheck.wait import free_loopback_port, wait_http_ok
 
 FAILURE_ID = "uvicorn-log-level"
 SERVER = """
@@ -82,7 +83,7 @@ def sglang_keeps_level(tmp_path) -> dict[str, str]:
     return json.loads(line.removeprefix("RESULT "))
 
 
-def test_repro_uvicorn_log_level(record_verdict, tmp_path):
+def test_repro_uvicorn_log_level(record_reproduction, tmp_path):
     sglang = sglang_keeps_level(tmp_path)
     bad, good = serve("WARN"), serve("warning")
     rejected = bad.exited_early and "KeyError: 'warn'" in bad.output.stderr
@@ -92,11 +93,10 @@ def test_repro_uvicorn_log_level(record_verdict, tmp_path):
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
                           reproduced=rejected and sglang["server_args"] == "WARN", fix_verified=good.answered,
                           evidence=evidence, details=bad.output.tail())
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)
 
 
-def test_repro_uvicorn_log_level_older_uvicorn(record_verdict):
+def test_repro_uvicorn_log_level_older_uvicorn(record_verdict, record_reproduction):
     side = sidecar.path("uvicorn-0.44")
     if side is None:
         record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=sidecar.missing("uvicorn-0.44")))
@@ -107,11 +107,10 @@ def test_repro_uvicorn_log_level_older_uvicorn(record_verdict):
                           fix_verified=lower.answered, details=upper.output.tail(),
                           evidence=f"uvicorn 0.44.0 log_level='WARNING': {upper.output.why()}, "
                                    f"'warning': {'served 200' if lower.answered else 'did not serve'}")
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)
 
 
-def test_repro_uvicorn_log_level_unbounded_wait(record_verdict):
+def test_repro_uvicorn_log_level_unbounded_wait(record_reproduction):
     port = free_loopback_port()
     url = f"http://127.0.0.1:{port}/health_generate"
     server = subproc.start([sys.executable, "-c", SERVER_KEPT_ALIVE, str(port), "WARN"])
@@ -130,5 +129,4 @@ def test_repro_uvicorn_log_level_unbounded_wait(record_verdict):
                 f"rlcheck wait ended in {bounded_s:.1f} s: {bounded.last_error}")
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=hung,
                           fix_verified=ended, evidence=evidence)
-    verdict, state = judge(result)
-    record_verdict(verdict, reproduction=state)
+    record_reproduction(result)

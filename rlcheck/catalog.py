@@ -66,8 +66,6 @@ class KnownFailure:
     upstream: tuple[str, ...] = ()
     affected: tuple[Affected, ...] = ()
     """Package ranges where the failure is live; empty when it is not tied to a version."""
-    check: str = ""
-    """Preflight test id that catches it before launch ('' while none exists)."""
     reproducer: str = ""
     """Reproducer test id ('' while none exists)."""
     source: str = ""
@@ -85,10 +83,10 @@ class KnownFailure:
                 raise ValueError(f"{field}='': required")
         if not self.signatures or not self.examples or not self.near_misses:
             raise ValueError("signatures, examples and near_misses: each needs at least one line")
-        for field in ("check", "reproducer"):
-            value = getattr(self, field)
-            if value and not _TEST_ID.fullmatch(value):
-                raise ValueError(f"{field}={value!r}: a test id such as 'checks/test_image.py::test_image_x'")
+        if self.reproducer and not _TEST_ID.fullmatch(self.reproducer):
+            raise ValueError(f"reproducer={self.reproducer!r}: a test id such as "
+                             "'reproducers/test_repro_x.py::test_repro_x' (the preflight check that guards an entry "
+                             "is the check registry's to say)")
         compiled = [_compile(s) for s in self.signatures]
         for line in self.examples:
             if not any(c.search(line) for c in compiled):

@@ -22,8 +22,6 @@ class Status(enum.StrEnum):
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Verdict:
-    check_id: str
-    """Which check or reproducer judged (derived from the test's module and name)."""
     status: Status
     summary: str
     """One line: what was observed against what was expected, with units."""
@@ -35,12 +33,13 @@ class Verdict:
     """The known-failure catalogue id this verdict is about."""
     remedy: str = ""
     """What to do, when status is not PASS."""
+    check_id: str = ""
+    """Which check or reproducer judged. Probes leave it empty: the check registry (or, for reproducers and
+    test cases, the test's name) stamps it, so an id lives in one place."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.status, Status):
             raise ValueError(f"status={self.status!r}: one of {', '.join(s.value for s in Status)}")
-        if not self.check_id:
-            raise ValueError("check_id='': a non-empty id is required")
         if "\n" in self.summary:
             raise ValueError(f"summary={self.summary!r}: must be one line (put the rest in details)")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from rlcheck.slime_log import milestones
-from rlcheck.watch import Milestone
+from rlcheck.e2e.slime_log import milestones
+from rlcheck.e2e.watch import Milestone
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

@@ -13,11 +13,14 @@ import urllib.request
 
 import pytest
 
-from rlcheck import e2e, gate, recipes, render
-from rlcheck.baselines import outside
-from rlcheck.plot import plot_phase_times
+from rlcheck import recipes
+from rlcheck.deploy import render
+from rlcheck.e2e import runner as e2e
+from rlcheck.e2e.baselines import outside
+from rlcheck.e2e.plot import plot_phase_times
+from rlcheck.e2e.watch import Watcher
+from rlcheck.preflight import gate
 from rlcheck.verdict import Status, Verdict
-from rlcheck.watch import Watcher
 from testcases.cases import CASES
 
 

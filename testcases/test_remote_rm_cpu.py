@@ -16,11 +16,11 @@ from typing import Any
 import aiohttp
 import pytest
 
+from rlcheck.process.wait import free_loopback_port
 from rlcheck.reward.config import ServiceConfig
 from rlcheck.reward.harness import ServerProcess, running_server, service_argv
 from rlcheck.reward.metrics import parse_text
 from rlcheck.reward.slime_client import SLIME_CONNECTIONS, Reply, post_like_slime, slime_session
-from rlcheck.wait import free_loopback_port
 
 DEADLINE_S = ServiceConfig().scorer_timeout_s + 1.5  # the scorer's deadline, a kill and a reply on a busy machine
 CHAT = [{"role": "system", "content": "Answer in \\boxed{}."}, {"role": "user", "content": "Compute it."}]

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck import catalog, e2e, recipes
-from rlcheck.slime_log import milestones
+from rlcheck import catalog, recipes
+from rlcheck.e2e import runner as e2e
+from rlcheck.e2e.slime_log import milestones
+from rlcheck.e2e.watch import Watcher
 from rlcheck.verdict import Status
-from rlcheck.watch import Watcher
 
 STANDIN = Path(__file__).parent / "standin" / "train.py"
 PHASE_TIMEOUT_S = 6.0

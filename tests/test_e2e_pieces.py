@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck import baselines, gate, subproc
+from rlcheck.e2e import baselines
+from rlcheck.e2e.plot import plot_phase_times
 from rlcheck.hardware import get_profile
-from rlcheck.plot import plot_phase_times
+from rlcheck.preflight import gate
+from rlcheck.process import subproc
 from rlcheck.verdict import Status, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +86,7 @@ rlcheck_reward_scorer_errors_total 0
     (METRICS.replace("timeouts_total 0", "timeouts_total 3"), Status.FAIL, "scorer timeouts/errors 3"),
 ], ids=["healthy", "too-few", "non-200", "timeouts"])
 def test_e2e_remote_rm_reward_side(text, status, fragment):
-    from rlcheck import e2e
+    from rlcheck.e2e import runner as e2e
 
     verdict = e2e.reward_verdict("qwen3-4b-remote-rm", e2e.reward_counts(text), 250)
     assert verdict.status is status and fragment in verdict.summary

@@ -26,13 +26,13 @@ import psutil
 import pytest
 
 from rlcheck import hardware
-from rlcheck.cluster import EmbeddedRay, NodeSpec
-from rlcheck.fanout import fan_out
-from rlcheck.fanout_result import Outcome
+from rlcheck.cluster.fanout import fan_out
+from rlcheck.cluster.fanout_result import Outcome
+from rlcheck.cluster.local_ray import EmbeddedRay, NodeSpec
 from rlcheck.probes import node_evaluate as judge
 from rlcheck.probes.cluster_reach import judge_nodes
+from rlcheck.process.wait import free_loopback_port
 from rlcheck.verdict import Status
-from rlcheck.wait import free_loopback_port
 
 H200 = hardware.get_profile("h200")
 ROLES = ("head", "good", "faulty", "silent", "dying")
@@ -139,7 +139,7 @@ def test_fanout_faulty_silent_and_dying_nodes(cluster):
     # Killed while its probe ran: DIED. (Only if the probe had not even started by the deadline on a very loaded
     # machine is it a TIMEOUT: UNKNOWN all the same.)
     assert answers["dying"].outcome is (Outcome.DIED if seen == [True] else Outcome.TIMEOUT), answers["dying"]
-    gpus = {v.node: v for v in judge_nodes(result, judge.evaluate_node_gpus, H200, check_id="cluster_node_gpus")}
+    gpus = {v.node: v for v in judge_nodes(result, judge.evaluate_node_gpus, H200)}
     assert gpus[node_ids["good"]].status is Status.PASS
     assert gpus[node_ids["faulty"]].status is Status.FAIL and "7 GPUs; expected 8" in gpus[node_ids["faulty"]].summary
     assert gpus[node_ids["silent"]].status is Status.UNKNOWN
@@ -147,7 +147,7 @@ def test_fanout_faulty_silent_and_dying_nodes(cluster):
     assert gpus[node_ids["dying"]].status is Status.UNKNOWN
     if seen == [True]:
         assert "died during the check" in gpus[node_ids["dying"]].summary, gpus[node_ids["dying"]].summary
-    driver = {v.node: v for v in judge_nodes(result, judge.evaluate_node_driver, H200, check_id="cluster_node_driver")}
+    driver = {v.node: v for v in judge_nodes(result, judge.evaluate_node_driver, H200)}
     assert driver[node_ids["faulty"]].status is Status.FAIL and "550.54.15" in driver[node_ids["faulty"]].summary
     assert driver[node_ids["good"]].status is Status.PASS
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from rlcheck import subproc
 from rlcheck.fixes import driver_guard
-from rlcheck.megatron_args import SEED_30B_WORLD_SIZE, qwen3_30b_a3b_argv
+from rlcheck.process import subproc
+from rlcheck.repro.megatron_args import SEED_30B_WORLD_SIZE, qwen3_30b_a3b_argv
 
 VALIDATE = """
 import site, sys

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from rlcheck import hardware
+from rlcheck.probes import gpus as gpu_reading
 
 SMI = Path(__file__).parent / "data" / "nvidia_smi"
 PROFILES = hardware.load_profiles()
@@ -31,14 +32,14 @@ def test_hardware_b300_records_disagreeing_memory_sources():
     ("gb200.csv", "gb200"), ("gb300.csv", "gb300"), ("a10g_no_profile.csv", None),
 ])
 def test_hardware_nvidia_smi_maps_to_profile(recording, expected):
-    gpus = hardware.parse_nvidia_smi((SMI / recording).read_text())
-    profile = hardware.match_profile(gpus)
+    gpus = gpu_reading.parse_nvidia_smi((SMI / recording).read_text())
+    profile = gpu_reading.match_profile(gpus)
     assert (profile.name if profile else None) == expected
 
 
 def test_hardware_nvidia_smi_parse_skips_garbage():
-    gpus = hardware.parse_nvidia_smi("NVIDIA H200, 9.0, 143771\nNo devices were found\n, ,\n")
-    assert gpus == (hardware.GpuInfo(name="NVIDIA H200", compute_capability="9.0", memory_mib=143771),)
+    gpus = gpu_reading.parse_nvidia_smi("NVIDIA H200, 9.0, 143771\nNo devices were found\n, ,\n")
+    assert gpus == (gpu_reading.GpuInfo(name="NVIDIA H200", compute_capability="9.0", memory_mib=143771),)
 
 
 @pytest.mark.parametrize(("change", "message"), [

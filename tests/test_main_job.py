@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from rlcheck import subproc
+from rlcheck.process import subproc
 
 ROOT = Path(__file__).resolve().parents[1]
 

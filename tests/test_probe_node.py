@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck import hardware, recipes, subproc
-from rlcheck.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
-from rlcheck.probes import node
+from rlcheck import hardware, recipes
+from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
+from rlcheck.probes import gpus, node
 from rlcheck.probes import node_evaluate as judge
 from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
 from rlcheck.probes.cluster_reach import evaluate_reachable, judge_nodes
-from rlcheck.recipes.bad import BAD_VARIANTS
+from rlcheck.process import subproc
 from rlcheck.verdict import Status
+from tests.bad_recipes import BAD_VARIANTS
 
 RECORDINGS = Path(__file__).parent / "data" / "observations" / "node"
 H200 = hardware.get_profile("h200")
@@ -73,6 +74,15 @@ def test_probe_node_every_recording_is_used():
     assert {t[0] for t in TABLE} == {p.name for p in RECORDINGS.glob("*.json")}
 
 
+def test_probe_node_observation_without_a_defaulted_fact_loads_and_unknown_keys_fail():
+    data = json.loads((RECORDINGS / "h200_node_healthy.json").read_text())["observation"]
+    older = {k: v for k, v in data.items() if k not in ("efa_devices", "ld_library_path")}
+    obs = node.NodeObservation.from_dict(older)
+    assert obs.efa_devices == () and obs.ld_library_path == ""
+    with pytest.raises(ValueError, match=r"node observation keys \['from_the_future'\]"):
+        node.NodeObservation.from_dict({**data, "from_the_future": 1})
+
+
 def test_probe_node_observation_round_trips_through_json():
     _, obs = load("h200_node_healthy.json")
     assert node.NodeObservation.from_dict(json.loads(json.dumps(obs.to_dict()))) == obs
@@ -88,7 +98,7 @@ def test_probe_node_judge_nodes_marks_silent_and_dead_nodes_unknown():
     result = FanoutResult(address="127.0.0.1:6379", connected=True, tried="ray.init", nodes=(
         _answer("h200_node_healthy.json"), _answer("h200_node_7_gpus.json", Outcome.TIMEOUT, "no answer within 60 s"),
         _answer("cpu_worker.json", Outcome.DIED, "NodeDiedError: the raylet died")))
-    verdicts = judge_nodes(result, GPUS, H200, check_id="cluster_node_gpus")
+    verdicts = judge_nodes(result, GPUS, H200)
     assert [v.status for v in verdicts] == [Status.PASS, Status.UNKNOWN, Status.UNKNOWN]
     assert "did not answer (no answer within 60 s)" in verdicts[1].summary
     assert "died during the check (NodeDiedError" in verdicts[2].summary
@@ -97,7 +107,7 @@ def test_probe_node_judge_nodes_marks_silent_and_dead_nodes_unknown():
 def test_probe_node_unreachable_ray_is_one_unknown_naming_what_was_tried():
     result = FanoutResult(address="ray://10.0.0.1:10001", connected=False, tried="ray.init with a 30 s deadline",
                           error="ray.init did not return within 30 s")
-    for verdict in (*judge_nodes(result, SHM, H200, check_id="cluster_node_shm"), evaluate_reachable(result),
+    for verdict in (*judge_nodes(result, SHM, H200), evaluate_reachable(result),
                     evaluate_cluster_gpus(collect_cluster_gpus(result), 16, "qwen3-4b-colocated")):
         assert verdict.status is Status.UNKNOWN and "ray://10.0.0.1:10001 not reached" in verdict.summary
 
@@ -159,16 +169,16 @@ def test_probe_node_reads_gpus_from_nvidia_smi_on_path(tmp_path, monkeypatch):
     line = "NVIDIA H200, 9.0, 143771, 580.65.06"
     _executable(tmp_path / "nvidia-smi", "#!/bin/sh\n" + "".join(f"echo '{line}'\n" for _ in range(8)))
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    reading = node.read_gpus(timeout_s=10)
+    reading = gpus.read_gpus(timeout_s=10)
     assert len(reading.gpus) == 8 and reading.driver_version == "580.65.06" and not reading.error
-    assert hardware.match_profile(reading.gpus) == hardware.get_profile("h200")
+    assert gpus.match_profile(reading.gpus) == hardware.get_profile("h200")
 
 
 def test_probe_node_hung_nvidia_smi_is_an_error_within_its_bound(tmp_path, monkeypatch):
     _executable(tmp_path / "nvidia-smi", "#!/bin/sh\nexec sleep 60\n")
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     start = time.monotonic()
-    reading = node.read_gpus(timeout_s=1)
+    reading = gpus.read_gpus(timeout_s=1)
     assert reading.error == "nvidia-smi did not answer within 1 s" and reading.gpus == ()
     assert time.monotonic() - start < 10
 
@@ -190,7 +200,7 @@ def test_probe_node_collect_on_this_machine_is_plain_data():
 
 def test_probe_node_collector_module_imports_nothing_heavy():
     """It is imported by the Ray worker of every node: only the standard library may load with it."""
-    code = ("import sys, rlcheck.probes.node, rlcheck.fanout; "
+    code = ("import sys, rlcheck.probes.node, rlcheck.cluster.fanout; "
             "print(sorted(m for m in ('ray', 'torch', 'numpy', 'pytest', 'packaging') if m in sys.modules))")
     done = subproc.python(code, timeout_s=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.tail()

@@ -7,8 +7,8 @@ import pytest
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
 from rlcheck.probes import recipe_rules
-from rlcheck.recipes.bad import BAD_VARIANTS
 from rlcheck.verdict import Status
+from tests.bad_recipes import BAD_VARIANTS
 from tests.test_recipes import FITS
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck import elf
-from rlcheck.probes import tms
+from rlcheck.probes import elf, tms
 
 STEM = tms.STEM
 

@@ -8,11 +8,11 @@ import pytest
 
 from rlcheck import catalog, recipes
 from rlcheck.recipes import glm
-from rlcheck.recipes.bad import BAD_VARIANTS
 from rlcheck.recipes.cases import qwen3_4b_colocated
 from rlcheck.recipes.deltas import NotForHardware
 from rlcheck.recipes.recipe import Parallelism, Placement, Reward, Rollout, with_env
 from rlcheck.scan import Matcher
+from tests.bad_recipes import BAD_VARIANTS
 
 FITS = {  # recipe -> hardware profiles it is rendered for; the rest are refused with a reason
     "qwen3-4b-colocated": {"h100", "h200", "b200", "b300", "gb200", "gb300"},

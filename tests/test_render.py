@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlcheck import cli, recipes, render
-from rlcheck.exec_argv import ENV_NAME
+from rlcheck import cli, recipes
+from rlcheck.cluster.exec_argv import ENV_NAME
+from rlcheck.deploy import render
 from tests.kuberay_schema import check_manifest
 from tests.test_recipes import FITS
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlcheck.reproduce import Reproduction, judge
+from rlcheck.repro.reproduce import Reproduction, judge
 from rlcheck.verdict import Status
 
 CASES = [

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from rlcheck import subproc
+from rlcheck.process import subproc
+from rlcheck.process.wait import free_loopback_port
 from rlcheck.reward.harness import REPO_ROOT, ServerProcess, running_server, service_argv
-from rlcheck.wait import free_loopback_port
 
 TIMEOUT_S = 1.0
 

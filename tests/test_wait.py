@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
-from rlcheck import subproc
-from rlcheck.wait import free_loopback_port, wait_http_ok
+from rlcheck.process import subproc
+from rlcheck.process.wait import free_loopback_port, wait_http_ok
 
 SERVER = ("import http.server, sys\n"
           "http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), http.server.SimpleHTTPRequestHandler)"

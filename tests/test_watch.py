@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlcheck.slime_log import milestones
-from rlcheck.watch import Invariants, Watcher, metrics
+from rlcheck.e2e.slime_log import milestones
+from rlcheck.e2e.watch import Invariants, Watcher, metrics
 
 PLAN = milestones(sglang_ready_s=10, rollout_s=20, phase_s=5)
 LOOP = ["Final collected 96 samples from rollout to train", "Timer ref_log_probs end (elapsed: 27.4s)",

@@ -17,12 +17,14 @@ import time
 from pathlib import Path
 
 from benchmarks import results_file
-from rlcheck import e2e, launch, recipes
+from rlcheck import recipes
 from rlcheck.catalog import load_catalog
-from rlcheck.cluster import EmbeddedRay
+from rlcheck.cluster import launch
+from rlcheck.cluster.local_ray import EmbeddedRay
+from rlcheck.e2e import runner as e2e
+from rlcheck.e2e.slime_log import milestones
+from rlcheck.e2e.watch import Watcher
 from rlcheck.scan import Matcher
-from rlcheck.slime_log import milestones
-from rlcheck.watch import Watcher
 
 STANDIN = Path(__file__).resolve().parents[2] / "tests" / "standin" / "train.py"
 MARK = "rlcheck-standin: signature at "

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import results_file
-from rlcheck.cluster import EmbeddedRay, RayEndpoints
-from rlcheck.fanout import fan_out
+from rlcheck.cluster.fanout import fan_out
+from rlcheck.cluster.local_ray import EmbeddedRay, RayEndpoints
 
 ROOT = Path(__file__).resolve().parents[2]
 GOAL_RATIO = 1.3

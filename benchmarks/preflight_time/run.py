@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from benchmarks import results_file
-from rlcheck import subproc
+from rlcheck.process import subproc
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = {"serial": [], "xdist -n auto": ["-n", "auto"]}

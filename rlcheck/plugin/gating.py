@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from rlcheck import hardware
 from rlcheck.plugin.options import RunContext, get_context
+from rlcheck.probes import gpus
 
 
-def _found_gpus(gpus: tuple[hardware.GpuInfo, ...]) -> str:
+def _found_gpus(gpus: tuple[gpus.GpuInfo, ...]) -> str:
     if not gpus:
         return "none"
     kinds = sorted({(g.name, g.compute_capability) for g in gpus})
@@ -16,7 +16,7 @@ def _found_gpus(gpus: tuple[hardware.GpuInfo, ...]) -> str:
     return f"{len(gpus)} x {', '.join(parts)}"
 
 
-def gpu_skip_reason(marker: pytest.Mark, gpus: tuple[hardware.GpuInfo, ...]) -> str | None:
+def gpu_skip_reason(marker: pytest.Mark, gpus: tuple[gpus.GpuInfo, ...]) -> str | None:
     min_sm = int(marker.kwargs.get("min_sm", 90))
     count = int(marker.kwargs.get("count", 1))
     usable = [g for g in gpus if g.compute_capability
@@ -32,7 +32,7 @@ def skip_reason(item: pytest.Item, ctx: RunContext) -> str | None:
         return "slow (more than about 30 s): skipped by --quick"
     marker = item.get_closest_marker("gpu")
     if marker is not None:
-        reason = gpu_skip_reason(marker, hardware.detect().gpus)
+        reason = gpu_skip_reason(marker, gpus.detect().gpus)
         if reason:
             return reason
     if item.get_closest_marker("e2e"):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rlcheck import hardware
+from rlcheck.probes import gpus
 from rlcheck.recipes import DEFAULT_RECIPE, RECIPE_IDS
 
 HARDWARE_SPECIAL = ("auto", "none")
@@ -58,7 +59,7 @@ def resolve_hardware(requested: str) -> tuple[hardware.HardwareProfile | None, s
     if requested == "none":
         return None, "none: hardware checks judge no profile"
     if requested == "auto":
-        found = hardware.detect()
+        found = gpus.detect()
         return found.profile, found.evidence
     if requested in profiles:
         return profiles[requested], f"{requested}: given with --hardware"

@@ -10,6 +10,7 @@ import pytest
 
 from rlcheck import report
 from rlcheck.plugin.options import get_context
+from rlcheck.repro.reproduce import Reproduction, judge
 from rlcheck.verdict import Status, Verdict
 
 PROPERTY = "rlcheck_verdict"
@@ -20,9 +21,13 @@ def kind_of(nodeid: str) -> str:
     return KINDS.get(nodeid.split("/", 1)[0], "test")
 
 
-def verdict_id(name: str) -> str:
-    """Collection is the registry: test_image_numpy_major -> image_numpy_major."""
-    return name.rsplit("::", 1)[-1].removeprefix("test_")
+def verdict_id(nodeid: str) -> str:
+    """A check's id is its registry id, the param of its area's test (checks/test_recipe.py::test_recipe[recipe_batch]
+    -> recipe_batch); elsewhere the test's name (test_repro_numpy2_megatron -> repro_numpy2_megatron)."""
+    name = nodeid.rsplit("::", 1)[-1]
+    if kind_of(nodeid) == "check" and name.endswith("]"):
+        return name[name.index("[") + 1:-1]
+    return name.removeprefix("test_")
 
 
 @pytest.fixture
@@ -31,7 +36,7 @@ def record_verdict(request: pytest.FixtureRequest) -> Callable[..., None]:
 
     def record(*verdicts: Verdict, reproduction: dict[str, Any] | None = None) -> None:
         item = request.node
-        named = [v.with_id(verdict_id(item.name)) for v in verdicts]
+        named = [v.with_id(verdict_id(item.nodeid)) for v in verdicts]
         for v in named:
             item.user_properties.append((PROPERTY, json.dumps({"verdict": v.to_dict(), "reproduction": reproduction})))
         bad = [v for v in named if v.status.blocks]
@@ -39,6 +44,17 @@ def record_verdict(request: pytest.FixtureRequest) -> Callable[..., None]:
             pytest.fail("\n".join(v.render() for v in bad), pytrace=False)
         if named and all(v.status is Status.SKIP for v in named):
             pytest.skip(named[0].summary)
+
+    return record
+
+
+@pytest.fixture
+def record_reproduction(record_verdict: Callable[..., None]) -> Callable[[Reproduction], None]:
+    """A reproducer's one closing line: judge its Reproduction against the catalogue's range and record it."""
+
+    def record(result: Reproduction) -> None:
+        verdict, state = judge(result)
+        record_verdict(verdict, reproduction=state)
 
     return record
 

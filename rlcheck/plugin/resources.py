@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from rlcheck import recipes
-from rlcheck.cluster import EmbeddedRay, RayEndpoints
-from rlcheck.hardware import HardwareProfile
+from rlcheck import preflight
+from rlcheck.cluster.local_ray import EmbeddedRay, RayEndpoints
 from rlcheck.plugin.options import get_context
-from rlcheck.recipes.recipe import Recipe
+from rlcheck.preflight import gate
+from rlcheck.preflight.registry import Inputs
 
 
 @pytest.fixture(scope="session")
@@ -35,23 +35,17 @@ def ray_cluster(pytestconfig: pytest.Config, request: pytest.FixtureRequest) -> 
     return RayEndpoints(gcs_address=address, dashboard_url=dashboard, nodes=0)
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class RecipeUnderCheck:
-    recipe: Recipe
-    """The --recipe with --hardware's deltas applied, or the base recipe when they cannot be."""
-    profile: HardwareProfile | None
-    refusal: str
-    """Why the recipe does not fit the hardware ('' when it does)."""
-
-
 @pytest.fixture(scope="session")
-def recipe_under_check(pytestconfig: pytest.Config) -> RecipeUnderCheck:
-    """The typed recipe the recipe checks judge: --recipe on --hardware."""
+def check_inputs(pytestconfig: pytest.Config) -> Inputs:
+    """What the registry's checks judge: --recipe on --hardware (the one place that decides whether it fits)."""
     ctx = get_context(pytestconfig)
-    base = recipes.get(ctx.recipe)
-    if ctx.profile is None:
-        return RecipeUnderCheck(recipe=base, profile=None, refusal="")
-    try:
-        return RecipeUnderCheck(recipe=recipes.get(ctx.recipe, ctx.profile), profile=ctx.profile, refusal="")
-    except ValueError as exc:  # NotForHardware, or a hardware rule such as Megatron DeepEP on GB300
-        return RecipeUnderCheck(recipe=base, profile=ctx.profile, refusal=str(exc))
+    return gate.inputs_for(ctx.recipe, ctx.profile)
+
+
+def check_params(area: str) -> list[Any]:
+    """The registry's checks of one area as pytest params: each its own test id, GPU checks marked."""
+    out = []
+    for check in preflight.by_area(area):
+        marks = [pytest.mark.gpu(count=check.gpu_count)] if check.gpu_count else []
+        out.append(pytest.param(check, id=check.id, marks=marks))
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from rlcheck import catalog
-from rlcheck.fanout_result import FanoutResult
+from rlcheck.cluster.fanout_result import FanoutResult
 from rlcheck.recipes.recipe import Recipe
 from rlcheck.verdict import Status, Verdict
 
@@ -43,7 +43,7 @@ def collect_cluster_gpus(result: FanoutResult) -> ClusterGpusObservation:
 def evaluate_cluster_gpus(obs: ClusterGpusObservation, gpus_needed: int, recipe_id: str) -> Verdict:
     if gpus_needed <= 0:
         raise ValueError(f"gpus_needed={gpus_needed}: must be > 0")
-    base = {"check_id": "cluster_gpus", "failure_id": FAILURE_ID,
+    base = {"failure_id": FAILURE_ID,
             "details": "\n".join(f"{where}: {gpus:g} GPU(s)" for where, gpus in obs.gpus_by_node)}
     if not obs.reached:
         return Verdict(**base, status=Status.UNKNOWN, summary=obs.error)

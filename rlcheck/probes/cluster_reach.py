@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rlcheck.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
+from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
 from rlcheck.hardware import HardwareProfile
 from rlcheck.probes.node import NodeObservation
 from rlcheck.verdict import Status, Verdict
@@ -17,7 +17,7 @@ NODE_REMEDY = ("Look at the node: `ray status`, the raylet log (/tmp/ray/session
 
 
 def evaluate_reachable(result: FanoutResult) -> Verdict:
-    base = {"check_id": "cluster_reachable", "details": f"tried: {result.tried}"}
+    base = {"details": f"tried: {result.tried}"}
     if not result.connected:
         return Verdict(**base, status=Status.UNKNOWN, remedy=REACH_REMEDY,
                        summary=f"Ray at {result.address} not reached: {result.error}")
@@ -27,33 +27,33 @@ def evaluate_reachable(result: FanoutResult) -> Verdict:
                            f"in {result.elapsed_s:.1f} s")
 
 
-def unanswered(check_id: str, answer: NodeAnswer) -> Verdict:
+def unanswered(answer: NodeAnswer) -> Verdict:
     """UNKNOWN for a node whose probe did not come back: timed out, died, or failed."""
     what = {Outcome.TIMEOUT: "did not answer", Outcome.DIED: "died during the check",
             Outcome.ERROR: "probe failed"}.get(answer.outcome, answer.outcome.value)
-    return Verdict(check_id=check_id, status=Status.UNKNOWN, node=answer.node.label, remedy=NODE_REMEDY,
+    return Verdict(status=Status.UNKNOWN, node=answer.node.label, remedy=NODE_REMEDY,
                    summary=f"{answer.node.where}: {what} ({answer.detail})")
 
 
 def evaluate_node_answer(answer: NodeAnswer) -> Verdict:
     if answer.outcome is not Outcome.ANSWERED:
-        return unanswered("cluster_nodes_answer", answer)
-    return Verdict(check_id="cluster_nodes_answer", status=Status.PASS, node=answer.node.label,
+        return unanswered(answer)
+    return Verdict(status=Status.PASS, node=answer.node.label,
                    summary=f"{answer.node.where}: answered in {answer.elapsed_s:.1f} s ({answer.detail})")
 
 
-def _judge(answer: NodeAnswer, evaluate: NodeEvaluate, profile: HardwareProfile | None, check_id: str) -> Verdict:
+def _judge(answer: NodeAnswer, evaluate: NodeEvaluate, profile: HardwareProfile | None) -> Verdict:
     if answer.outcome is not Outcome.ANSWERED or answer.observation is None:
-        return unanswered(check_id, answer)
+        return unanswered(answer)
     try:
         obs = NodeObservation.from_dict(answer.observation)
     except (KeyError, TypeError, ValueError) as exc:  # another rlcheck version on the node
-        return Verdict(check_id=check_id, status=Status.UNKNOWN, node=answer.node.label,
+        return Verdict(status=Status.UNKNOWN, node=answer.node.label,
                        summary=f"{answer.node.where}: observation not understood: {exc}")
     return evaluate(answer.node, obs, profile)
 
 
-def judge_nodes(result: FanoutResult, evaluate: NodeEvaluate, profile: HardwareProfile | None, *, check_id: str,
+def judge_nodes(result: FanoutResult, evaluate: NodeEvaluate, profile: HardwareProfile | None, *,
                 select: Callable[[NodeFacts], bool] = lambda node: True, none_selected: str = "",
                 none_status: Status = Status.SKIP) -> list[Verdict]:
     """One verdict per selected node: evaluate() for those that answered, UNKNOWN for the others.
@@ -61,9 +61,9 @@ def judge_nodes(result: FanoutResult, evaluate: NodeEvaluate, profile: HardwareP
     When no node is selected: one verdict of none_status saying none_selected.
     """
     if not result.connected:
-        return [Verdict(check_id=check_id, status=Status.UNKNOWN, remedy=REACH_REMEDY, details=f"tried: {result.tried}",
+        return [Verdict(status=Status.UNKNOWN, remedy=REACH_REMEDY, details=f"tried: {result.tried}",
                         summary=f"Ray at {result.address} not reached: {result.error}")]
     chosen = [a for a in result.nodes if select(a.node)]
     if not chosen:
-        return [Verdict(check_id=check_id, status=none_status, summary=none_selected or "no node to judge")]
-    return [_judge(a, evaluate, profile, check_id) for a in chosen]
+        return [Verdict(status=none_status, summary=none_selected or "no node to judge")]
+    return [_judge(a, evaluate, profile) for a in chosen]

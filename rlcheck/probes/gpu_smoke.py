@@ -13,10 +13,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rlcheck import subproc
 from rlcheck.hardware import HardwareProfile
+from rlcheck.process import subproc
+from rlcheck.process.wait import free_loopback_port
 from rlcheck.verdict import Status, Verdict
-from rlcheck.wait import free_loopback_port
 
 GEMM_FLOOR, BUSBW_FLOOR = "bf16_gemm_min_tflops", "nccl_allreduce_min_busbw_gbps"
 GEMM_CODE = """
@@ -127,8 +127,7 @@ def _floor(profile: HardwareProfile | None, name: str) -> tuple[float | None, st
 
 
 def evaluate_bf16_gemm(obs: GemmObservation, profile: HardwareProfile | None) -> Verdict:
-    base = {"check_id": "gpu_bf16_gemm",
-            "details": "\n".join(f"{dev} {name}: {tf:.1f} TFLOP/s" for dev, name, tf in obs.tflops_by_device)}
+    base = {"details": "\n".join(f"{dev} {name}: {tf:.1f} TFLOP/s" for dev, name, tf in obs.tflops_by_device)}
     if obs.error:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"bf16 GEMM did not run: {obs.error}")
     dev, name, slowest = min(obs.tflops_by_device, key=lambda row: row[2])
@@ -144,7 +143,7 @@ def evaluate_bf16_gemm(obs: GemmObservation, profile: HardwareProfile | None) ->
 
 
 def evaluate_allreduce(obs: AllReduceObservation, profile: HardwareProfile | None) -> Verdict:
-    base = {"check_id": "gpu_nccl_allreduce", "details": f"{obs.size_bytes / 2**20:g} MiB float32 over "
+    base = {"details": f"{obs.size_bytes / 2**20:g} MiB float32 over "
                                                          f"{obs.world_size} rank(s)"}
     if obs.error:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"all-reduce did not run: {obs.error}")

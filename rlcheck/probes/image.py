@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import platform
+from collections.abc import Mapping
 from importlib import util
 
 from rlcheck import catalog
@@ -37,7 +38,7 @@ def collect_megatron(packages: PackageSource | None = None) -> MegatronObservati
 
 
 def evaluate_megatron_training(obs: MegatronObservation) -> Verdict:
-    base = {"check_id": "image_megatron_training", "failure_id": "megatron-training-missing"}
+    base = {"failure_id": "megatron-training-missing"}
     where = f"megatron-core {obs.megatron_core}" if obs.megatron_core else "Megatron"
     if not obs.has_core and not obs.has_training:
         return Verdict(**base, status=Status.SKIP, summary="needs Megatron (megatron.core): found none installed")
@@ -49,7 +50,7 @@ def evaluate_megatron_training(obs: MegatronObservation) -> Verdict:
 
 
 def evaluate_mbridge(recipe_is_moe: bool, recipe_id: str, has_mbridge: bool) -> Verdict:
-    base = {"check_id": "image_mbridge", "failure_id": "mbridge-missing"}
+    base = {"failure_id": "mbridge-missing"}
     if not recipe_is_moe:
         return Verdict(**base, status=Status.SKIP, summary=f"{recipe_id} is dense: its torch_dist checkpoint ships "
                                                            "converted, mbridge is not needed")
@@ -69,16 +70,16 @@ def live_failures(versions: dict[str, str | None]) -> list[catalog.KnownFailure]
     return [e for e in catalog.load_catalog().values() if e.live_in(versions) is True]
 
 
-def evaluate_versions(versions: dict[str, str | None]) -> Verdict:
-    base = {"check_id": "image_versions"}
+def evaluate_versions(versions: dict[str, str | None], guarded_by: Mapping[str, str] | None = None) -> Verdict:
+    """guarded_by: catalogue id -> the check or reproducer that guards it (from the check registry)."""
     installed = ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if v)
     live = live_failures(versions)
     if not live:
-        return Verdict(**base, status=Status.PASS, summary="no installed version is in a known failure's range",
+        return Verdict(status=Status.PASS, summary="no installed version is in a known failure's range",
                        details=installed)
     lines = [f"{e.id}: {', '.join(f'{a.package} {versions[a.package]} in {a.specifier}' for a in e.affected)}; "
-             f"guarded by {e.check or e.reproducer or 'the scanner'}" for e in live]
-    return Verdict(**base, status=Status.WARN, details="\n".join([installed, *lines]),
+             f"guarded by {(guarded_by or {}).get(e.id) or e.reproducer or 'the scanner'}" for e in live]
+    return Verdict(status=Status.WARN, details="\n".join([installed, *lines]),
                    summary=f"{len(live)} known failure(s) live at these versions, each guarded by its own check: "
                            f"{', '.join(e.id for e in live)}")
 
@@ -109,15 +110,14 @@ def collect_arch(packages: PackageSource | None = None) -> ArchObservation:
 
 
 def evaluate_arch(obs: ArchObservation, profile: HardwareProfile | None) -> Verdict:
-    base = {"check_id": "image_cpu_arch"}
     if obs.foreign_wheels:
-        return Verdict(**base, status=Status.FAIL, details="\n".join(obs.foreign_wheels),
+        return Verdict(status=Status.FAIL, details="\n".join(obs.foreign_wheels),
                        summary=f"{len(obs.foreign_wheels)} installed wheel(s) built for another CPU than this "
                                f"{obs.machine} host: {', '.join(obs.foreign_wheels[:3])}",
                        remedy="Build the image for the hosts' architecture (GB200/GB300 hosts are aarch64); "
                               "rebuild or replace x86_64-only wheels such as the sgl-router wheel.")
     if profile is not None and profile.cpu_arch != obs.machine:
-        return Verdict(**base, status=Status.FAIL,
+        return Verdict(status=Status.FAIL,
                        summary=f"this image runs on {obs.machine}; {profile.name} hosts are {profile.cpu_arch}",
                        remedy=f"Build and check the image on {profile.cpu_arch} (a multi-arch build).")
-    return Verdict(**base, status=Status.PASS, summary=f"{obs.machine}: every installed wheel matches the host")
+    return Verdict(status=Status.PASS, summary=f"{obs.machine}: every installed wheel matches the host")

@@ -136,7 +136,7 @@ def _err(value: float, reference: float) -> str:
 
 
 def evaluate_stage_memory(recipe: Recipe, profile: HardwareProfile | None) -> Verdict:
-    base = {"check_id": "recipe_stage_memory", "failure_id": "pp-stage-oom"}
+    base = {"failure_id": "pp-stage-oom"}
     if profile is None:
         return Verdict(**base, status=Status.SKIP, summary="needs a hardware profile (--hardware): found none")
     try:
@@ -236,7 +236,7 @@ def estimate_kv_pool(recipe: Recipe, profile: HardwareProfile) -> KvPool:
 
 
 def evaluate_kv_pool(recipe: Recipe, profile: HardwareProfile | None) -> Verdict:
-    base = {"check_id": "recipe_kv_pool", "failure_id": "kv-pool-truncation"}
+    base = {"failure_id": "kv-pool-truncation"}
     if profile is None:
         return Verdict(**base, status=Status.SKIP, summary="needs a hardware profile (--hardware): found none")
     if recipe.sglang_value("mem-fraction-static") is None:

@@ -1,6 +1,6 @@
 """What one Ray node holds, read on that node: GPUs, driver, CUDA runtime, torch_memory_saver, /dev/shm, EFA.
 
-collect_node() runs inside a Ray task pinned to each node (rlcheck.fanout), so this module imports only the
+collect_node() runs inside a Ray task pinned to each node (rlcheck.cluster.fanout), so this module imports only the
 standard library and rlcheck's standard-library helpers: nothing heavy loads on every node, and no GPU code
 runs in the Ray worker. GPUs are read with nvidia-smi when it is on PATH; without it, torch answers in a child
 process, and only where /dev/nvidiactl exists (without the driver's control device no CUDA GPU is usable).
@@ -15,30 +15,20 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import shutil
 import socket
-import sys
 from importlib import util
 from pathlib import Path
 from typing import Any
 
-from rlcheck import elf, subproc
-from rlcheck.hardware import GpuInfo, parse_nvidia_smi
-from rlcheck.probes import tms
+from rlcheck.probes import elf, tms
+from rlcheck.probes.gpus import GpuInfo, read_gpus
 
-SMI_FIELDS = "name,compute_cap,memory.total,driver_version"
 TMS_RULE = "slime-v0.2.4"
 """SLIME's rule for the preload library in the reference image (file name, not CUDA major: THUDM/slime#2186)."""
 EFA_NAME_PREFIXES = ("rdmap", "efa")
 INFINIBAND_DIR = Path("/sys/class/infiniband")
 SHM_DIR = Path("/dev/shm")
 DRIVER_VERSION_FILE = Path("/proc/driver/nvidia/version")
-TORCH_PROBE = (
-    "import torch\n"
-    "for i in range(torch.cuda.device_count() if torch.cuda.is_available() else 0):\n"
-    "    p = torch.cuda.get_device_properties(i)\n"
-    "    print(f'{p.name}, {p.major}.{p.minor}, {p.total_memory // 2**20}')\n"
-)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -72,60 +62,22 @@ class NodeObservation:
     tms: TmsReading
     shm_bytes: int | None
     """Size of /dev/shm in bytes; None when it does not exist."""
-    efa_devices: tuple[str, ...]
-    ld_library_path: str
+    efa_devices: tuple[str, ...] = ()
+    ld_library_path: str = ""
     """LD_LIBRARY_PATH of a Ray worker on this node."""
+    # A fact added later gets a default here: recordings (and nodes running an older rlcheck) that lack it load.
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NodeObservation:
+        unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"node observation keys {sorted(unknown)} are not known to this rlcheck")
         gpus = tuple(GpuInfo(**g) for g in data["gpus"])
         return cls(**{**data, "gpus": gpus, "tms": TmsReading(**data["tms"]),
-                      "efa_devices": tuple(data["efa_devices"])})
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class GpuReading:
-    gpus: tuple[GpuInfo, ...]
-    driver_version: str
-    source: str
-    error: str = ""
-
-
-def _smi_reading(smi: str, timeout_s: float) -> GpuReading:
-    done = subproc.run([smi, f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader,nounits"], timeout_s=timeout_s)
-    if done.timed_out:
-        return GpuReading(gpus=(), driver_version="", source=smi,
-                          error=f"nvidia-smi did not answer within {timeout_s:.0f} s")
-    if done.returncode != 0:
-        return GpuReading(gpus=(), driver_version="", source=smi,
-                          error=f"nvidia-smi ended with {done.why()}: {done.tail(2)}")
-    rows = [line.rsplit(",", 1) for line in done.stdout.splitlines() if line.count(",") == 3]
-    drivers = sorted({driver.strip() for _, driver in rows})
-    gpus = parse_nvidia_smi("\n".join(first for first, _ in rows))
-    return GpuReading(gpus=gpus, driver_version=",".join(drivers), source=f"nvidia-smi ({smi})")
-
-
-def _torch_reading(timeout_s: float) -> GpuReading:
-    # Ray hides the GPUs from a task that asked for none (CUDA_VISIBLE_DEVICES=""): the node's GPUs are wanted.
-    env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
-    done = subproc.run([sys.executable, "-c", TORCH_PROBE], timeout_s=timeout_s, env=env)
-    if done.returncode != 0:
-        return GpuReading(gpus=(), driver_version="", source="torch.cuda in a child process",
-                          error=f"torch GPU probe ended with {done.why()}: {done.tail(1)}")
-    return GpuReading(gpus=parse_nvidia_smi(done.stdout), driver_version="", source="torch.cuda in a child process")
-
-
-def read_gpus(timeout_s: float) -> GpuReading:
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        return _smi_reading(smi, timeout_s)
-    if not os.path.exists("/dev/nvidiactl"):
-        return GpuReading(gpus=(), driver_version="",
-                          source="no nvidia-smi on PATH and no /dev/nvidiactl: no NVIDIA driver here, so no GPU")
-    return _torch_reading(timeout_s)
+                      "efa_devices": tuple(data.get("efa_devices", ()))})
 
 
 def read_driver_file(path: Path = DRIVER_VERSION_FILE) -> str:

@@ -7,8 +7,9 @@ Each evaluate_node_* takes what Ray says about the node (NodeFacts), what the no
 from __future__ import annotations
 
 from rlcheck import catalog
-from rlcheck.fanout_result import NodeFacts
-from rlcheck.hardware import GpuInfo, HardwareProfile
+from rlcheck.cluster.fanout_result import NodeFacts
+from rlcheck.hardware import HardwareProfile
+from rlcheck.probes.gpus import GpuInfo
 from rlcheck.probes.node import EFA_NAME_PREFIXES, NodeObservation
 from rlcheck.probes.tms import SELECTION_RULES
 from rlcheck.verdict import Status, Verdict
@@ -47,7 +48,7 @@ def driver_cuda_major(driver_version: str) -> int | None:
 
 
 def evaluate_node_gpus(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
-    base = {"check_id": "cluster_node_gpus", "node": node.label, "details": f"read with {obs.gpu_source}"}
+    base = {"node": node.label, "details": f"read with {obs.gpu_source}"}
     if obs.gpu_error:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"{node.where}: could not read GPUs: {obs.gpu_error}")
     seen = gpus_text(obs.gpus)
@@ -74,7 +75,7 @@ def evaluate_node_gpus(node: NodeFacts, obs: NodeObservation, profile: HardwareP
 
 
 def evaluate_node_driver(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
-    base = {"check_id": "cluster_node_driver", "node": node.label,
+    base = {"node": node.label,
             "details": f"GPUs read with {obs.gpu_source}; torch {obs.torch_version or 'absent'}"}
     if obs.gpu_error:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"{node.where}: could not read GPUs: {obs.gpu_error}")
@@ -105,7 +106,7 @@ def evaluate_node_driver(node: NodeFacts, obs: NodeObservation, profile: Hardwar
 
 def evaluate_node_tms(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
     tms = obs.tms
-    base = {"check_id": "cluster_node_tms", "node": node.label,
+    base = {"node": node.label,
             "details": f"SLIME rule {tms.rule}: {', '.join(SELECTION_RULES.get(tms.rule, ()))} in "
                        f"{tms.package_dir or '-'}; LD_LIBRARY_PATH={obs.ld_library_path!r}"}
     if obs.gpu_error:
@@ -143,7 +144,7 @@ def _tms_fail(base: dict[str, str], failure_id: str, summary: str) -> Verdict:
 
 
 def evaluate_node_shm(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
-    base = {"check_id": "cluster_node_shm", "node": node.label}
+    base = {"node": node.label}
     if obs.shm_bytes is None:
         return Verdict(**base, status=Status.FAIL, summary=f"{node.where}: /dev/shm does not exist", remedy=SHM_REMEDY)
     size = f"/dev/shm is {obs.shm_bytes / 2**30:.2f} GiB"
@@ -160,7 +161,7 @@ def evaluate_node_shm(node: NodeFacts, obs: NodeObservation, profile: HardwarePr
 
 def evaluate_node_efa(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
     found = len(obs.efa_devices)
-    base = {"check_id": "cluster_node_efa", "node": node.label,
+    base = {"node": node.label,
             "details": f"EFA devices: {', '.join(obs.efa_devices) or 'none'} (/sys/class/infiniband entries with "
                        f"driver efa, or named {'/'.join(EFA_NAME_PREFIXES)}* where the driver is unreadable)"}
     if obs.gpu_error and node.ray_gpus == 0:
@@ -183,7 +184,7 @@ def evaluate_node_efa(node: NodeFacts, obs: NodeObservation, profile: HardwarePr
 
 
 def evaluate_head_gpuless(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
-    base = {"check_id": "cluster_head_gpuless", "node": node.label,
+    base = {"node": node.label,
             "details": f"GPUs read with {obs.gpu_source}{'; ' + obs.gpu_error if obs.gpu_error else ''}. The job "
                        "driver on a GPU-less head needs Megatron's validate_args guard (catalogue driver-gpu-probe)."}
     if node.ray_gpus > 0:

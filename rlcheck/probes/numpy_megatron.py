@@ -44,7 +44,7 @@ def collect_numpy_megatron(packages: PackageSource | None = None) -> NumpyMegatr
 
 def evaluate_numpy_megatron(obs: NumpyMegatronObservation) -> Verdict:
     entry = catalog.get(FAILURE_ID)
-    base = {"check_id": "image_numpy_major", "failure_id": FAILURE_ID}
+    base = {"failure_id": FAILURE_ID}
     if obs.megatron_version is None:
         return Verdict(**base, status=Status.SKIP,
                        summary="needs Megatron (megatron-core or megatron-lm): found none installed")

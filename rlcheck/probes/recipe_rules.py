@@ -15,8 +15,8 @@ from rlcheck.verdict import Status, Verdict
 UVICORN_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
 
-def _fail(check_id: str, failure_id: str, summary: str, details: str = "") -> Verdict:
-    return Verdict(check_id=check_id, status=Status.FAIL, summary=summary, failure_id=failure_id, details=details,
+def _fail(failure_id: str, summary: str, details: str = "") -> Verdict:
+    return Verdict(status=Status.FAIL, summary=summary, failure_id=failure_id, details=details,
                    remedy=catalog.get(failure_id).remedy)
 
 
@@ -34,8 +34,8 @@ def evaluate_batch(recipe: Recipe) -> Verdict:
     if samples < r.global_batch_size:
         problems.append(f"{samples} samples per rollout < global batch {r.global_batch_size}: no optimizer step")
     if problems:
-        return _fail("recipe_batch", "batch-size-mismatch", problems[0], "\n".join(problems))
-    return Verdict(check_id="recipe_batch", status=Status.PASS, failure_id="batch-size-mismatch",
+        return _fail("batch-size-mismatch", problems[0], "\n".join(problems))
+    return Verdict(status=Status.PASS, failure_id="batch-size-mismatch",
                    summary=f"{r.rollout_batch_size} x {r.n_samples_per_prompt} = {samples} samples = "
                            f"{r.num_steps_per_rollout} step(s) of {r.global_batch_size}, DP {dp}")
 
@@ -52,8 +52,8 @@ def evaluate_layout(recipe: Recipe) -> Verdict:
     if p.ep > 1 and recipe.model.moe is None:
         problems.append(f"EP {p.ep} on a dense model")
     if problems:
-        return _fail("recipe_layout", "parallel-layout-mismatch", problems[0], "\n".join(problems))
-    return Verdict(check_id="recipe_layout", status=Status.PASS, failure_id="parallel-layout-mismatch",
+        return _fail("parallel-layout-mismatch", problems[0], "\n".join(problems))
+    return Verdict(status=Status.PASS, failure_id="parallel-layout-mismatch",
                    summary=f"{world} GPUs = TP {p.tp} x PP {p.pp} x CP {p.cp} x DP {recipe.data_parallel}; "
                            f"EP {p.ep} x expert-TP {p.etp} fits")
 
@@ -63,15 +63,15 @@ def evaluate_engines(recipe: Recipe, profile: HardwareProfile | None) -> Verdict
     per_node = profile.gpus_per_node if profile else pl.num_gpus_per_node
     engine, rollout = pl.rollout_gpus_per_engine, pl.rollout_gpus
     if engine > per_node and "enable-dp-attention" not in dict(recipe.sglang):
-        return _fail("recipe_engines", "engine-larger-than-node",
+        return _fail("engine-larger-than-node",
                      f"a rollout engine of {engine} GPUs is wider than a node of {per_node}: its ranks never all "
                      "join the TCPStore")
     if rollout % engine:
-        return Verdict(check_id="recipe_engines", status=Status.WARN, failure_id="engine-larger-than-node",
+        return Verdict(status=Status.WARN, failure_id="engine-larger-than-node",
                        summary=f"{rollout} rollout GPUs do not divide into engines of {engine}: "
                                f"{rollout % engine} GPU(s) would sit idle")
     where = f"within nodes of {per_node}" if engine <= per_node else f"across nodes of {per_node} with dp-attention"
-    return Verdict(check_id="recipe_engines", status=Status.PASS, failure_id="engine-larger-than-node",
+    return Verdict(status=Status.PASS, failure_id="engine-larger-than-node",
                    summary=f"{rollout // engine} engine(s) of {engine} GPUs, {where}")
 
 
@@ -80,10 +80,10 @@ def evaluate_log_levels(recipe: Recipe) -> Verdict:
     bad = {flag: level for flag, level in given.items() if level not in UVICORN_LEVELS}
     if bad:
         text = ", ".join(f"--sglang-{f} {v}" for f, v in bad.items())
-        return _fail("recipe_log_levels", "uvicorn-log-level",
+        return _fail("uvicorn-log-level",
                      f"{text}: uvicorn accepts only {', '.join(UVICORN_LEVELS)} (lowercase)")
     shown = ", ".join(f"--sglang-{f} {v}" for f, v in given.items()) or "SGLang's default (info)"
-    return Verdict(check_id="recipe_log_levels", status=Status.PASS, failure_id="uvicorn-log-level",
+    return Verdict(status=Status.PASS, failure_id="uvicorn-log-level",
                    summary=f"{shown}: a level uvicorn accepts")
 
 
@@ -93,7 +93,7 @@ def reaches_gpu_probes(recipe: Recipe) -> bool:
 
 
 def evaluate_connections(recipe: Recipe, profile: HardwareProfile | None) -> Verdict:
-    base = {"check_id": "recipe_cuda_device_max_connections", "failure_id": "cuda-device-max-connections"}
+    base = {"failure_id": "cuda-device-max-connections"}
     if profile is None:
         return Verdict(**base, status=Status.SKIP, summary="needs a hardware profile (--hardware): found none")
     p, value = recipe.parallel, recipe.env_dict().get("CUDA_DEVICE_MAX_CONNECTIONS")
@@ -102,23 +102,23 @@ def evaluate_connections(recipe: Recipe, profile: HardwareProfile | None) -> Ver
     if value == "1":
         return Verdict(**base, status=Status.PASS, summary=f"CUDA_DEVICE_MAX_CONNECTIONS=1 for TP {p.tp} / CP {p.cp} "
                                                            f"on sm_{profile.sm}")
-    return _fail(base["check_id"], base["failure_id"],
+    return _fail(base["failure_id"],
                  f"TP {p.tp} / CP {p.cp} on {profile.name} (sm_{profile.sm} < sm_100) needs "
                  f"CUDA_DEVICE_MAX_CONNECTIONS=1 in the runtime env: found {value or 'unset'}")
 
 
 def evaluate_pp_split(recipe: Recipe) -> Verdict:
-    base = {"check_id": "recipe_pp_split", "failure_id": "pp-split-skip-layer"}
+    base = {"failure_id": "pp-split-skip-layer"}
     p, layers = recipe.parallel, recipe.model.num_layers
     if not recipe.model.name.startswith("GLM-5"):
         return Verdict(**base, status=Status.SKIP, summary=f"{recipe.model.name} has no DSA index sharing")
     try:
         starts = glm.stage_starts(layers, p.pp, p.pp_first_layers, p.pp_last_layers)
     except ValueError as exc:
-        return _fail(base["check_id"], base["failure_id"], str(exc))
+        return _fail(base["failure_id"], str(exc))
     skipping = [s for s in starts if glm.is_skip_topk_layer(s)]
     if skipping:
-        return _fail(base["check_id"], base["failure_id"],
+        return _fail(base["failure_id"],
                      f"pipeline stage(s) start on DSA skip layer(s) {skipping} (stage starts {starts}); "
                      "each must start on a computing layer (1, 2, 3, 7, 11, ...)")
     return Verdict(**base, status=Status.PASS, summary=f"{p.pp} stage(s) of {layers} layers start on computing "

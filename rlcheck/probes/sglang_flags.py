@@ -12,7 +12,8 @@ import difflib
 import json
 import sys
 
-from rlcheck import catalog, subproc
+from rlcheck import catalog
+from rlcheck.process import subproc
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "sglang-dead-flag"
@@ -72,7 +73,7 @@ def _advice(name: str, options: SglangOptions) -> str:
 
 
 def evaluate_sglang_flags(argv: list[str] | tuple[str, ...], options: SglangOptions) -> Verdict:
-    base = {"check_id": "recipe_sglang_flags", "failure_id": FAILURE_ID}
+    base = {"failure_id": FAILURE_ID}
     if options.version is None:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"cannot ask the installed SGLang: {options.error}")
     given = [a.split("=", 1)[0][len("--sglang-"):] for a in argv if a.startswith("--sglang-")]

@@ -83,7 +83,7 @@ def collect_guard() -> GuardObservation:
 
 
 def evaluate_guard(obs: GuardObservation, recipe_reaches_probes: bool, recipe_id: str) -> Verdict:
-    base = {"check_id": "image_driver_guard", "failure_id": "driver-gpu-probe"}
+    base = {"failure_id": "driver-gpu-probe"}
     if obs.wrapper_guards or obs.rlcheck_guard:
         how = f"{obs.framework}'s validate_args wrapper" if obs.wrapper_guards else f"rlcheck's {PTH_NAME}"
         return Verdict(**base, status=Status.PASS, summary=f"Megatron's GPU probes are guarded on the driver by {how}")
@@ -125,7 +125,7 @@ def collect_kernel() -> KernelObservation:
 
 
 def evaluate_kernel(obs: KernelObservation) -> Verdict:
-    base = {"check_id": "image_sparse_mla_merge", "failure_id": "sparse-mla-bwd-nan"}
+    base = {"failure_id": "sparse-mla-bwd-nan"}
     entry = catalog.get("sparse-mla-bwd-nan")
     if obs.kernel is None:
         return Verdict(**base, status=Status.SKIP, summary="needs SLIME's or Miles' GLM-5 sparse-MLA kernel: "

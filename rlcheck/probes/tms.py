@@ -13,8 +13,9 @@ import re
 import sys
 from pathlib import Path
 
-from rlcheck import elf, subproc
+from rlcheck.probes import elf
 from rlcheck.probes.packages import package_root
+from rlcheck.process import subproc
 
 STEM = "torch_memory_saver_hook_mode_preload"
 # How SLIME picks the LD_PRELOAD library, by file name (slime/ray/actor_group.py).

@@ -193,7 +193,7 @@ class Recipe:
         return dict(self.sglang).get(flag)
 
     def argv(self) -> list[str]:
-        """train.py's argv, one token per element: what rlcheck.launch submits intact."""
+        """train.py's argv, one token per element: what rlcheck.cluster.launch submits intact."""
         p, r, pl, o = self.parallel, self.rollout, self.placement, self.optimizer
         out = ["python3", self.train_script, *self.model.argv(),
                "--hf-checkpoint", self.hf_checkpoint, "--ref-load", self.ref_load, "--load", self.save,

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlcheck.subproc import child_env
-from rlcheck.wait import wait_http_ok
+from rlcheck.process.subproc import child_env
+from rlcheck.process.wait import wait_http_ok
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ rollout manager's `Final collected {n} samples from rollout to train` (seed 000 
 
 from __future__ import annotations
 
-from rlcheck.watch import Milestone
+from rlcheck.e2e.watch import Milestone
 
 SGLANG_READY = "The server is fired up and ready to roll!"
 COLLECTED = "Final collected {n} samples from rollout to train"

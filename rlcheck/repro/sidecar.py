@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-DEFAULT_DIR = Path(__file__).resolve().parents[1] / ".sidecar"
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / ".sidecar"
 
 
 def path(name: str) -> Path | None:

@@ -12,7 +12,8 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 
-from rlcheck import catalog, subproc
+from rlcheck import catalog
+from rlcheck.process import subproc
 
 # SLIME scripts/models/qwen3-30B-A3B.sh (reference: slime-miles.md 1.3).
 QWEN3_30B_A3B_MODEL = (

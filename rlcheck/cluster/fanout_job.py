@@ -1,6 +1,6 @@
 """The fan-out through Ray's Jobs API (--ray-address=http://HEAD:8265): the driver runs as a job on the head.
 
-Run inside the fan-out child (rlcheck.fanout), which the caller kills at a hard deadline; each step here has
+Run inside the fan-out child (rlcheck.cluster.fanout), which the caller kills at a hard deadline; each step here has
 its own bound too, so the result says which step did not finish.
 """
 
@@ -10,19 +10,18 @@ import argparse
 import json
 import time
 
-from rlcheck.fanout import JOB_SLACK_S, RESULT, package_runtime_env
-from rlcheck.fanout_result import FanoutResult
-from rlcheck.wait import wait_http_ok
+from rlcheck.cluster.fanout_result import JOB_SLACK_S, RESULT, FanoutResult, package_runtime_env
+from rlcheck.process.wait import wait_http_ok
 
 
 def _job_argv(args: argparse.Namespace) -> list[str]:
-    return [args.job_python, "-m", "rlcheck.fanout", "--address", "auto", "--collector", args.collector,
+    return [args.job_python, "-m", "rlcheck.cluster.fanout", "--address", "auto", "--collector", args.collector,
             "--kwargs", args.kwargs, "--node-timeout-s", str(args.node_timeout_s),
             "--connect-timeout-s", str(args.connect_timeout_s)]
 
 
 def drive_through_job(args: argparse.Namespace) -> FanoutResult:
-    from rlcheck import launch
+    from rlcheck.cluster import launch
 
     url, start = args.address.rstrip("/"), time.monotonic()
     probe = wait_http_ok(f"{url}/api/version", timeout_s=args.connect_timeout_s)
@@ -32,7 +31,7 @@ def drive_through_job(args: argparse.Namespace) -> FanoutResult:
                             error=f"{probe.attempts} attempt(s), last: {probe.last_error}")
     job_id = launch.submit_argv(url, _job_argv(args), runtime_env=package_runtime_env(),
                                 metadata={"rlcheck": "per-node fan-out"})
-    tried += f"; then Ray job {job_id} (python -m rlcheck.fanout on the head)"
+    tried += f"; then Ray job {job_id} (python -m rlcheck.cluster.fanout on the head)"
     wait_s = args.connect_timeout_s + args.node_timeout_s + JOB_SLACK_S
     outcome = launch.wait_job(url, job_id, timeout_s=wait_s)
     line = next((x for x in reversed(outcome.logs.splitlines()) if x.startswith(RESULT)), None)

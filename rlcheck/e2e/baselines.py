@@ -6,7 +6,7 @@ import functools
 import tomllib
 from pathlib import Path
 
-DATA_DIR = Path(__file__).parent / "data" / "baselines"
+DATA_DIR = Path(__file__).parents[1] / "data" / "baselines"
 
 
 @functools.cache

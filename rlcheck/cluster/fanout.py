@@ -1,6 +1,6 @@
 """Per-node fan-out over Ray: one task pinned to every alive node, all at once, each bounded by a deadline.
 
-fan_out() runs the driver in a child process (`python -m rlcheck.fanout`) and kills it at a hard deadline, so
+fan_out() runs the driver in a child process (`python -m rlcheck.cluster.fanout`) and kills it at a hard deadline, so
 neither Ray's connect (which retries for minutes against an unreachable address) nor a wedged node can hang
 the caller. Inside the child, ray.init runs in a thread joined with the connect timeout; every task is pinned
 with NodeAffinitySchedulingStrategy(node_id, soft=False) and the driver waits on all of them together until
@@ -22,19 +22,23 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
-from rlcheck import subproc
-from rlcheck.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
+from rlcheck.cluster.fanout_result import (
+    JOB_SLACK_S,
+    RESULT,
+    FanoutResult,
+    NodeAnswer,
+    NodeFacts,
+    Outcome,
+    package_runtime_env,
+)
+from rlcheck.process import subproc
 
-RESULT = "RLCHECK_FANOUT "
 COLLECTOR = "rlcheck.probes.node:collect_node"
 HEAD_RESOURCE = "node:__internal_head__"
 MARGIN_S = 45.0
 """Child start-up (Python, Ray import), result transfer and shutdown, on top of connect + node deadlines."""
-JOB_SLACK_S = 60.0
-"""A Ray job's own start-up (supervisor actor, runtime env, Python and Ray import) on top of its deadlines."""
 
 
 def run_collector(target: str, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -106,11 +110,6 @@ def fan_out_connected(collector: str, kwargs: dict[str, Any], node_timeout_s: fl
     return [_answer(n, ref, done_s.get(ref), node_timeout_s) for n, ref in zip(nodes, refs, strict=True)]
 
 
-def package_runtime_env() -> dict[str, Any]:
-    """runtime_env that ships this rlcheck package to every worker of the cluster."""
-    return {"py_modules": [str(Path(__file__).parent)], "excludes": ["__pycache__"]}
-
-
 def _connect(address: str, timeout_s: float, ship: bool) -> str:
     """ray.init in a thread, joined with a deadline; '' when connected, else what happened."""
     import logging
@@ -160,7 +159,7 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ship", action="store_true", help="ship rlcheck to the workers (runtime_env py_modules)")
     args = parser.parse_args(argv)
     if args.address.startswith(("http://", "https://")):
-        from rlcheck.fanout_job import drive_through_job
+        from rlcheck.cluster.fanout_job import drive_through_job
 
         result = drive_through_job(args)
     else:
@@ -177,7 +176,7 @@ def fan_out(address: str, *, collector: str = COLLECTOR, kwargs: dict[str, Any] 
     job_python: the interpreter on the head that runs the job driver (http addresses only).
     """
     ship = address.startswith(("ray://", "http://", "https://"))
-    argv = [sys.executable, "-m", "rlcheck.fanout", "--address", address, "--collector", collector,
+    argv = [sys.executable, "-m", "rlcheck.cluster.fanout", "--address", address, "--collector", collector,
             "--kwargs", json.dumps(kwargs or {}), "--node-timeout-s", str(node_timeout_s),
             "--connect-timeout-s", str(connect_timeout_s), "--job-python", job_python, *(["--ship"] if ship else [])]
     deadline_s = connect_timeout_s + node_timeout_s + MARGIN_S
@@ -192,7 +191,8 @@ def fan_out(address: str, *, collector: str = COLLECTOR, kwargs: dict[str, Any] 
     if line is not None:
         return FanoutResult.from_dict(json.loads(line.removeprefix(RESULT)))
     return FanoutResult(address=address, connected=False, elapsed_s=time.monotonic() - start,
-                        tried=f"the fan-out driver (python -m rlcheck.fanout) with a {deadline_s:.0f} s deadline",
+                        tried=(f"the fan-out driver (python -m rlcheck.cluster.fanout) with a {deadline_s:.0f} s "
+                               "deadline"),
                         error=f"the driver gave no result ({done.why()}): {done.tail(3)}")
 
 

@@ -78,7 +78,7 @@ class Served:
 
 def serve_and_probe(argv: Sequence[str], url: str, *, timeout_s: float, env: Mapping[str, str] | None = None) -> Served:
     """Start a server, wait (bounded) for url to answer 200, then stop it; always stops it."""
-    from rlcheck.wait import wait_http_ok
+    from rlcheck.process.wait import wait_http_ok
 
     proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL, env=dict(env) if env is not None else None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from rlcheck import subproc
+from rlcheck.process import subproc
 
 SYMBOLS = ("cuCtxGetDevice", "cuDeviceGet", "cuDeviceGetAttribute", "cuGetErrorString", "cuMemAddressFree",
            "cuMemAddressReserve", "cuMemCreate", "cuMemGetAllocationGranularity", "cuMemMap", "cuMemRelease",

@@ -1,10 +1,21 @@
-"""What a per-node fan-out brings back (rlcheck.fanout): which nodes Ray lists, and how each one answered."""
+"""What a per-node fan-out brings back (rlcheck.cluster.fanout): which nodes Ray lists, and how each one answered."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+from pathlib import Path
 from typing import Any
+
+RESULT = "RLCHECK_FANOUT "
+"""The driver's one result line starts with this."""
+JOB_SLACK_S = 60.0
+"""A Ray job's own start-up (supervisor actor, runtime env, Python and Ray import) on top of its deadlines."""
+
+
+def package_runtime_env() -> dict[str, Any]:
+    """runtime_env that ships this rlcheck package to every worker of the cluster."""
+    return {"py_modules": [str(Path(__file__).parents[1])], "excludes": ["__pycache__"]}
 
 
 class Outcome(enum.StrEnum):

@@ -12,8 +12,8 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 
-from rlcheck import subproc
-from rlcheck.wait import free_loopback_port, wait_http_ok
+from rlcheck.process import subproc
+from rlcheck.process.wait import free_loopback_port, wait_http_ok
 
 READY, ERROR = "RLCHECK_RAY_READY ", "RLCHECK_RAY_ERROR "
 
@@ -72,7 +72,7 @@ class EmbeddedRay:
 
     def start(self) -> RayEndpoints:
         temp_dir = tempfile.mkdtemp(prefix="rlray-", dir="/tmp")  # short: Ray's socket paths are length-limited
-        argv = [*self.wrapper, sys.executable, "-m", "rlcheck.embedded_ray", "--dashboard-port",
+        argv = [*self.wrapper, sys.executable, "-m", "rlcheck.cluster.embedded_ray", "--dashboard-port",
                 str(free_loopback_port()), "--num-cpus", str(self.num_cpus), "--extra-nodes", str(self.extra_nodes),
                 "--temp-dir", temp_dir]
         if self.node_specs:
@@ -94,7 +94,7 @@ class EmbeddedRay:
     def _await_job_agent(self, timeout_s: float) -> None:
         """A fresh head answers `No available agent` until its job agent registers, and the CLI does not
         retry: run one trivial job (submission retried) so that users of this Ray find it ready."""
-        from rlcheck import launch
+        from rlcheck.cluster import launch
 
         assert self.endpoints is not None
         job = launch.submit_entrypoint(self.endpoints.dashboard_url, "true")

@@ -16,7 +16,7 @@ import sysconfig
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from rlcheck import subproc
+from rlcheck.process import subproc
 
 
 def site_dirs() -> list[Path]:

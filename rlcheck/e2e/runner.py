@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlcheck import catalog, launch
+from rlcheck import catalog
+from rlcheck.cluster import launch
+from rlcheck.e2e.watch import Event, Watcher
 from rlcheck.verdict import Status, Verdict
-from rlcheck.watch import Event, Watcher
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

@@ -7,7 +7,9 @@ import math
 import shlex
 from typing import Any
 
-from rlcheck import launch, manifests, recipes
+from rlcheck import recipes
+from rlcheck.cluster import launch
+from rlcheck.deploy import manifests
 from rlcheck.hardware import get_profile
 from rlcheck.recipes.recipe import Recipe
 

@@ -1,4 +1,4 @@
-"""Child process that holds an embedded Ray on loopback: `python -m rlcheck.embedded_ray`.
+"""Child process that holds an embedded Ray on loopback: `python -m rlcheck.cluster.embedded_ray`.
 
 It prints one `RLCHECK_RAY_READY {json}` line once the head (and any extra nodes) are up and every
 node reports a loopback address, then holds the cluster until stdin closes or SIGTERM arrives, and
@@ -27,7 +27,7 @@ def _env() -> None:
 def _start(args: argparse.Namespace):  # -> (ray.cluster_utils.Cluster, [ray._private.node.Node])
     from ray.cluster_utils import Cluster
 
-    from rlcheck.wait import free_loopback_port
+    from rlcheck.process.wait import free_loopback_port
 
     # Each node's dashboard agent needs its own port: the default (52365) clashes with any other Ray here.
     head = {"num_cpus": args.num_cpus, "num_gpus": 0, "include_dashboard": True, "dashboard_host": "127.0.0.1",
@@ -47,7 +47,7 @@ def _start(args: argparse.Namespace):  # -> (ray.cluster_utils.Cluster, [ray._pr
 
 def _add_node(cluster, node_args: dict, attempts: int = 3):  # -> ray._private.node.Node
     """A raylet gives its dashboard agent a fixed time to start; on a loaded machine that can pass: try again."""
-    from rlcheck.wait import free_loopback_port
+    from rlcheck.process.wait import free_loopback_port
 
     for attempt in range(1, attempts + 1):
         try:

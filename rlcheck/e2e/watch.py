@@ -1,7 +1,7 @@
 """Live job-log watcher: known-failure signatures, milestones in order, phase deadlines, in-run invariants.
 
 `Watcher` is a pure state machine: feed it log lines with their arrival time and ask it for the
-deadline at any moment; it never reads a clock or a job itself (rlcheck.e2e drives it against a Ray
+deadline at any moment; it never reads a clock or a job itself (rlcheck.e2e.runner drives it against a Ray
 job). Every way a run can end has a verdict: a known failure (catalogue id, line, cause, fix), a phase
 that outlived its deadline (the hypothesis named), an invariant broken, the job ending early, or all
 milestones of every loop reached.

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from rlcheck.exec_argv import ENV_NAME
+from rlcheck.cluster.exec_argv import ENV_NAME
 from rlcheck.hardware import HardwareProfile
 from rlcheck.recipes.recipe import Recipe
 

@@ -1,0 +1,1 @@
+"""Rendering a recipe into argv, runtime env and KubeRay manifests."""

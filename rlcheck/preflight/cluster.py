@@ -1,0 +1,78 @@
+"""Cluster checks: the Ray under check (--ray-address, or the embedded loopback Ray), one probe pinned to every node.
+
+One fan-out per run feeds every check here; a node that does not answer by the deadline is UNKNOWN for that
+node in each per-node check, never a hang.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rlcheck.cluster.fanout_result import FanoutResult, NodeFacts
+from rlcheck.preflight.registry import Check, Inputs, Need
+from rlcheck.probes import node_evaluate as judge
+from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
+from rlcheck.probes.cluster_reach import NodeEvaluate, evaluate_node_answer, evaluate_reachable, judge_nodes
+from rlcheck.verdict import Status, Verdict
+
+ONLY_HEAD = "the cluster has no worker node, only its head: no GPU node to judge"
+CLUSTER = frozenset({Need.CLUSTER})
+CLUSTER_AND_PROFILE = frozenset({Need.CLUSTER, Need.PROFILE})
+
+
+def fanout_of(inputs: Inputs) -> FanoutResult:
+    if inputs.fanout is None:
+        raise ValueError("a cluster check ran without the cluster fan-out (Inputs.fanout is None)")
+    return inputs.fanout
+
+
+def _workers(node: NodeFacts) -> bool:
+    return not node.is_head
+
+
+def per_node(evaluate: NodeEvaluate, *, select: Callable[[NodeFacts], bool] = lambda node: True,
+             none_selected: str = "", none_status: Status = Status.SKIP) -> Callable[[FanoutResult, Inputs],
+                                                                                      list[Verdict]]:
+    """A judge that runs evaluate on every selected node of the fan-out (UNKNOWN for nodes that did not answer)."""
+    return lambda result, i: judge_nodes(result, evaluate, i.profile, select=select, none_selected=none_selected,
+                                         none_status=none_status)
+
+
+def _nodes_answer(result: FanoutResult, inputs: Inputs) -> list[Verdict]:
+    return [evaluate_node_answer(a) for a in result.nodes] or [evaluate_reachable(result)]
+
+
+def _cluster_gpus(result: FanoutResult, inputs: Inputs) -> Verdict:
+    return evaluate_cluster_gpus(collect_cluster_gpus(result), gpus_needed(inputs.recipe), inputs.recipe.id)
+
+
+CHECKS = (
+    Check(id="cluster_reachable", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="Ray answers within the connect timeout (an unreachable address is UNKNOWN, naming what was tried)",
+          judge=lambda result, i: evaluate_reachable(result)),
+    Check(id="cluster_nodes_answer", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="every alive node runs its pinned task in time (a silent node is UNKNOWN for that node, never a hang)",
+          judge=_nodes_answer),
+    Check(id="cluster_gpus", guards=("placement-group-oversubscribed",), needs=CLUSTER | {Need.RECIPE},
+          collect=fanout_of, judges="GPUs Ray advertises against the recipe's placement group", judge=_cluster_gpus),
+    Check(id="cluster_head_gpuless", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="the head (where SLIME's driver runs) advertises no GPU",
+          judge=per_node(judge.evaluate_head_gpuless, select=lambda node: node.is_head,
+                         none_selected="no alive node carries Ray's head resource (node:__internal_head__)",
+                         none_status=Status.UNKNOWN)),
+    Check(id="cluster_node_gpus", guards=(), needs=CLUSTER_AND_PROFILE, collect=fanout_of,
+          judges="per node: GPU count, model and compute capability against the profile",
+          judge=per_node(judge.evaluate_node_gpus, select=_workers, none_selected=ONLY_HEAD)),
+    Check(id="cluster_node_driver", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="per node: the driver runs torch's CUDA major", judge=per_node(judge.evaluate_node_driver)),
+    Check(id="cluster_node_tms", guards=("tms-cu12-preload", "tms-loader-unresolved"), needs=CLUSTER,
+          collect=fanout_of,
+          judges="per node: the preload library SLIME would pick needs the runtime's libcudart, and the loader "
+                 "finds it",
+          judge=per_node(judge.evaluate_node_tms)),
+    Check(id="cluster_node_shm", guards=(), needs=CLUSTER_AND_PROFILE, collect=fanout_of,
+          judges="per node: `/dev/shm` size against the profile's floor", judge=per_node(judge.evaluate_node_shm)),
+    Check(id="cluster_node_efa", guards=(), needs=CLUSTER_AND_PROFILE, collect=fanout_of,
+          judges="per node: EFA devices against the profile",
+          judge=per_node(judge.evaluate_node_efa, select=_workers, none_selected=ONLY_HEAD)),
+)

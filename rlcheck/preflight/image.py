@@ -1,0 +1,40 @@
+"""Image checks: what is installed in the training image, judged before a GPU is allocated."""
+
+from __future__ import annotations
+
+from rlcheck.catalog import installed_versions
+from rlcheck.preflight.registry import Check, Inputs, Need
+from rlcheck.probes import image, recipe_rules, slime_source
+from rlcheck.probes.numpy_megatron import collect_numpy_megatron, evaluate_numpy_megatron
+
+
+def _versions(inputs: Inputs) -> dict[str, str | None]:
+    return installed_versions(image.affected_packages())
+
+
+CHECKS = (
+    Check(id="image_numpy_major", guards=("numpy2-megatron",), needs=frozenset(),
+          judges="numpy 2 beside a Megatron that breaks under it (before 0.16: `np.product` at checkpoint save)",
+          collect=lambda i: collect_numpy_megatron(), judge=lambda obs, i: evaluate_numpy_megatron(obs)),
+    Check(id="image_megatron_training", guards=("megatron-training-missing",), needs=frozenset(),
+          judges="`megatron.training.arguments` importable (wheels ship it from 0.17)",
+          collect=lambda i: image.collect_megatron(), judge=lambda obs, i: image.evaluate_megatron_training(obs)),
+    Check(id="image_mbridge", guards=("mbridge-missing",),
+          judges="mbridge importable when the recipe is MoE (its checkpoint is converted)",
+          collect=lambda i: image.collect_mbridge(),
+          judge=lambda obs, i: image.evaluate_mbridge(i.recipe.model.moe is not None, i.recipe.id, obs)),
+    Check(id="image_versions", guards=(), needs=frozenset(),
+          judges="installed versions inside a known failure's affected range (WARN, with the check that guards each)",
+          collect=_versions, judge=lambda obs, i: image.evaluate_versions(obs, i.guarded_by)),
+    Check(id="image_cpu_arch", guards=(), needs=frozenset({Need.PROFILE}),
+          judges="wheels built for another CPU; an x86_64 image for aarch64 (GB200/GB300) hosts",
+          collect=lambda i: image.collect_arch(), judge=lambda obs, i: image.evaluate_arch(obs, i.profile)),
+    Check(id="image_driver_guard", guards=("driver-gpu-probe",),
+          judges="the recipe reaches Megatron's GPU probes and nothing guards them on the GPU-less driver",
+          collect=lambda i: slime_source.collect_guard(),
+          judge=lambda obs, i: slime_source.evaluate_guard(obs, recipe_rules.reaches_gpu_probes(i.recipe),
+                                                           i.recipe.id)),
+    Check(id="image_sparse_mla_merge", guards=("sparse-mla-bwd-nan",), needs=frozenset(),
+          judges="the installed SLIME/Miles sparse-MLA kernel sets TileLang's aggressive merge on (read with `ast`)",
+          collect=lambda i: slime_source.collect_kernel(), judge=lambda obs, i: slime_source.evaluate_kernel(obs)),
+)

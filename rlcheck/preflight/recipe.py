@@ -1,0 +1,56 @@
+"""Recipe checks: the typed recipe (or a user's job) on the hardware profile, judged before any GPU is asked for."""
+
+from __future__ import annotations
+
+from rlcheck.preflight.registry import Check, Inputs, Need
+from rlcheck.probes import memory, recipe_rules
+from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
+from rlcheck.verdict import Status, Verdict
+
+RECIPE_AND_PROFILE = frozenset({Need.RECIPE, Need.PROFILE})
+
+
+def evaluate_fits(obs: None, inputs: Inputs) -> Verdict:
+    """The recipe has a shape for this hardware (e.g. glm5.2-gb300 needs GB300 nodes)."""
+    if inputs.refusal:
+        return Verdict(status=Status.FAIL, summary=inputs.refusal)
+    if inputs.profile is None:
+        return Verdict(status=Status.SKIP,
+                       summary="needs a hardware profile (--hardware): found none; judging the base recipe")
+    return Verdict(status=Status.PASS, summary=f"{inputs.recipe.id} is shaped for {inputs.profile.name}")
+
+
+CHECKS = (
+    Check(id="recipe_fits_hardware", guards=("deepep-gb300-megatron",), needs=RECIPE_AND_PROFILE,
+          judges="the recipe has a shape for `--hardware`", judge=evaluate_fits),
+    Check(id="recipe_batch", guards=("batch-size-mismatch",),
+          judges="rollout_batch_size x n_samples = global_batch x steps; global batch divides by micro batch x DP",
+          judge=lambda obs, i: recipe_rules.evaluate_batch(i.recipe)),
+    Check(id="recipe_layout", guards=("parallel-layout-mismatch",),
+          judges="world size divisible by TP x PP x CP and by EP x expert-TP x PP; experts over EP",
+          judge=lambda obs, i: recipe_rules.evaluate_layout(i.recipe)),
+    Check(id="recipe_engines", guards=("engine-larger-than-node",), needs=RECIPE_AND_PROFILE,
+          judges="rollout engines no wider than a node; rollout GPUs divide into engines",
+          judge=lambda obs, i: recipe_rules.evaluate_engines(i.recipe, i.profile)),
+    Check(id="recipe_log_levels", guards=("uvicorn-log-level",),
+          judges="`--sglang-log-level[-http]` is one of critical, error, warning, info, debug, trace",
+          judge=lambda obs, i: recipe_rules.evaluate_log_levels(i.recipe)),
+    Check(id="recipe_cuda_device_max_connections", guards=("cuda-device-max-connections",),
+          needs=RECIPE_AND_PROFILE, judges="TP or CP > 1 below sm_100 has `CUDA_DEVICE_MAX_CONNECTIONS=1`",
+          judge=lambda obs, i: recipe_rules.evaluate_connections(i.recipe, i.profile)),
+    Check(id="recipe_pp_split", guards=("pp-split-skip-layer",),
+          judges="every GLM-5.2 pipeline stage starts on a computing DSA layer",
+          judge=lambda obs, i: recipe_rules.evaluate_pp_split(i.recipe)),
+    Check(id="recipe_sglang_flags", guards=("sglang-dead-flag",),
+          judges="every `--sglang-*` flag exists in the installed SGLang (strict parse; SLIME's is lenient)",
+          collect=lambda i: collect_sglang_options(),
+          judge=lambda obs, i: evaluate_sglang_flags(i.recipe.argv(), obs)),
+    Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=RECIPE_AND_PROFILE,
+          judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer) "
+                 "against 0.94 of HBM; calibrated on the seed's GLM-5.2 numbers",
+          judge=lambda obs, i: memory.evaluate_stage_memory(i.recipe, i.profile)),
+    Check(id="recipe_kv_pool", guards=("kv-pool-truncation",), needs=RECIPE_AND_PROFILE,
+          judges="SGLang's KV pool at `mem_fraction_static` against rollout context x concurrency; calibrated on "
+                 "the seed's 26,304 / 553,728 tokens",
+          judge=lambda obs, i: memory.evaluate_kv_pool(i.recipe, i.profile)),
+)

@@ -1,0 +1,115 @@
+"""The check registry: one entry per preflight check, the one list that everything else reads.
+
+`checks/` runs it (one parametrized test per area, each check its own test id), the e2e gate loops over it,
+the self-tests take their list of checks from it, and the README check table and the catalogue's "check"
+column in docs/known-failures.md are generated from it. A check is an id, the catalogue failures it guards,
+what it needs, a collector (the only code that touches the machine) and a pure judge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from rlcheck.cluster.fanout_result import FanoutResult
+from rlcheck.hardware import HardwareProfile
+from rlcheck.recipes.recipe import Recipe
+from rlcheck.verdict import Status, Verdict
+
+AREAS = ("image", "recipe", "cluster", "gpu")
+_ID = re.compile(r"(image|recipe|cluster|gpu)_[a-z0-9_]+")
+
+
+class Need(enum.StrEnum):
+    RECIPE = "recipe"
+    """The typed recipe (--recipe on --hardware, or a user's job)."""
+    PROFILE = "profile"
+    """A hardware profile (--hardware); without one the judge decides (usually SKIP naming it)."""
+    CLUSTER = "cluster"
+    """The per-node fan-out over the Ray under check."""
+    GPU = "gpu"
+    """CUDA GPUs on this machine."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Inputs:
+    """What a judge may read besides its own observation."""
+
+    recipe: Recipe
+    profile: HardwareProfile | None
+    refusal: str = ""
+    """Why the recipe does not fit the hardware ('' when it does)."""
+    fanout: FanoutResult | None = None
+    """The cluster fan-out, for checks that need the cluster."""
+    guarded_by: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Catalogue id -> the checks that guard it (the registry's own index, for checks that cite it)."""
+
+
+Judge = Callable[[Any, Inputs], "Verdict | Sequence[Verdict]"]
+
+
+def _no_observation(inputs: Inputs) -> None:
+    return None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Check:
+    id: str
+    """Stable id: `<area>_<property>`, the test id in `checks/` and the verdict's check_id."""
+    guards: tuple[str, ...]
+    """Catalogue ids this check catches before launch (empty for a health check that guards no entry)."""
+    judges: str
+    """One line for the README table: what is judged against what."""
+    judge: Judge
+    """Pure: (observation, inputs) -> Verdict, or one Verdict per node."""
+    collect: Callable[[Inputs], Any] = _no_observation
+    """Reads the machine (files, packages, subprocesses, GPUs, Ray); None for checks of the recipe alone."""
+    needs: frozenset[Need] = frozenset({Need.RECIPE})
+    gpu_count: int = 0
+    """GPUs this machine must have (checks that need a GPU)."""
+
+    def __post_init__(self) -> None:
+        if not _ID.fullmatch(self.id):
+            raise ValueError(f"id={self.id!r}: <area>_<property> in lowercase, area one of {', '.join(AREAS)}")
+        if (Need.GPU in self.needs) != (self.gpu_count > 0):
+            raise ValueError(f"{self.id}: gpu_count={self.gpu_count} must be > 0 exactly when the check needs a GPU")
+        if not self.judges or "\n" in self.judges:
+            raise ValueError(f"{self.id}: judges must be one non-empty line")
+
+    @property
+    def area(self) -> str:
+        return self.id.split("_", 1)[0]
+
+    @property
+    def reads_machine(self) -> bool:
+        """False for checks judged from the recipe and profile alone (pure: no collector)."""
+        return self.collect is not _no_observation
+
+    @property
+    def in_gate(self) -> bool:
+        """The e2e gate runs every check that needs neither the cluster nor a GPU of this machine."""
+        return not self.needs & {Need.CLUSTER, Need.GPU}
+
+    def run(self, inputs: Inputs, observation: Any = None) -> list[Verdict]:
+        """Judge (collecting first unless an observation is given) and stamp this check's id on every verdict."""
+        obs = self.collect(inputs) if observation is None else observation
+        out = self.judge(obs, inputs)
+        verdicts = [out] if isinstance(out, Verdict) else list(out)
+        if not verdicts:
+            return [Verdict(check_id=self.id, status=Status.UNKNOWN, summary="the judge returned no verdict")]
+        return [v.with_id(self.id) for v in verdicts]
+
+
+def validate(checks: Sequence[Check], catalogue_ids: set[str]) -> None:
+    """Ids unique, every guarded id in the catalogue; raises ValueError naming the check."""
+    seen: set[str] = set()
+    for check in checks:
+        if check.id in seen:
+            raise ValueError(f"check {check.id!r} is registered twice")
+        seen.add(check.id)
+        unknown = [g for g in check.guards if g not in catalogue_ids]
+        if unknown:
+            raise ValueError(f"check {check.id!r} guards {unknown}: not in the catalogue")

@@ -1,0 +1,1 @@
+"""Child processes and bounded waits: every wait has a timeout."""

@@ -1,0 +1,1 @@
+"""What reproducers share: the reproduction judge, side directories, the CUDA stub, argv probes."""

@@ -1,0 +1,91 @@
+"""The package tree reads as the architecture: imports run one way (no circles, nothing imports a floor above it)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Floors, lowest first: a module may import its own floor and the floors below it, never one above.
+FLOORS = (
+    ("rlcheck.verdict", "rlcheck.hardware", "rlcheck.catalog", "rlcheck.scan", "rlcheck.process", "rlcheck.fixes"),
+    ("rlcheck.cluster", "rlcheck.recipes", "rlcheck.report"),
+    ("rlcheck.probes", "rlcheck.reward", "rlcheck.fixes.tms_preload"),
+    ("rlcheck.preflight", "rlcheck.deploy", "rlcheck.repro"),
+    ("rlcheck.e2e",),
+    ("rlcheck.plugin",),
+    ("rlcheck.cli", "rlcheck.exec_argv"),
+)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """Every module this file imports, at any depth (function-level imports count too)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            base = node.module if node.level == 0 else ".".join(package.split(".")[:-node.level + 1 or None] +
+                                                                [node.module])
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)
+    return out
+
+
+def _graph(top: str) -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in (ROOT / top).rglob("*.py")}
+    return {name: {m for m in _imports(path, name) if m in files and m != name} for name, path in files.items()}
+
+
+def _floor(module: str) -> int:
+    """The floor of the longest name in FLOORS that is this module or a package above it."""
+    found = [(len(f), i) for i, floor in enumerate(FLOORS) for f in floor if module == f or module.startswith(f + ".")]
+    if not found:
+        raise AssertionError(f"{module} is on no floor of tests/test_architecture.py: place it")
+    return max(found)[1]
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+@pytest.mark.parametrize("top", ["rlcheck", "kernels"])
+def test_architecture_no_import_circle(top):
+    assert _cycle(_graph(top)) == []
+
+
+def test_architecture_no_module_imports_a_floor_above_it():
+    graph = _graph("rlcheck")
+    upward = [f"{m} -> {d}" for m, deps in graph.items() if m != "rlcheck" for d in deps
+              if d != "rlcheck" and _floor(d) > _floor(m)]
+    assert upward == []
+
+
+def test_architecture_detects_a_circle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) == []
