@@ -4,6 +4,7 @@ registry's own judge; checks/, the README table and docs/known-failures.md agree
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import sys
 from pathlib import Path
 
@@ -138,6 +139,11 @@ CASES: dict[str, list[tuple[str, Inputs, object, Status]]] = {
                            ("120", _inputs(), AllReduceObservation(world_size=2, size_bytes=2**28, busbw_gbps=120.0),
                             Status.FAIL)],
 }
+# More rows live beside this file in tests/registry_cases_<area>.py (each a CASES dict of the same shape).
+for _path in sorted(Path(__file__).parent.glob("registry_cases_*.py")):
+    _extra = importlib.import_module(f"tests.{_path.stem}").CASES
+    assert not set(_extra) & set(CASES), f"{_path.name} repeats {set(_extra) & set(CASES)}"
+    CASES.update(_extra)
 ROWS = [(cid, *case) for cid, cases in CASES.items() for case in cases]
 
 
