@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import platform
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib import util
 
 from rlcheck import catalog
@@ -96,17 +96,25 @@ class ArchObservation:
     """Installed distributions whose wheel tags name another CPU architecture."""
 
 
-def collect_arch(packages: PackageSource | None = None) -> ArchObservation:
+def foreign_wheels(machine: str, wheels: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """Distributions (name version, WHEEL file text) whose wheel tags name another CPU than machine."""
+    other = "aarch64" if machine == "x86_64" else "x86_64"
+    return tuple(sorted(name for name, text in wheels
+                        if any(line.startswith("Tag:") and line.rstrip().endswith(other)
+                               for line in text.splitlines())))
+
+
+def _installed_wheels() -> list[tuple[str, str]]:
     from importlib import metadata
 
-    machine = platform.machine()
-    other = "aarch64" if machine == "x86_64" else "x86_64"
-    foreign = []
-    for dist in metadata.distributions():
-        tags = (dist.read_text("WHEEL") or "").splitlines()
-        if any(line.startswith("Tag:") and line.rstrip().endswith(other) for line in tags):
-            foreign.append(f"{dist.metadata['Name']} {dist.version}")
-    return ArchObservation(machine=machine, foreign_wheels=tuple(sorted(foreign)))
+    return [(f"{d.metadata['Name']} {d.version}", d.read_text("WHEEL") or "") for d in metadata.distributions()]
+
+
+def collect_arch(machine: str | None = None, wheels: Iterable[tuple[str, str]] | None = None) -> ArchObservation:
+    """This host's CPU and the installed wheels built for another (both injectable for recorded inputs)."""
+    machine = machine or platform.machine()
+    return ArchObservation(machine=machine,
+                           foreign_wheels=foreign_wheels(machine, _installed_wheels() if wheels is None else wheels))
 
 
 def evaluate_arch(obs: ArchObservation, profile: HardwareProfile | None) -> Verdict:
