@@ -111,6 +111,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"rlcheck watch: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.loops is not None and args.loops < 1:
+        print(f"rlcheck watch: --loops {args.loops}: a whole number >= 1", file=sys.stderr)
+        return EXIT_USAGE
     if args.case and args.case not in slime_log.case_deadlines():
         print(f"rlcheck watch: unknown case {args.case!r}; valid: {', '.join(slime_log.case_deadlines())}",
               file=sys.stderr)

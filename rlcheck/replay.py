@@ -21,7 +21,8 @@ from rlcheck.watch import MAX_LINE_CHARS, Event, Watcher
 
 EXIT_COMPLETED, EXIT_FOUND, EXIT_UNJUDGED = 0, 1, 2
 DEFAULT_DEADLINES = slime_log.Deadlines(placement_s=1800, startup_s=5400, rollout_s=3600, phase_s=3600)
-_TS = re.compile(r"(?P<date>\d{4})-(?P<mon>\d\d)-(?P<day>\d\d)[ T](?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,6}))?")
+_TS = re.compile(r"(?P<date>\d{4})-(?P<mon>\d\d)-(?P<day>\d\d)[ T](?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)"
+                 r"(?:[.,](?P<f>\d{1,6}))?")
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -78,7 +79,7 @@ def survey(path: Path) -> Survey:
         if "] " in line and ".py:" in line and len(located) < 5000:
             located.append(line[:512])
     version, counts = slime_log.detect_version(located)
-    hint = ("--use-kl-loss",) if seen_ref else ()
+    hint: tuple[str, ...] = ("--use-kl-loss",) if seen_ref else ()
     hint += () if seen_log_probs else ("--use-rollout-logprobs",)
     return Survey(version=version, version_counts=counts, timestamps=stamps, lines=lines, argv_hint=hint)
 
@@ -150,7 +151,8 @@ def _judge(watcher: Watcher, found: Survey, timed: bool) -> dict[str, Any]:
                 "why": "unknown format: no SLIME log statement (Timer, perf/rollout/step dicts, placement) found"}
     due = watcher.deadline()
     waiting = due[1].name if due else "?"
-    line = f"the log ends in loop {watcher.loop} while waiting for {waiting}, before its deadline and without a known failure"
+    line = (f"the log ends in loop {watcher.loop} while waiting for {waiting}, before its deadline and without "
+            "a known failure")
     return {"exit_code": EXIT_FOUND, "verdict": {"kind": "ended", "name": waiting, "loop": watcher.loop,
                                                  "failure_id": None, "line": line}}
 

@@ -21,7 +21,7 @@ from rlcheck import e2e, launch, recipes
 from rlcheck.catalog import load_catalog
 from rlcheck.cluster import EmbeddedRay
 from rlcheck.scan import Matcher
-from rlcheck.slime_log import milestones
+from rlcheck.slime_log import DEFAULT_VERSION, Deadlines, plan
 from rlcheck.watch import Watcher
 
 STANDIN = Path(__file__).resolve().parents[2] / "tests" / "standin" / "train.py"
@@ -41,8 +41,9 @@ def signature_time(log_text: str) -> float:
 
 def ours(url: str, failure_id: str, work: Path) -> float:
     env = {"env_vars": {"RLCHECK_STANDIN_FAULT": f"known:{failure_id}", "RLCHECK_STANDIN_PHASE_S": "0.05"}}
-    plan = milestones(sglang_ready_s=60, rollout_s=60, phase_s=60)
-    run = e2e.run_case(url, job_argv(), Watcher(plan, 1), log_path=work / f"{failure_id}.log", runtime_env=env)
+    argv = job_argv()
+    milestones, _ = plan(DEFAULT_VERSION, Deadlines(placement_s=60, startup_s=60, rollout_s=60, phase_s=60), argv)
+    run = e2e.run_case(url, argv, Watcher(milestones, 1), log_path=work / f"{failure_id}.log", runtime_env=env)
     verdict = e2e.verdict_for("failfast", run, 1)
     done = time.time()
     assert verdict.failure_id == failure_id and run.job_status == "STOPPED", verdict.render()
