@@ -132,6 +132,30 @@ def cmd_render(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    from rlcheck.e2e import replay, slime_log
+
+    try:
+        version = slime_log.parse_framework(args.framework) if args.framework else None
+    except ValueError as exc:
+        print(f"rlcheck watch: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.loops is not None and args.loops < 1:
+        print(f"rlcheck watch: --loops {args.loops}: a whole number >= 1", file=sys.stderr)
+        return EXIT_USAGE
+    if args.case and args.case not in slime_log.case_deadlines():
+        print(f"rlcheck watch: unknown case {args.case!r}; valid: {', '.join(slime_log.case_deadlines())}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    report = replay.replay(args.replay, loops=args.loops, case=args.case, version=version)
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+    else:
+        print(replay.render_text(report))
+    return int(report["exit_code"])
+
+
 def _reward_service(sub: argparse._SubParsersAction) -> None:
     try:
         from rlcheck.reward import cli as reward_cli
@@ -164,6 +188,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--image", default="rlcheck/slime-training:slime0.2.4-sgl0.5.12.post1",
                    help="training image for the manifests")
     p.set_defaults(func=cmd_render)
+    p = sub.add_parser("watch", help="replay a recorded job log through the e2e watcher (post-mortem)")
+    p.add_argument("--replay", required=True, type=Path, metavar="LOG", help="the job's log file")
+    p.add_argument("--case", metavar="ID", help="the e2e case it ran (its deadlines and loops)")
+    p.add_argument("--loops", type=int, metavar="N", help="GRPO loops the run was to complete (default: the case's, 3)")
+    p.add_argument("--framework", metavar="slime==VERSION", help="default: detected from the log")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_watch)
     _reward_service(sub)
     return parser
 

@@ -33,8 +33,9 @@ def dry_run(case, profile) -> Verdict:
     recipe = smoke(recipes.get(case.recipe_id, profile), case.loops)
     doc = render.document(case.recipe_id, profile.name)
     bad = [v for v in gate.recipe_verdicts(recipe, profile) if v.status.blocks]
+    milestones = case.plan(recipe.argv())[0]
     summary = (f"renders for {profile.name}: {len(doc['argv'])} argv tokens, "
-               f"{doc['resources']['gpu_nodes']} GPU node(s), {len(case.milestones)} milestones x {case.loops} loops")
+               f"{doc['resources']['gpu_nodes']} GPU node(s), {len(milestones)} milestones x {case.loops} loops")
     if bad:
         return Verdict(check_id="x", status=Status.FAIL, summary=f"{summary}; recipe checks fail: "
                                                                  f"{', '.join(v.check_id for v in bad)}")
@@ -60,7 +61,9 @@ def test_e2e(case, record_verdict, rlcheck_context, request):
     if case.needs_reward_service:
         recipe = recipe.replace(reward=dataclasses.replace(recipe.reward, rm_url=rlcheck_context.rm_url))
     log_path = rlcheck_context.report_dir / "e2e" / f"{case.name}.log"
-    run = e2e.run_case(cluster.dashboard_url, recipe.argv(), Watcher(case.milestones, case.loops),
+    milestones, invariants = case.plan(recipe.argv())
+    watcher = Watcher(milestones, case.loops, invariants=invariants)
+    run = e2e.run_case(cluster.dashboard_url, recipe.argv(), watcher,
                        log_path=log_path, runtime_env=recipe.runtime_env())
     verdict = e2e.verdict_for(case.name, run, case.loops)
     plot_phase_times(run.phase_times, rlcheck_context.report_dir / "e2e" / f"{case.name}.png", title=case.name)

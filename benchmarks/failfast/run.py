@@ -16,13 +16,14 @@ import sys
 import time
 from pathlib import Path
 
+from rlcheck.cluster.ray import EmbeddedRay
+
 from benchmarks import results_file
 from rlcheck import recipes
 from rlcheck.catalog import load_catalog
 from rlcheck.cluster import launch
-from rlcheck.cluster.local_ray import EmbeddedRay
 from rlcheck.e2e import runner as e2e
-from rlcheck.e2e.slime_log import milestones
+from rlcheck.e2e.slime_log import DEFAULT_VERSION, Deadlines, plan
 from rlcheck.e2e.watch import Watcher
 from rlcheck.scan import Matcher
 
@@ -43,8 +44,9 @@ def signature_time(log_text: str) -> float:
 
 def ours(url: str, failure_id: str, work: Path) -> float:
     env = {"env_vars": {"RLCHECK_STANDIN_FAULT": f"known:{failure_id}", "RLCHECK_STANDIN_PHASE_S": "0.05"}}
-    plan = milestones(sglang_ready_s=60, rollout_s=60, phase_s=60)
-    run = e2e.run_case(url, job_argv(), Watcher(plan, 1), log_path=work / f"{failure_id}.log", runtime_env=env)
+    argv = job_argv()
+    milestones, _ = plan(DEFAULT_VERSION, Deadlines(placement_s=60, startup_s=60, rollout_s=60, phase_s=60), argv)
+    run = e2e.run_case(url, argv, Watcher(milestones, 1), log_path=work / f"{failure_id}.log", runtime_env=env)
     verdict = e2e.verdict_for("failfast", run, 1)
     done = time.time()
     assert verdict.failure_id == failure_id and run.job_status == "STOPPED", verdict.render()

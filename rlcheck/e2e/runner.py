@@ -94,7 +94,10 @@ def run_case(dashboard_url: str, argv: Sequence[str], watcher: Watcher, *, log_p
                 tail_done = True
             elif line:
                 log.write(line + "\n")
-                watcher.feed(line, time.monotonic() - start)
+                # The deadline is judged on the monotonic clock before the line, so a flood of lines
+                # (or one slow line) never postpones it; the watcher cuts every line it matches.
+                if not watcher.check(time.monotonic() - start):
+                    watcher.feed(line, time.monotonic() - start)
             watcher.check(time.monotonic() - start)
     ended_at = time.monotonic() - start
     reader_done.set()
@@ -115,22 +118,16 @@ def verdict_for(case: str, run: CaseRun, loops: int) -> Verdict:
     if end.kind == "done":
         return Verdict(**base, status=Status.PASS, summary=f"{loops} GRPO loop(s), every milestone reached; "
                                                            f"job {run.job_status}")
-    if end.kind == "failure":
-        entry = catalog.get(end.name)
-        return Verdict(**base, status=Status.FAIL, failure_id=end.name, remedy=entry.remedy,
-                       summary=f"{end.name} at loop {end.loop}: {end.line.strip()[:300]} -- {entry.title}")
-    if end.kind == "timeout":  # the timeout line names the phase; the scanner knows the hang it points to
-        return Verdict(**base, status=Status.FAIL, failure_id=_hypothesis(end.line), summary=end.line)
-    failure_id = end.name if end.name in catalog.load_catalog() else None
-    return Verdict(**base, status=Status.FAIL, failure_id=failure_id,
+    if end.kind == "failure" and end.failure_id:
+        entry = catalog.get(end.failure_id)
+        return Verdict(**base, status=Status.FAIL, failure_id=end.failure_id, remedy=entry.remedy,
+                       summary=f"{end.failure_id} at loop {end.loop}: {end.line.strip()[:300]} -- {entry.title}")
+    if end.kind == "timeout":
+        return Verdict(**base, status=Status.FAIL, failure_id=end.failure_id,
+                       summary=f"phase {end.name} timed out at loop {end.loop}: {end.line}")
+    remedy = catalog.get(end.failure_id).remedy if end.failure_id else ""
+    return Verdict(**base, status=Status.FAIL, failure_id=end.failure_id, remedy=remedy,
                    summary=f"invariant broken at loop {end.loop}: {end.name}: {end.line.strip()[:300]}")
-
-
-def _hypothesis(line: str) -> str | None:
-    from rlcheck.scan import Matcher
-
-    ids = Matcher().match_line(line)
-    return ids[0] if ids else None
 
 
 def reward_counts(metrics_text: str) -> dict[str, float]:

@@ -1,20 +1,26 @@
 """Live job-log watcher: known-failure signatures, milestones in order, phase deadlines, in-run invariants.
 
-`Watcher` is a pure state machine: feed it log lines with their arrival time and ask it for the
-deadline at any moment; it never reads a clock or a job itself (rlcheck.e2e.runner drives it against a Ray
-job). Every way a run can end has a verdict: a known failure (catalogue id, line, cause, fix), a phase
-that outlived its deadline (the hypothesis named), an invariant broken, the job ending early, or all
-milestones of every loop reached.
+`Watcher` is a pure state machine: feed it log lines with their time and ask it for the deadline at
+any moment; it never reads a clock or a job itself (rlcheck.e2e.runner drives it against a Ray job on the
+monotonic clock, rlcheck.e2e.replay against a recorded log on the log's timestamps). Every way a run can end
+has an Event, and every Event names its catalogue id when there is one (`failure_id`): a known failure,
+a phase that outlived its deadline (the hypothesis of that phase), an invariant broken, or all
+milestones of every loop reached. Bounded on hostile input: lines are cut at MAX_LINE_CHARS before any
+matching, the tail is bounded in characters, metric dicts are read by a linear scanner.
 """
 
 from __future__ import annotations
 
-import ast
 import collections
 import dataclasses
 import re
 
+from rlcheck.e2e.slime_metrics import MetricLine, parse_metrics
 from rlcheck.scan import Matcher
+
+MAX_LINE_CHARS = 32 * 1024
+"""Longer lines are cut here before matching: SLIME's longest metric dicts are a few KiB."""
+TAIL_CHARS = 256 * 1024
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -27,16 +33,25 @@ class Milestone:
     hypothesis: str = ""
     """The catalogue id a timeout here points to, '' for plain 'no progress'."""
     first_loop_only: bool = False
+    requires: str = ""
+    """Text the line must also contain (tells two statements of one format apart)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Invariants:
     max_step0_kl: float = 1e-8
     """SLIME's own CI bound on train/ppo_kl and train/kl_loss at step 0."""
-    min_rollouts_for_zero_reward: int = 1
-    """Rollouts of all-zero raw_reward after which reward-silent-zero is declared."""
+    step0_kl_loss: bool = True
+    """False under routing replay: SLIME's CI skips the step-0 kl_loss bound there (ref uses normal routing)."""
+    zero_reward_window: int = 3
+    """Consecutive rollouts whose mean raw reward is 0.0 before reward-silent-zero (capped at the run's loops)."""
     max_truncated_ratio: float = 0.2
     """The seed's healthy GLM-5.2 run truncated 0.0-0.3% of samples; its broken one 84%."""
+
+
+# Keys whose non-finite value means the run is broken (loss, gradients, reward); others are only reported.
+FATAL_NONFINITE = re.compile(r"^(?:train/(?:[\w-]+-)?(?:loss|pg_loss|kl_loss|ppo_kl|grad_norm|entropy_loss)"
+                             r"|rollout/(?:raw_reward|rewards))$")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -48,34 +63,27 @@ class Event:
     line: str
     at_s: float
     loop: int = 0
-
-
-_DICT = re.compile(r"(?:^|\s)(?P<what>rollout|step) (?P<index>\d+): (?P<body>\{.*\})\s*$")
-
-
-def metrics(line: str) -> tuple[str, int, dict[str, object]] | None:
-    """SLIME's `rollout N: {...}` and `step N: {...}` metric lines, parsed (None for any other line)."""
-    found = _DICT.search(line)
-    if not found:
-        return None
-    try:
-        body = ast.literal_eval(found.group("body"))
-    except (ValueError, SyntaxError):
-        return None
-    return (found.group("what"), int(found.group("index")), body) if isinstance(body, dict) else None
+    failure_id: str | None = None
+    """The catalogue id this event names: the signature's, the invariant's, or the timed-out phase's hypothesis."""
 
 
 class Watcher:
     def __init__(self, milestones: tuple[Milestone, ...], loops: int, *, matcher: Matcher | None = None,
-                 invariants: Invariants = Invariants(), keep_lines: int = 200) -> None:
+                 invariants: Invariants = Invariants()) -> None:
         self.milestones, self.loops, self.invariants = milestones, loops, invariants
         self.matcher = matcher or Matcher()
         self._compiled = [re.compile(m.pattern) for m in milestones]
         self.loop, self.index = 0, 0
         self.last_progress_s = 0.0
         self.events: list[Event] = []
-        self.tail: collections.deque[str] = collections.deque(maxlen=keep_lines)
+        self.notes: list[str] = []
+        """Findings that do not end the run (a non-finite metric outside loss/reward, a cut line)."""
+        self.tail: collections.deque[str] = collections.deque()
+        self._tail_chars = 0
         self.zero_reward_rollouts = 0
+        self.rewards: list[float] = []
+        self.truncated: list[float] = []
+        self.metric_lines = 0
         self.ended: Event | None = None
 
     def _expected(self) -> int:
@@ -89,18 +97,31 @@ class Watcher:
         self.ended = self.ended or event
         return [event]
 
+    def _keep(self, line: str) -> None:
+        self.tail.append(line)
+        self._tail_chars += len(line)
+        while len(self.tail) > 200 or self._tail_chars > TAIL_CHARS:
+            self._tail_chars -= len(self.tail.popleft())
+
     def feed(self, line: str, at_s: float) -> list[Event]:
         if self.ended:
             return []
-        self.tail.append(line)
+        if len(line) > MAX_LINE_CHARS:
+            if len(self.notes) < 50:
+                self.notes.append(f"a {len(line)}-character line was cut at {MAX_LINE_CHARS} before matching")
+            line = line[:MAX_LINE_CHARS]
+        self._keep(line)
         known = self.matcher.match_line(line)
         if known:
-            return self._end(Event(kind="failure", name=known[0], line=line, at_s=at_s, loop=self.loop))
+            return self._end(Event(kind="failure", name=known[0], line=line, at_s=at_s, loop=self.loop,
+                                   failure_id=known[0]))
         return self._invariants(line, at_s) or self._milestone(line, at_s)
 
     def _milestone(self, line: str, at_s: float) -> list[Event]:
         i = self._expected()
         if i >= len(self.milestones) or not self._compiled[i].search(line):
+            return []
+        if self.milestones[i].requires and self.milestones[i].requires not in line:
             return []
         event = Event(kind="milestone", name=self.milestones[i].name, line=line, at_s=at_s, loop=self.loop)
         self.events.append(event)
@@ -112,41 +133,66 @@ class Watcher:
                                                  loop=self.loop - 1))]
         return [event]
 
+    def _breach(self, name: str, line: str, at_s: float, failure_id: str | None = None) -> list[Event]:
+        return self._end(Event(kind="invariant", name=name, line=line, at_s=at_s, loop=self.loop,
+                               failure_id=failure_id))
+
     def _invariants(self, line: str, at_s: float) -> list[Event]:
-        parsed = metrics(line)
+        parsed = parse_metrics(line)
         if parsed is None:
             return []
-        what, index, body = parsed
-        inv = self.invariants
-        if what == "step" and index == 0:
-            for key in ("train/ppo_kl", "train/kl_loss"):
-                value = body.get(key)
-                if isinstance(value, (int, float)) and abs(value) >= inv.max_step0_kl:
-                    return self._end(Event(kind="invariant", name=f"step-0 {key} = {value} >= {inv.max_step0_kl}",
-                                           line=line, at_s=at_s, loop=self.loop))
-        if what == "rollout":
-            return self._rollout_invariants(body, line, at_s)
+        self.metric_lines += 1
+        for key in parsed.nonfinite:
+            if FATAL_NONFINITE.match(key):
+                return self._breach(f"{parsed.what} {parsed.index} {key} = {parsed.values[key]}", line, at_s)
+            if len(self.notes) < 50:
+                self.notes.append(f"{parsed.what} {parsed.index} {key} = {parsed.values[key]} (not finite)")
+        if parsed.what == "step" and parsed.index == 0 and not parsed.role:
+            return self._step0(parsed, line, at_s)
+        if parsed.what == "rollout":
+            return self._reward(parsed, line, at_s) or self._truncation(parsed, "rollout/truncated", line, at_s)
+        if parsed.what == "perf":
+            return self._truncation(parsed, "rollout/truncated_ratio", line, at_s)
         return []
 
-    def _rollout_invariants(self, body: dict[str, object], line: str, at_s: float) -> list[Event]:
+    def _step0(self, parsed: MetricLine, line: str, at_s: float) -> list[Event]:
         inv = self.invariants
-        reward = body.get("rollout/raw_reward")
-        if isinstance(reward, (int, float)):
-            self.zero_reward_rollouts = self.zero_reward_rollouts + 1 if reward == 0 else 0
-            if self.zero_reward_rollouts >= inv.min_rollouts_for_zero_reward:
-                return self._end(Event(kind="invariant", name="reward-silent-zero", line=line, at_s=at_s,
-                                       loop=self.loop))
-        ratio = body.get("rollout/truncated_ratio")
-        if isinstance(ratio, (int, float)) and ratio > inv.max_truncated_ratio:
-            return self._end(Event(kind="invariant", name="kv-pool-truncation", line=line, at_s=at_s, loop=self.loop))
+        keys = ("train/ppo_kl", "train/kl_loss") if inv.step0_kl_loss else ("train/ppo_kl",)
+        for key in keys:
+            value = parsed.number(key)
+            if value is not None and abs(value) >= inv.max_step0_kl:
+                return self._breach(f"step-0 {key} = {value} >= {inv.max_step0_kl}", line, at_s)
+        return []
+
+    def _reward(self, parsed: MetricLine, line: str, at_s: float) -> list[Event]:
+        reward = parsed.number("rollout/raw_reward")
+        if reward is None:
+            return []
+        self.rewards.append(reward)
+        self.zero_reward_rollouts = self.zero_reward_rollouts + 1 if reward == 0 else 0
+        window = max(1, min(self.invariants.zero_reward_window, self.loops))
+        if self.zero_reward_rollouts >= window:
+            return self._breach(f"reward-silent-zero: mean raw reward 0.0 in {window} consecutive rollout(s)",
+                                line, at_s, "reward-silent-zero")
+        return []
+
+    def _truncation(self, parsed: MetricLine, key: str, line: str, at_s: float) -> list[Event]:
+        ratio = parsed.number(key)
+        if ratio is None:
+            return []
+        if parsed.what == "perf":
+            self.truncated.append(ratio)
+        limit = self.invariants.max_truncated_ratio
+        if ratio > limit:
+            return self._breach(f"kv-pool-truncation: {key} = {ratio:.3f} > {limit} in rollout {parsed.index}",
+                                line, at_s, "kv-pool-truncation")
         return []
 
     def deadline(self) -> tuple[float, Milestone] | None:
         """(time by which the next milestone is due, that milestone), None once the run has ended."""
         if self.ended:
             return None
-        i = self._expected()
-        milestone = self.milestones[i]
+        milestone = self.milestones[self._expected()]
         return self.last_progress_s + milestone.timeout_s, milestone
 
     def check(self, now_s: float) -> list[Event]:
@@ -155,8 +201,11 @@ class Watcher:
         if due is None or now_s < due[0]:
             return []
         milestone = due[1]
-        return self._end(Event(kind="timeout", name=milestone.name, at_s=now_s, loop=self.loop,
-                               line=timeout_line(milestone, now_s - self.last_progress_s)))
+        waited = now_s - self.last_progress_s
+        line = (f"no {milestone.name} within {milestone.timeout_s:.0f} s of the previous milestone "
+                f"(waited {waited:.0f} s, loop {self.loop})")
+        return self._end(Event(kind="timeout", name=milestone.name, at_s=now_s, loop=self.loop, line=line,
+                               failure_id=milestone.hypothesis or None))
 
     def phase_times(self) -> list[dict[str, float]]:
         """Seconds from the previous milestone to each milestone, per loop."""
@@ -167,12 +216,3 @@ class Watcher:
                 out[e.loop][e.name] = round(e.at_s - previous, 3)
                 previous = e.at_s
         return [loop for loop in out if loop]
-
-
-PHASES = {"sglang-health-hang": "sglang-health", "placement-group-oversubscribed": "placement-group"}
-
-
-def timeout_line(milestone: Milestone, waited_s: float) -> str:
-    """The line rlcheck writes when a phase outlives its deadline (the catalogue's scanner knows it)."""
-    phase = PHASES.get(milestone.hypothesis, milestone.name)
-    return f"rlcheck: phase {phase} timed out after {waited_s:.0f} s (waiting for {milestone.name})"

@@ -1,15 +1,17 @@
 """A stand-in for SLIME's train.py that honours its process contract, for rlcheck's harness tests only.
 
-It parses the rendered argv strictly (an unknown flag exits 2, as argparse does), prints SLIME's real
-progress lines (SGLang's readiness, `Final collected N samples from rollout to train`, `Timer X end
-(elapsed: Ns)`, the `rollout N: {...}` and `step N: {...}` metric lines) in their real order for
---num-rollout loops, and on request ($RLCHECK_STANDIN_FAULT) goes wrong the way a real run does:
+It parses the rendered argv strictly (an unknown flag exits 2, as argparse does) and prints what SLIME
+prints, at the version $RLCHECK_STANDIN_SLIME (default v0.2.4): lines rendered from rlcheck's per-version
+table of SLIME's own log statements (tests/standin/slime_lines.py), with Ray's actor prefixes, colours,
+SLIME's logger format, and a second actor whose timestamps run a second behind. SGLang stays at
+--log-level warning, so no SGLang readiness line is printed. On request ($RLCHECK_STANDIN_FAULT) it goes
+wrong the way a real run does:
 
     known:<failure_id>   print that catalogue entry's real log line during loop 0, then hang
-    hang:<milestone>     stop just before that milestone and hang (sglang-ready, rollout-collected, ...)
+    hang:<milestone>     stop just before that milestone and hang (placement-group, weights-synced, ...)
     crash                die with a Python traceback (exit 1)
     dead-worker          Ray's actor-died error, then exit 1
-    zero-reward | kl | truncation   metric lines that break the in-run invariants
+    zero-reward | kl | truncation | nan-loss   metric lines that break the in-run invariants
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import argparse
 import os
 import sys
 import time
+
+import slime_lines  # tests/standin/ is on sys.path when this file runs as a script
 
 BOOL_FLAGS = (
     "apply-chat-template", "colocate", "disable-bias-linear", "enable-experimental", "group-query-attention",
@@ -44,7 +48,6 @@ VALUE_FLAGS = (
     "rotary-base", "rotary-percent", "save", "save-interval", "tensor-model-parallel-size", "tis-clip",
     "tis-clip-low", "update-weight-buffer-size", "v-head-dim", "vocab-size", "weight-decay",
 )
-PHASES = ("ref_log_probs", "actor_train", "train", "update_weights")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -64,10 +67,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def say(actor: str, text: str) -> None:
-    print(f"({actor} pid={os.getpid()}) [{time.strftime('%Y-%m-%d %H:%M:%S')}] INFO {text}", flush=True)
-
-
 def hang() -> None:
     time.sleep(600)
 
@@ -78,47 +77,43 @@ def fault_line(failure_id: str) -> str:
     return get(failure_id).examples[0]
 
 
-def loop(i: int, samples: int, fault: str, phase_s: float) -> None:
-    if fault == "hang:rollout-collected":
-        hang()
-    time.sleep(phase_s)
-    say("RolloutManager", f"Final collected {samples} samples from rollout to train")
-    reward, truncated = (0.0 if fault == "zero-reward" else 0.4375), (0.84 if fault == "truncation" else 0.0)
-    say("RolloutManager", f"rollout {i}: {{'rollout/raw_reward': {reward}, 'rollout/truncated_ratio': {truncated}, "
-                          f"'rollout/response_len/mean': 2311.5}}")
-    if fault.startswith("known:") and i == 0:
-        line = fault_line(fault.removeprefix("known:"))
-        print(f"rlcheck-standin: signature at {time.time():.6f}", flush=True)  # for benchmarks/failfast
-        print(line, flush=True)
-        hang()
-    say("MegatronTrainRayActor", "Timer train start")
-    for phase in PHASES:
-        if fault == f"hang:{phase}":
-            hang()
-        time.sleep(phase_s)
-        if phase == "train":
-            kl = 0.03 if fault == "kl" and i == 0 else 0.0
-            say("MegatronTrainRayActor", f"step {i}: {{'train/loss': 0.0123, 'train/ppo_kl': {kl}, "
-                                         f"'train/kl_loss': 0.0, 'train/step': {i}}}")
-        say("MegatronTrainRayActor", f"Timer {phase} end (elapsed: {phase_s:.1f}s)")
+def shape(args: argparse.Namespace, fault: str, phase_s: float) -> slime_lines.LoopShape:
+    return slime_lines.LoopShape(
+        samples=int(args.global_batch_size) * int(args.num_steps_per_rollout or 1),
+        steps=int(args.num_steps_per_rollout or 1), rollout_s=phase_s, phase_s=phase_s,
+        reward=0.0 if fault == "zero-reward" else 0.4375, truncated_ratio=0.4609375 if fault == "truncation" else 0.0,
+        kl=0.03 if fault == "kl" else 0.0, loss=float("nan") if fault == "nan-loss" else 0.0123)
 
 
 def main() -> int:
     args = parser().parse_args()
     fault = os.environ.get("RLCHECK_STANDIN_FAULT", "")
     phase_s = float(os.environ.get("RLCHECK_STANDIN_PHASE_S", "0.1"))
-    print("2026-07-01 10:00:01,123 INFO worker.py:1843 -- Connecting to existing Ray cluster", flush=True)
+    version = os.environ.get("RLCHECK_STANDIN_SLIME", slime_lines.slime_log.DEFAULT_VERSION)
+
+    def before(milestone: str) -> None:
+        if fault == f"hang:{milestone}":
+            hang()
+
+    log = slime_lines.SlimeLog(version=version, write=lambda line: print(line, flush=True), now=time.time,
+                               wait=time.sleep)
     if fault == "crash":
         raise RuntimeError("stand-in trainer crashed on purpose")
     if fault == "dead-worker":
         print("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", flush=True)
         return 1
-    if fault == "hang:sglang-ready":
-        hang()
-    say("SGLangEngine", "The server is fired up and ready to roll!")
-    samples = int(args.global_batch_size) * int(args.num_steps_per_rollout or 1)
+    before("placement-group")
+    log.startup(num_gpus=int(args.actor_num_nodes or 1) * int(args.actor_num_gpus_per_node or 8), startup_s=0)
+    before("train-actor-ready")
+    log.train_actor_ready()
+    before("weights-synced")
+    log.first_sync(phase_s)
     for i in range(int(args.num_rollout)):
-        loop(i, samples, fault, phase_s)
+        if fault.startswith("known:") and i == 0:
+            print(f"rlcheck-standin: signature at {time.time():.6f}", flush=True)  # for benchmarks/failfast
+            print(fault_line(fault.removeprefix("known:")), flush=True)
+            hang()
+        slime_lines.loop(log, i, shape(args, fault, phase_s), before)
     return 0
 
 
