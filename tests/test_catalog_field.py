@@ -46,6 +46,15 @@ FAILURES = [
     ("awslabs/awsome-distributed-ai#1164 (seed report)", "KeyError: 'warn'", "uvicorn-log-level"),
     ("seed report, flag of THUDM/slime#1344", "train.py: error: unrecognized arguments: --sglang-enable-ep-moe",
      "sglang-dead-flag"),
+    ("THUDM/slime#1328", '(RolloutManager pid=1191) For more information check: '
+     'https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/503, retrying... (attempt 51/60, '
+     'url=http://11.215.121.109:3592/generate, response={"error":{"type":"Service Unavailable",'
+     '"code":"no_available_workers","message":"No available workers (all circuits open or unhealthy)"}})',
+     "rollout-engines-unreachable"),
+    ("THUDM/slime#683", "(RolloutManager pid=519445) For more information check: "
+     "https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/503, retrying... (attempt 60/60, "
+     "url=http://10.78.210.151:4674/generate, response=No available workers (all circuits open or unhealthy))",
+     "rollout-engines-unreachable"),
     # Ray's worker-log prefix and the ANSI colour Ray puts around it
     ("THUDM/slime#1297 with Ray's prefix", "\x1b[36m(MegatronTrainRayActor pid=76563, ip=10.1.49.166)\x1b[0m "
      "torch.AcceleratorError: CUDA error: an illegal memory access was encountered", "cuda-illegal-memory-access"),
