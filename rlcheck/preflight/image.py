@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rlcheck.catalog import installed_versions
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import image, recipe_rules, slime_source
+from rlcheck.probes import image, recipe_rules, slime_source, torch_pg
 from rlcheck.probes.numpy_megatron import collect_numpy_megatron, evaluate_numpy_megatron
 
 
@@ -37,4 +37,7 @@ CHECKS = (
     Check(id="image_sparse_mla_merge", guards=("sparse-mla-bwd-nan",), needs=frozenset(),
           judges="the installed SLIME/Miles sparse-MLA kernel sets TileLang's aggressive merge on (read with `ast`)",
           collect=lambda i: slime_source.collect_kernel(), judge=lambda obs, i: slime_source.evaluate_kernel(obs)),
+    Check(id="image_torch_pg_options", guards=("torch-pg-options-renamed",), needs=frozenset(),
+          judges="SLIME/Miles weight-sync group picks torch's option name by a string version compare (torch >= 2.10)",
+          collect=lambda i: torch_pg.collect_pg(), judge=lambda obs, i: torch_pg.evaluate_pg(obs)),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import memory, recipe_rules
+from rlcheck.probes import memory, proxy_env, recipe_rules
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
 
@@ -53,4 +53,7 @@ CHECKS = (
           judges="SGLang's KV pool at `mem_fraction_static` against rollout context x concurrency; calibrated on "
                  "the seed's 26,304 / 553,728 tokens",
           judge=lambda obs, i: memory.evaluate_kv_pool(i.recipe, i.profile)),
+    Check(id="recipe_proxy_env", guards=("rollout-engines-unreachable",),
+          judges="an http(s) proxy in the job env has a no_proxy that exempts hosts (httpx ignores CIDR entries)",
+          judge=lambda obs, i: proxy_env.evaluate_proxy_env(i.recipe.env_dict(), i.recipe.id)),
 )
