@@ -157,3 +157,14 @@ def test_framework_live_slime_tree_matches_its_schema():
     live = {f for p in ("utils/arguments.py", "backends/sglang_utils/arguments.py")
             for o in extract_file(root / p, "x")[0] for f in o["flags"]}
     assert live <= set(load(name).by_flag)
+
+
+def test_framework_check_runs_in_dry_runs_and_fails_the_old_glm_argv():
+    """`pytest testcases/ --dry-run` judges recipes with gate.recipe_verdicts: this check is among them."""
+    from rlcheck.preflight import gate
+    from tests.registry_cases_framework import glm_as_shipped_before_the_fix
+
+    bad = glm_as_shipped_before_the_fix()
+    verdicts = {v.check_id: v for v in gate.recipe_verdicts(bad.recipe, bad.profile)}
+    assert verdicts["recipe_framework_args"].status is Status.FAIL
+    assert "--update-weight-buffer-size 2GiB" in verdicts["recipe_framework_args"].summary

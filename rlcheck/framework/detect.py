@@ -35,7 +35,7 @@ def choose(installed: Installed, recipe_framework: str) -> tuple[Schema, str]:
     """(the schema that judges, why that one) for this machine and a recipe written for recipe_framework."""
     if installed.framework is None:
         name = DEFAULT_SCHEMA[recipe_framework]
-        return load(name), f"{recipe_framework} is not importable here: the recipe's framework, committed schema"
+        return load(name), "neither SLIME nor Miles importable here: the committed schema for the recipe's framework"
     name = COMMITTED.get((installed.framework, installed.version or ""), f"{installed.framework}-main")
     version = installed.version or "without package metadata"
     exact = name != f"{installed.framework}-main" or installed.framework == "miles"
