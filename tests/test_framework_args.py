@@ -43,6 +43,7 @@ def test_framework_type_choice_and_missing_value():
     assert problems(["--lr", "1e-6"]) == [] and problems(["--lr", "x"]) == [("--lr", "type")]
     assert problems(["--qkv-format", "sbhd"]) == [("--qkv-format", "choice")]
     assert problems(["--qkv-format", "bshd"]) == []
+    assert problems(["--attention-backend", "flash"]) == []  # an enum type: its choices are members, not strings
     # argparse reads -1e-6 as an option, not a negative number: --lr is left without a value
     assert ("--lr", "missing-value") in problems(["--lr", "-1e-6"])
     assert problems(["--seed", "-1"]) == []

@@ -68,7 +68,8 @@ def _check_values(flag: str, opt: Option, values: list[str]) -> list[Finding]:
             out.append(Finding(flag=flag, problem="type", text=f"{flag} {value}: invalid {opt.kind} value (the "
                                                                f"parser exits; {opt.group} declares type={opt.kind})"))
             continue
-        if opt.choices is not None and typed not in opt.choices and value not in map(str, opt.choices):
+        # choices are comparable only where the conversion is known (an enum type's choices are its members)
+        if opt.kind in (*NUMERIC, "str") and opt.choices is not None and typed not in opt.choices and value not in map(str, opt.choices):
             out.append(Finding(flag=flag, problem="choice", text=f"{flag} {value}: not one of "
                                                                  f"{', '.join(map(str, opt.choices))}"))
     return out
