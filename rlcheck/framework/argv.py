@@ -69,9 +69,10 @@ def _check_values(flag: str, opt: Option, values: list[str]) -> list[Finding]:
                                                                f"parser exits; {opt.group} declares type={opt.kind})"))
             continue
         # choices are comparable only where the conversion is known (an enum type's choices are its members)
-        if opt.kind in (*NUMERIC, "str") and opt.choices is not None and typed not in opt.choices and value not in map(str, opt.choices):
+        choices = opt.choices if opt.kind in (*NUMERIC, "str") else None
+        if choices is not None and typed not in choices and value not in map(str, choices):
             out.append(Finding(flag=flag, problem="choice", text=f"{flag} {value}: not one of "
-                                                                 f"{', '.join(map(str, opt.choices))}"))
+                                                                 f"{', '.join(map(str, choices))}"))
     return out
 
 
