@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS = (
     ("rlcheck.verdict", "rlcheck.hardware", "rlcheck.catalog", "rlcheck.scan", "rlcheck.process", "rlcheck.fixes"),
     ("rlcheck.cluster", "rlcheck.recipes", "rlcheck.report"),
-    ("rlcheck.probes", "rlcheck.reward", "rlcheck.fixes.tms_preload"),
+    ("rlcheck.probes", "rlcheck.reward", "rlcheck.fixes.tms_preload", "rlcheck.framework"),
     ("rlcheck.preflight", "rlcheck.deploy", "rlcheck.repro"),
     ("rlcheck.e2e",),
     ("rlcheck.plugin",),

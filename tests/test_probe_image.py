@@ -32,6 +32,20 @@ def test_probe_mbridge(moe, present, status):
     assert image.evaluate_mbridge(moe, "qwen3-30b-a3b-disaggregated", present).status is status
 
 
+@pytest.mark.parametrize(("slime", "status"), [("0.2.4", Status.FAIL), ("0.3.0", Status.FAIL), ("0.3.1", Status.SKIP),
+                                               ("0.4.0.dev0", Status.SKIP), ("not-a-version", Status.FAIL),
+                                               (None, Status.FAIL)])
+def test_probe_mbridge_internal_from_slime_0_3_1(slime, status):
+    verdict = image.evaluate_mbridge(True, "qwen3-30b-a3b-disaggregated", False, slime)
+    assert verdict.status is status
+    assert (slime or "SLIME version unknown") in verdict.summary
+
+
+def test_probe_mbridge_collects_the_slime_version():
+    obs = image.collect_mbridge()
+    assert obs.slime is None  # SLIME is not installed on this machine
+
+
 @pytest.mark.parametrize(("versions", "status", "fragment"), [
     ({"tilelang": "0.1.15", "numpy": "1.26.4"}, Status.PASS, "no installed version is in a known failure's range"),
     ({"tilelang": "0.1.9", "numpy": "1.26.4"}, Status.WARN, "sparse-mla-bwd-nan"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rlcheck.framework import argv as framework_argv
+from rlcheck.framework.detect import Installed, choose, collect_installed
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import memory, proxy_env, recipe_rules
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
@@ -18,6 +20,12 @@ def evaluate_fits(obs: None, inputs: Inputs) -> Verdict:
         return Verdict(status=Status.SKIP,
                        summary="needs a hardware profile (--hardware): found none; judging the base recipe")
     return Verdict(status=Status.PASS, summary=f"{inputs.recipe.id} is shaped for {inputs.profile.name}")
+
+
+def evaluate_framework_args(installed: Installed, inputs: Inputs) -> Verdict:
+    """The argv as the installed framework's parsers (else the recipe's framework's committed schema) read it."""
+    schema, how = choose(installed, inputs.recipe.framework)
+    return framework_argv.evaluate(inputs.recipe.argv(), schema, how)
 
 
 CHECKS = (
@@ -45,6 +53,10 @@ CHECKS = (
           judges="every `--sglang-*` flag exists in the installed SGLang (strict parse; SLIME's is lenient)",
           collect=lambda i: collect_sglang_options(),
           judge=lambda obs, i: evaluate_sglang_flags(i.recipe.argv(), obs)),
+    Check(id="recipe_framework_args", guards=("framework-arg-rejected", "sglang-dead-flag"),
+          judges="the argv against the framework's argument schema (installed SLIME/Miles, else the recipe's; "
+                 "SLIME v0.2.4 by default): types, choices, unknown or dropped options, abbreviations, options twice",
+          collect=lambda i: collect_installed(), light_collect=True, judge=evaluate_framework_args),
     Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=RECIPE_AND_PROFILE,
           judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer) "
                  "against 0.94 of HBM; calibrated on the seed's GLM-5.2 numbers",

@@ -68,6 +68,8 @@ class Check:
     collect: Callable[[Inputs], Any] = _no_observation
     """Reads the machine (files, packages, subprocesses, GPUs, Ray); None for checks of the recipe alone."""
     needs: frozenset[Need] = frozenset({Need.RECIPE})
+    light_collect: bool = False
+    """The collector only looks up what is importable (no subprocess, GPU or network): dry runs run it too."""
     gpu_count: int = 0
     """GPUs this machine must have (checks that need a GPU)."""
 

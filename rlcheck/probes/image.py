@@ -49,20 +49,49 @@ def evaluate_megatron_training(obs: MegatronObservation) -> Verdict:
                            f"{FIRST_WITH_TRAINING}, or put Megatron-LM from git on PYTHONPATH")
 
 
-def evaluate_mbridge(recipe_is_moe: bool, recipe_id: str, has_mbridge: bool) -> Verdict:
+MBRIDGE_INTERNAL_FROM = "0.3.1"  # SLIME's tools/convert_hf_to_torch_dist.py uses its own hf_to_megatron from v0.3.1
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class MbridgeObservation:
+    has_mbridge: bool
+    slime: str | None = None
+    """The installed SLIME's version (None: SLIME not installed, or installed without package metadata)."""
+
+
+def evaluate_mbridge(recipe_is_moe: bool, recipe_id: str, has_mbridge: bool, slime: str | None = None) -> Verdict:
     base = {"failure_id": "mbridge-missing"}
     if not recipe_is_moe:
         return Verdict(**base, status=Status.SKIP, summary=f"{recipe_id} is dense: its torch_dist checkpoint ships "
                                                            "converted, mbridge is not needed")
+    if slime and _at_least(slime, MBRIDGE_INTERNAL_FROM):
+        return Verdict(**base, status=Status.SKIP, summary=f"SLIME {slime} converts HF -> Megatron without mbridge "
+                                                           f"(its own since {MBRIDGE_INTERNAL_FROM})")
     if has_mbridge:
         return Verdict(**base, status=Status.PASS, summary=f"mbridge importable for {recipe_id}'s HF -> Megatron "
                                                            "conversion")
     return Verdict(**base, status=Status.FAIL, remedy=catalog.get("mbridge-missing").remedy,
-                   summary=f"{recipe_id} converts its HF checkpoint with mbridge: not installed")
+                   summary=f"{recipe_id} converts its HF checkpoint with mbridge: not installed"
+                           + (f" (SLIME {slime})" if slime else " (SLIME version unknown: judged as before 0.3.1)"))
 
 
-def collect_mbridge() -> bool:
-    return _has_module("mbridge")
+def _at_least(version: str, floor: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version) >= Version(floor)
+    except InvalidVersion:
+        return False
+
+
+def collect_mbridge() -> MbridgeObservation:
+    from importlib import metadata
+
+    try:
+        slime = metadata.version("slime") if _has_module("slime") else None
+    except metadata.PackageNotFoundError:
+        slime = None
+    return MbridgeObservation(has_mbridge=_has_module("mbridge"), slime=slime)
 
 
 def live_failures(versions: dict[str, str | None]) -> list[catalog.KnownFailure]:

@@ -9,6 +9,9 @@ from rlcheck.recipes.models import GLM5_2, GLM5_2_5LAYER
 from rlcheck.recipes.recipe import Optimizer, Parallelism, Placement, Recipe, Reward, Rollout
 
 SglangConfig = Literal["low-latency", "balanced"]
+# SLIME's and Miles' --update-weight-buffer-size is type=int, in bytes: "2GiB" exits the parser (Miles' GLM-5.2
+# script passes 2 * 1024 ** 3).
+UPDATE_WEIGHT_BUFFER_BYTES = 2 * 1024**3
 INDEX_TOPK_FREQ, INDEX_SKIP_OFFSET = 4, 3  # DSA index sharing: computing layers 1, 2, 3, 7, 11, ..., 75
 
 
@@ -115,9 +118,10 @@ def glm_recipe(opts: GlmOptions = GlmOptions(), recipe_id: str = "glm5.2-gb300")
         placement=Placement(actor_num_nodes=opts.num_nodes, actor_gpus_per_node=opts.gpus_per_node, colocate=True,
                             rollout_gpus_per_engine=opts.engine_gpus, num_gpus_per_node=opts.gpus_per_node),
         optimizer=Optimizer(cpu_offload=opts.num_nodes == 1), reward=Reward(rm_type="deepscaler"),
-        sglang=_sglang(opts), hf_checkpoint="/root/models/GLM-5.2", ref_load="/root/models/GLM-5.2_torch_dist",
+        framework="miles", sglang=_sglang(opts), hf_checkpoint="/root/models/GLM-5.2",
+        ref_load="/root/models/GLM-5.2_torch_dist",
         env=(("SGLANG_NSA_FORCE_MLA", "1"), ("INDEXER_ROPE_NEOX_STYLE", "0"), ("NVSHMEM_DISABLE_NCCL", "1")),
         extra_args=(*dispatcher, *prefill, "--recompute-granularity", "full", "--recompute-method", "uniform",
                     "--recompute-num-layers", "1", "--use-tis", "--tis-clip-low", "0.5", "--tis-clip", "2.0",
-                    "--update-weight-buffer-size", "2GiB"),
+                    "--update-weight-buffer-size", str(UPDATE_WEIGHT_BUFFER_BYTES)),
     )

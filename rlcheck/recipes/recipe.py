@@ -160,9 +160,14 @@ class Recipe:
     grpo: tuple[str, ...] = ("--advantage-estimator", "grpo", "--use-kl-loss", "--kl-loss-coef", "0.00",
                              "--kl-loss-type", "low_var_kl", "--entropy-coef", "0.00", "--eps-clip", "0.2",
                              "--eps-clip-high", "0.28")
+    dropout: float = 0.0
+    """Megatron's --attention-dropout and --hidden-dropout: its default is 0.1; every upstream SLIME and Miles RL
+    script sets 0.0."""
     extra_args: tuple[str, ...] = ()
     """Other train.py flags, one argv token per element."""
     train_script: str = "train.py"
+    framework: str = "slime"
+    """'slime' or 'miles': whose parser the argv is written for (judged by that one where neither is installed)."""
     hardware: str | None = None
     """The profile the hardware deltas were applied for (None: the base recipe)."""
 
@@ -170,6 +175,8 @@ class Recipe:
         if not self.id:
             raise ValueError("id='': required")
         _positive(self, "save_interval")
+        if self.framework not in ("slime", "miles"):
+            raise ValueError(f"framework={self.framework!r}: 'slime' or 'miles'")
         _flag_pairs(self.sglang, "sglang")
         for name, _ in self.env:
             if SECRET_NAMES.search(name):
@@ -218,6 +225,7 @@ class Recipe:
                 "--weight-decay", str(o.weight_decay), "--adam-beta1", str(o.adam_beta1),
                 "--adam-beta2", str(o.adam_beta2)]
         out += ["--optimizer-cpu-offload"] if o.cpu_offload else []
+        out += ["--attention-dropout", str(self.dropout), "--hidden-dropout", str(self.dropout)]
         out += ["--actor-num-nodes", str(pl.actor_num_nodes), "--actor-num-gpus-per-node", str(pl.actor_gpus_per_node),
                 "--num-gpus-per-node", str(pl.num_gpus_per_node),
                 "--rollout-num-gpus-per-engine", str(pl.rollout_gpus_per_engine)]

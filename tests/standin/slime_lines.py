@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script from anywhere, or inside a Ray job's working dir
     sys.path.insert(0, str(ROOT))
 
-from rlcheck import slime_log  # noqa: E402
+from rlcheck.e2e import slime_log  # noqa: E402
 
 PIDS = {"driver": 0, "RolloutManager": 2201, "MegatronTrainRayActor": 3301, "last_stage": 3309}
 LAST_STAGE_IP = "10.1.0.6"

@@ -1,0 +1,150 @@
+"""Judge a job's argv as the framework's parsers will read it (catalogue: framework-arg-rejected, sglang-dead-flag).
+
+SLIME parses its argv twice: Megatron's parser with SLIME's options added, with unknown options ignored
+(parse_known_args, no abbreviations), and a separate SGLang parser that takes unique prefixes of its options
+(argparse's default). An option neither knows is dropped without a word; a prefix of an SGLang option sets that
+option. Miles adds everything to Megatron's parser and parses strictly: an unknown option is an error. Both exit on a
+value of the wrong type, a choice not offered, or an ambiguous prefix. The last of two values given for one option
+wins, so a second value silently overrides the first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from rlcheck import catalog
+from rlcheck.framework.schema import NUMERIC, Option, Schema
+from rlcheck.verdict import Status, Verdict
+
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")  # argparse's own test for a value that starts with '-'
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Finding:
+    flag: str
+    """The option as the argv gave it."""
+    problem: str
+    """'type', 'choice', 'missing-value', 'unknown', 'abbreviation', 'ambiguous', 'twice' or 'stray'."""
+    text: str
+
+
+def _is_flag(token: str) -> bool:
+    return token.startswith("-") and len(token) > 1 and not _NEGATIVE.match(token)
+
+
+def _resolve(name: str, schema: Schema) -> tuple[Option | None, list[Option]]:
+    """(the option exactly, or the options of abbreviating parsers that this name is a prefix of)."""
+    if name in schema.by_flag:
+        return schema.by_flag[name], []
+    prefixed = [p.name for p in schema.parsers if p.abbrev]
+    matches = {id(o): o for o in schema.options if o.parser in prefixed
+               for f in o.flags if f.startswith(name) and name.startswith("--")}
+    return None, list(matches.values())
+
+
+def _take(opt: Option | None, rest: list[str]) -> int:
+    """How many of the following tokens argparse gives this option (an unknown one keeps its loose values)."""
+    loose = next((i for i, t in enumerate(rest) if _is_flag(t)), len(rest))
+    if opt is None or opt.nargs in ("*", "+"):
+        return loose
+    if not opt.takes_values:
+        return 0
+    if opt.nargs == "?":
+        return min(loose, 1)
+    return min(loose, opt.nargs if isinstance(opt.nargs, int) else 1)
+
+
+def _check_values(flag: str, opt: Option, values: list[str]) -> list[Finding]:
+    want = opt.nargs if isinstance(opt.nargs, int) else (1 if opt.nargs in (None, "+") and opt.takes_values else 0)
+    if len(values) < want:
+        return [Finding(flag=flag, problem="missing-value", text=f"{flag}: expected a value, got none: the parser "
+                                                                   f"exits")]
+    out = []
+    for value in values:
+        try:
+            typed = NUMERIC[opt.kind](value) if opt.kind in NUMERIC else value
+        except ValueError:
+            out.append(Finding(flag=flag, problem="type", text=f"{flag} {value}: invalid {opt.kind} value (the "
+                                                               f"parser exits; {opt.group} declares type={opt.kind})"))
+            continue
+        # choices are comparable only where the conversion is known (an enum type's choices are its members)
+        choices = opt.choices if opt.kind in (*NUMERIC, "str") else None
+        if choices is not None and typed not in choices and value not in map(str, choices):
+            out.append(Finding(flag=flag, problem="choice", text=f"{flag} {value}: not one of "
+                                                                 f"{', '.join(map(str, choices))}"))
+    return out
+
+
+def _unresolved(name: str, matches: list[Option], schema: Schema) -> Finding | None:
+    if len(matches) == 1:
+        return Finding(flag=name, problem="abbreviation",
+                       text=f"{name}: not an option, but the {matches[0].parser} parser takes it as an abbreviation of "
+                            f"{matches[0].flags[0]} and sets that")
+    if matches:
+        return Finding(flag=name, problem="ambiguous", text=f"{name}: ambiguous abbreviation of "
+                                                            f"{', '.join(m.flags[0] for m in matches[:4])}: the parser "
+                                                            f"exits")
+    if name.startswith(schema.opaque_prefixes):
+        return None
+    lenient = all(p.lenient for p in schema.parsers)
+    fate = "dropped without a word (parse_known_args)" if lenient else "rejected: unrecognized arguments"
+    return Finding(flag=name, problem="unknown", text=f"{name}: no {schema.framework} {schema.version} parser has it: "
+                                                      f"{fate}")
+
+
+def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Finding], list[str], int]:
+    """(findings, options under an opaque prefix, options read) for argv (leading python/script tokens skipped)."""
+    tokens = list(argv)
+    while tokens and not _is_flag(tokens[0]) and (tokens[0].startswith("python") or tokens[0].endswith(".py")):
+        tokens.pop(0)
+    findings: list[Finding] = []
+    opaque: list[str] = []
+    seen: dict[str, tuple[str, list[str]]] = {}
+    i, count = 0, 0
+    while i < len(tokens):
+        token = tokens[i]
+        if not _is_flag(token):
+            findings.append(Finding(flag=token, problem="stray", text=f"{token!r}: a value no option takes"))
+            i += 1
+            continue
+        count += 1
+        name, eq, inline = token.partition("=")
+        opt, matches = _resolve(name, schema)
+        target = opt or (matches[0] if len(matches) == 1 else None)
+        n = 0 if eq else _take(target, tokens[i + 1:])
+        values = [inline] if eq else tokens[i + 1:i + 1 + n]
+        i += 1 + n
+        if opt is None:
+            found = _unresolved(name, matches, schema)
+            if found is None:
+                opaque.append(name)
+                continue
+            findings.append(found)
+        if target is None:
+            continue
+        findings += _check_values(name, target, values)
+        dest = target.dest or target.flags[0]
+        if dest in seen and seen[dest][1] != values and target.kind != "append":
+            first, old = seen[dest]
+            findings.append(Finding(flag=name, problem="twice", text=f"{first} {' '.join(old)} then {name} "
+                                                                     f"{' '.join(values)}: one option given twice; "
+                                                                     f"the last value silently wins"))
+        seen[dest] = (name, values)
+    return findings, opaque, count
+
+
+def evaluate(argv: list[str] | tuple[str, ...], schema: Schema, how: str) -> Verdict:
+    """The verdict for argv judged against schema; how says why this schema (installed, recipe's framework)."""
+    findings, opaque, count = judge(argv, schema)
+    which = f"{schema.framework} {schema.version} (schema {schema.name}, {how})"
+    notes = [f"not judged (options of a package outside the schema): {', '.join(opaque)}"] if opaque else []
+    if not findings:
+        return Verdict(status=Status.PASS, failure_id="framework-arg-rejected", details="\n".join(notes),
+                       summary=f"{count} option(s) all accepted by {which}")
+    dead = all(f.problem == "unknown" and f.flag.startswith("--sglang-") for f in findings)
+    failure_id = "sglang-dead-flag" if dead else "framework-arg-rejected"
+    return Verdict(status=Status.FAIL, failure_id=failure_id, remedy=catalog.get(failure_id).remedy,
+                   details="\n".join([f.text for f in findings] + notes),
+                   summary=f"{len(findings)} problem(s) in the argv as {which} parses it: "
+                           f"{'; '.join(f.text for f in findings[:3])}")

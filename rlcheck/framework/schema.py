@@ -1,0 +1,265 @@
+"""Argument schemas: every option a framework's argparse parsers accept, as facts (names, types, choices, nargs,
+literal defaults, owning parser and group), and each parser's leniency.
+
+A framework schema (slime-v0.2.4.json, miles-main.json) holds the framework's own `add_argument` calls, read from its
+source with `ast`, and names components built from the installed packages' live parsers (Megatron's
+add_megatron_arguments, SGLang's ServerArgs.add_cli_args), which the framework adds to one of its parsers with a prefix
+and a skip list. Build one with:
+
+    python -m rlcheck.framework.schema tree SRC_ROOT --framework slime --ref v0.2.4 --commit SHA --version 0.2.4
+    python -m rlcheck.framework.schema megatron | sglang      (components, from the installed packages)
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "frameworks"
+DEFAULT_SCHEMA = {"slime": "slime-v0.2.4", "miles": "miles-main"}
+"""Which committed schema judges a job when the framework is not importable (SLIME v0.2.4: the reference image)."""
+NUMERIC = {"int": int, "float": float}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Option:
+    flags: tuple[str, ...]
+    """Every option string of one add_argument call, e.g. ('--sglang-tp-size', '--sglang-tensor-parallel-size')."""
+    parser: str
+    """The parser that owns it ('main': Megatron's with the framework's own; 'sglang': SLIME's separate one)."""
+    group: str
+    """The add_*_arguments function or argparse group that adds it."""
+    kind: str
+    """'int', 'float', 'str', another type's name (not checked), 'store_true', 'store_false', 'bool_optional',
+    'store_const', 'count' or 'append'."""
+    dest: str = ""
+    nargs: str | int | None = None
+    choices: tuple[Any, ...] | None = None
+    default: Any = None
+
+    @property
+    def takes_values(self) -> bool:
+        return self.kind not in ("store_true", "store_false", "bool_optional", "store_const", "count")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Parser:
+    name: str
+    abbrev: bool
+    """argparse allow_abbrev: a unique prefix of an option selects it."""
+    lenient: bool
+    """parse_known_args: an option it does not know is dropped without a word, not an error."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Schema:
+    name: str
+    """File stem, e.g. 'slime-v0.2.4'."""
+    framework: str
+    version: str
+    source: str
+    """Where it was built from: repository, ref and commit, plus the components' package versions."""
+    parsers: tuple[Parser, ...]
+    options: tuple[Option, ...]
+    opaque_prefixes: tuple[str, ...] = ()
+    """Option prefixes added by a package outside the schema (SLIME's --router-* from sglang_router): accepted, not
+    type-checked, and named in the verdict's details."""
+
+    by_flag: dict[str, Option] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """Option string -> its option (filled from options)."""
+
+    def __post_init__(self) -> None:
+        self.by_flag.update({f: o for o in self.options for f in o.flags})
+
+    def parser(self, name: str) -> Parser:
+        return next(p for p in self.parsers if p.name == name)
+
+
+def _option(raw: dict[str, Any], parser: str, prefix: str = "", dest_prefix: str = "") -> Option:
+    flags = tuple(prefix + f.lstrip("-") if prefix else f for f in raw["flags"])
+    if raw["kind"] == "bool_optional":  # argparse adds the --no- form itself
+        flags = tuple(dict.fromkeys(flags + tuple(f"--no-{f[2:]}" for f in flags if f.startswith("--")
+                                                  and not f.startswith("--no-"))))
+    choices = tuple(raw["choices"]) if raw.get("choices") is not None else None
+    return Option(flags=flags, parser=parser, group=raw.get("group", ""), kind=raw["kind"],
+                  dest=dest_prefix + raw.get("dest", ""), nargs=raw.get("nargs"), choices=choices,
+                  default=raw.get("default"))
+
+
+def _skipped(raw: dict[str, Any], skip: set[str]) -> bool:
+    """The frameworks skip a ServerArgs option by its explicit dest, else by its first long flag."""
+    long = next((f[2:].replace("-", "_") for f in raw["flags"] if f.startswith("--")), None)
+    return (raw.get("dest") if raw.get("explicit_dest") else long) in skip
+
+
+@functools.cache
+def load(name: str, data_dir: Path = DATA_DIR) -> Schema:
+    """A committed schema with its components merged in; FileNotFoundError lists the ones there are."""
+    path = data_dir / f"{name}.json"
+    if not path.is_file():
+        there = ", ".join(sorted(p.stem for p in data_dir.glob("*.json")))
+        raise FileNotFoundError(f"no argument schema {name!r} in {data_dir}: there are {there}")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    options = [_option(o, o["parser"]) for o in raw["options"]]
+    known = {f for o in options for f in o.flags}
+    for comp in raw.get("components", ()):
+        part = json.loads((data_dir / "components" / f"{comp['name']}.json").read_text(encoding="utf-8"))
+        skip = set(comp.get("skip", ()))
+        for o in part["options"]:
+            if _skipped(o, skip):
+                continue
+            opt = _option(o, comp["parser"], comp.get("prefix", ""), comp.get("dest_prefix", ""))
+            if not known & set(opt.flags):  # the framework's own add_argument (or reset_arg) wins
+                options.append(opt)
+                known.update(opt.flags)
+    parsers = tuple(Parser(name=n, **p) for n, p in raw["parsers"].items())
+    source = f"{raw['source']} (+ {', '.join(c['name'] for c in raw.get('components', ()))})"
+    return Schema(name=name, framework=raw["framework"], version=raw["version"], source=source, parsers=parsers,
+                  options=tuple(options), opaque_prefixes=tuple(raw.get("opaque_prefixes", ())))
+
+
+# --- extraction from a source tree (ast: the framework's own add_argument calls) ---------------------------------
+
+def _literal(node: ast.AST | None) -> Any:
+    try:
+        return ast.literal_eval(node) if node is not None else None
+    except (ValueError, SyntaxError, TypeError):
+        return None
+
+
+def _kind(kw: dict[str, ast.expr]) -> str:
+    action = kw.get("action")
+    if action is not None:
+        name = _literal(action) if isinstance(action, ast.Constant) else getattr(action, "attr", "other")
+        return {"BooleanOptionalAction": "bool_optional"}.get(name, name)
+    typ = kw.get("type")
+    if typ is None:
+        return "str"
+    return typ.id if isinstance(typ, ast.Name) else ast.unparse(typ)
+
+
+def _calls(tree: ast.AST):
+    """(enclosing function, receiver name, call) for every add_argument / reset_arg call, in source order."""
+    def walk(node: ast.AST, func: str):
+        for child in ast.iter_child_nodes(node):
+            name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            if isinstance(child, ast.Call):
+                f = child.func
+                if isinstance(f, ast.Attribute) and f.attr == "add_argument":
+                    yield name, getattr(f.value, "id", ""), child, child.args
+                elif isinstance(f, ast.Name) and f.id == "reset_arg" and len(child.args) >= 2:
+                    yield name, "reset_arg", child, child.args[1:]
+            yield from walk(child, name)
+    yield from walk(tree, "")
+
+
+def extract_file(path: Path, parser: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """(options, calls whose flags are not literal strings) of one source file."""
+    out, skipped = [], []
+    for func, receiver, call, args in _calls(ast.parse(path.read_text(encoding="utf-8"))):
+        if parser == "sglang" and receiver == "temp_parser":
+            continue  # SLIME's pre-parse of the engine width, not an option of the SGLang parser
+        flags = [_literal(a) for a in args]
+        if not flags or not all(isinstance(f, str) and f.startswith("-") for f in flags):
+            skipped.append(f"{path.name}:{call.lineno}")
+            continue
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
+        opt: dict[str, Any] = {"flags": flags, "parser": parser, "group": func, "kind": _kind(kw),
+                               "dest": _literal(kw.get("dest")) or flags[0].lstrip("-").replace("-", "_"),
+                               "nargs": _literal(kw.get("nargs")), "choices": _literal(kw.get("choices")),
+                               "default": _literal(kw.get("default"))}
+        if receiver == "reset_arg":
+            opt["reset_arg"] = True  # adds the option only where Megatron lacks it
+        out.append(opt)
+    return out, skipped
+
+
+def skip_lists(root: Path) -> dict[str, list[str]]:
+    """The ServerArgs fields a framework leaves out of its --sglang-* options (list literals named *skipped*)."""
+    out: dict[str, list[str]] = {}
+    for path in root.rglob("sglang_utils/arguments.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) \
+                    and "skipped" in node.targets[0].id.lower() and isinstance(_literal(node.value), list):
+                out[node.targets[0].id] = _literal(node.value)
+    return out
+
+
+def from_argparse(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
+    """A live parser's options (components: Megatron, SGLang's ServerArgs), facts only."""
+    titles = {id(a): g.title for g in parser._action_groups for a in g._group_actions}
+    kinds = {"_StoreTrueAction": "store_true", "_StoreFalseAction": "store_false", "_CountAction": "count",
+             "BooleanOptionalAction": "bool_optional", "_StoreConstAction": "store_const", "_AppendAction": "append"}
+    out = []
+    for a in parser._actions:
+        if not a.option_strings or isinstance(a, argparse._HelpAction):
+            continue
+        kind = kinds.get(type(a).__name__) or (getattr(a.type, "__name__", "other") if a.type else "str")
+        choices = [c if isinstance(c, (int, float, str)) else str(c) for c in a.choices] if a.choices else None
+        default = a.default if isinstance(a.default, (int, float, str, bool, type(None))) else None
+        out.append({"flags": list(a.option_strings), "group": titles.get(id(a), ""), "kind": kind, "dest": a.dest,
+                    "nargs": a.nargs if isinstance(a.nargs, (int, str)) else None, "choices": choices,
+                    "default": default})
+    return out
+
+
+def _component(kind: str) -> dict[str, Any]:
+    from importlib import metadata
+
+    parser = argparse.ArgumentParser(allow_abbrev=False, add_help=False)
+    if kind == "megatron":
+        from megatron.training.arguments import add_megatron_arguments
+
+        add_megatron_arguments(parser)
+        name = f"megatron-core-{metadata.version('megatron-core')}"
+    else:
+        from sglang.srt.server_args import ServerArgs
+
+        wrapped = parser.add_argument
+
+        def record(*flags: Any, **kwargs: Any) -> Any:  # remembers which ServerArgs options set dest themselves
+            action = wrapped(*flags, **kwargs)
+            action.explicit_dest = "dest" in kwargs  # type: ignore[attr-defined]
+            return action
+
+        parser.add_argument = record  # type: ignore[method-assign]
+        ServerArgs.add_cli_args(parser)
+        name = f"sglang-{metadata.version('sglang')}"
+    options = from_argparse(parser)
+    for opt, action in zip(options, [a for a in parser._actions if a.option_strings], strict=True):
+        if getattr(action, "explicit_dest", False):
+            opt["explicit_dest"] = True
+    return {"name": name, "options": options}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m rlcheck.framework.schema")
+    ap.add_argument("what", choices=["tree", "megatron", "sglang"])
+    ap.add_argument("root", nargs="?", type=Path)
+    ap.add_argument("--sglang-file", help="the tree's file whose options SLIME parses with its separate SGLang parser")
+    ap.add_argument("--exclude", action="append", default=[], help="a file under root to leave out")
+    args = ap.parse_args(argv)
+    if args.what != "tree":
+        json.dump(_component(args.what), sys.stdout, indent=0, sort_keys=True)
+        return 0
+    options, skipped = [], []
+    for path in sorted(args.root.rglob("*arguments.py")):
+        rel = str(path.relative_to(args.root))
+        if rel in args.exclude or "/tests/" in f"/{rel}":
+            continue
+        got, miss = extract_file(path, "sglang" if rel == args.sglang_file else "main")
+        options += got
+        skipped += miss
+    json.dump({"options": options, "not_literal": skipped, "skip_lists": skip_lists(args.root)}, sys.stdout,
+              indent=0, sort_keys=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

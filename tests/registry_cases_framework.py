@@ -1,0 +1,51 @@
+"""Registry rows for recipe_framework_args: the shipped recipes pass; recorded bad argvs FAIL against the committed
+schemas (no SLIME or Miles importable, as in CI)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rlcheck import recipes
+from rlcheck.framework.detect import Installed
+from rlcheck.hardware import get_profile
+from rlcheck.preflight.registry import Inputs
+from rlcheck.verdict import Status
+
+H200, GB300 = get_profile("h200"), get_profile("gb300")
+NONE = Installed(framework=None)
+
+
+def _qwen(*extra: str) -> Inputs:
+    base = recipes.get("qwen3-4b-colocated", H200)
+    return Inputs(recipe=base.replace(extra_args=(*base.extra_args, *extra)), profile=H200)
+
+
+def glm_as_shipped_before_the_fix() -> Inputs:
+    """The glm5.2-gb300 argv rlcheck shipped with a GO: --update-weight-buffer-size 2GiB (type=int in both)."""
+    glm = recipes.get("glm5.2-gb300", GB300)
+    i = glm.extra_args.index("--update-weight-buffer-size")
+    return Inputs(recipe=glm.replace(extra_args=(*glm.extra_args[:i + 1], "2GiB", *glm.extra_args[i + 2:])),
+                  profile=GB300)
+
+
+def glm_under_slime() -> Inputs:
+    glm = recipes.get("glm5.2-gb300", GB300)
+    return Inputs(recipe=dataclasses.replace(glm, framework="slime"), profile=GB300)
+
+
+CASES = {
+    "recipe_framework_args": [
+        ("qwen3-4b", Inputs(recipe=recipes.get("qwen3-4b-colocated", H200), profile=H200), NONE, Status.PASS),
+        ("qwen3-30b", Inputs(recipe=recipes.get("qwen3-30b-a3b-disaggregated", H200), profile=H200), NONE,
+         Status.PASS),
+        ("qwen3-4b-remote-rm", Inputs(recipe=recipes.get("qwen3-4b-remote-rm", H200), profile=H200), NONE,
+         Status.PASS),
+        ("glm5.2-gb300", Inputs(recipe=recipes.get("glm5.2-gb300", GB300), profile=GB300), NONE, Status.PASS),
+        ("glm-buffer-2GiB", glm_as_shipped_before_the_fix(), NONE, Status.FAIL),
+        ("glm-sglang-router-policy-under-slime", glm_under_slime(), NONE, Status.FAIL),
+        ("misspelt-megatron-flag", _qwen("--tensor-model-paralel-size", "2"), NONE, Status.FAIL),
+        ("sglang-abbreviation", _qwen("--sglang-mem-fraction", "0.5"), NONE, Status.FAIL),
+        ("flag-twice", _qwen("--lr", "2e-6"), NONE, Status.FAIL),
+        ("installed-slime-0.3.1", _qwen(), Installed(framework="slime", version="0.3.1"), Status.PASS),
+    ],
+}
