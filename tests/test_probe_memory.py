@@ -24,6 +24,7 @@ from rlcheck.probes.memory import (
     kv_calibration,
 )
 from rlcheck.probes.memory_params import count_params, kv_bytes_per_token, moe_layer_flags
+from rlcheck.recipes import models
 from rlcheck.recipes.glm import GlmOptions, glm_recipe
 from rlcheck.recipes.models import GLM5_2, GLM5_2_5LAYER, QWEN3_4B, QWEN3_30B_A3B
 from rlcheck.recipes.recipe import Parallelism, Recipe, with_sglang
@@ -226,3 +227,16 @@ def test_probe_memory_details_state_formula_and_calibration():
     kv = evaluate_kv_pool(_seed_engines("0.75"), _hw("gb300"))
     assert "vs 55,224 B from the architecture (+5.5%)" in kv.details and "8-GPU bf16 engine" in kv.details
     assert "--sglang-mem-fraction-static 0.8" in kv.remedy
+
+
+@pytest.mark.parametrize(("model", "changes", "delta"), [
+    (QWEN3_4B, {"activation": "gelu"}, -36 * 2560 * 9728),
+    (QWEN3_4B, {"attention": models.GQA(num_query_groups=8, kv_channels=128)}, -36 * 2 * 128),
+    (QWEN3_4B, {"untie_embeddings": True}, 151936 * 2560),
+    (GLM5_2, {"moe": dataclasses.replace(GLM5_2.moe, shared_expert_ffn=0)}, -75 * 3 * 6144 * 2048),
+    (GLM5_2, {"moe": dataclasses.replace(GLM5_2.moe, expert_bias=False)}, -75 * 256),
+    (GLM5_2, {"attention": dataclasses.replace(GLM5_2.attention, indexer=None)},
+     -78 * (2048 * 32 * 128 + 6144 * 128 + 2 * 128 + 6144 * 32)),
+])
+def test_probe_memory_param_count_reads_each_typed_field(model, changes, delta):
+    assert count_params(dataclasses.replace(model, **changes)).total - count_params(model).total == delta
