@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import memory, recipe_rules
+from rlcheck.probes import memory, memory_kv, recipe_rules
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
 
@@ -50,7 +50,7 @@ CHECKS = (
                  "against 0.94 of HBM; calibrated on the seed's GLM-5.2 numbers",
           judge=lambda obs, i: memory.evaluate_stage_memory(i.recipe, i.profile)),
     Check(id="recipe_kv_pool", guards=("kv-pool-truncation",), needs=RECIPE_AND_PROFILE,
-          judges="SGLang's KV pool at `mem_fraction_static` against rollout context x concurrency; calibrated on "
-                 "the seed's 26,304 / 553,728 tokens",
-          judge=lambda obs, i: memory.evaluate_kv_pool(i.recipe, i.profile)),
+          judges="SGLang's KV pool (its own arithmetic: fraction x free before loading - weights, in pages) against "
+                 "rollout context x concurrency; NSA fp8 over-allocation",
+          judge=lambda obs, i: memory_kv.evaluate_kv_pool(i.recipe, i.profile)),
 )
