@@ -145,13 +145,17 @@ def test_probe_memory_stage_details_state_formula_and_calibration():
     assert "formula:" in stage.details and "vs 20.1B (-1.1%)" in stage.details
 
 
+_GLM_MOE, _GLM_MLA = GLM5_2.moe, GLM5_2.attention
+assert isinstance(_GLM_MOE, models.MoE) and isinstance(_GLM_MLA, models.MLA)
+
+
 @pytest.mark.parametrize(("model", "changes", "delta"), [
     (QWEN3_4B, {"activation": "gelu"}, -36 * 2560 * 9728),
     (QWEN3_4B, {"attention": models.GQA(num_query_groups=8, kv_channels=128)}, -36 * 2 * 128),
     (QWEN3_4B, {"untie_embeddings": True}, 151936 * 2560),
-    (GLM5_2, {"moe": dataclasses.replace(GLM5_2.moe, shared_expert_ffn=0)}, -75 * 3 * 6144 * 2048),
-    (GLM5_2, {"moe": dataclasses.replace(GLM5_2.moe, expert_bias=False)}, -75 * 256),
-    (GLM5_2, {"attention": dataclasses.replace(GLM5_2.attention, indexer=None)},
+    (GLM5_2, {"moe": dataclasses.replace(_GLM_MOE, shared_expert_ffn=0)}, -75 * 3 * 6144 * 2048),
+    (GLM5_2, {"moe": dataclasses.replace(_GLM_MOE, expert_bias=False)}, -75 * 256),
+    (GLM5_2, {"attention": dataclasses.replace(_GLM_MLA, indexer=None)},
      -78 * (2048 * 32 * 128 + 6144 * 128 + 2 * 128 + 6144 * 32)),
 ])
 def test_probe_memory_param_count_reads_each_typed_field(model, changes, delta):

@@ -135,6 +135,7 @@ def test_models_argv_renders_the_typed_fields():
     glm_argv = models.GLM5_2.argv()
     assert glm_argv[glm_argv.index("--kv-lora-rank") + 1] == "512" and "--moe-router-enable-expert-bias" in glm_argv
     assert glm_argv[glm_argv.index("--moe-shared-expert-intermediate-size") + 1] == "2048"
+    assert models.GLM5_2.moe is not None
     no_bias = dataclasses.replace(models.GLM5_2.moe, expert_bias=False, shared_expert_ffn=0).argv()
     assert "--moe-router-enable-expert-bias" not in no_bias and "--moe-shared-expert-intermediate-size" not in no_bias
     assert (models.QWEN3_4B.kv_heads, models.QWEN3_4B.head_dim, _arch(attention=models.GQA()).kv_heads) == (8, 128, 32)
