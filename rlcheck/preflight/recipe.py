@@ -46,8 +46,8 @@ CHECKS = (
           collect=lambda i: collect_sglang_options(),
           judge=lambda obs, i: evaluate_sglang_flags(i.recipe.argv(), obs)),
     Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=RECIPE_AND_PROFILE,
-          judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer) "
-                 "against 0.94 of HBM; calibrated on the seed's GLM-5.2 numbers",
+          judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer, "
+                 "Megatron's activation formula for the recompute setting, fp32 logits) against 0.94 of HBM",
           judge=lambda obs, i: memory.evaluate_stage_memory(i.recipe, i.profile)),
     Check(id="recipe_kv_pool", guards=("kv-pool-truncation",), needs=RECIPE_AND_PROFILE,
           judges="SGLang's KV pool (its own arithmetic: fraction x free before loading - weights, in pages) against "

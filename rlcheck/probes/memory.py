@@ -7,11 +7,15 @@ Training, per GPU of pipeline stage s (parameter counts: rlcheck.probes.memory_p
            + 12 x (expert / EDP + other / (DP x CP))  (fp32 master + Adam m, v; SLIME forces Megatron's
            distributed optimizer; EDP = world / (EP x ETP x PP)); the 12 B stay on the CPU with
            --optimizer-cpu-offload.
-  Budget = TORCH_BUDGET_FRACTION x HBM. Activations are not modelled: above 90% of the budget WARNs.
+  + activations (rlcheck.probes.memory_activations: Megatron's per-layer formula for the recipe's
+    recompute, sequence parallelism, CP and micro-batch tokens, micro-batches in flight, fp32 logits).
+  Budget = TORCH_BUDGET_FRACTION x HBM; above WARN_FRACTION of it WARNs (buffers left out, see below).
   Calibration, seed 004 (Miles GB300 bring-up, radixark/miles#1571): GLM-5.2 counts 743.9B (744B: -0.01%);
   TP8 x PP8 x EP8, 14/8x6/16: last stage 19.87B per rank (reported 20.1B: -1.1%), Adam moments 148.1 GiB
   (20.1B x 8 B = 149.8 GiB, reported ~150: -1.1%), 333 GiB in all > 242 GiB (step 1 ran out of memory);
-  TP8 x PP4 x EP16, 18/20/20/20: 209.8 GiB static against 228 GiB measured steady with activations.
+  TP8 x PP4 x EP16, 18/20/20/20 (full recompute, 8192 tokens per GPU): 209.8 GiB static + 1.6 GiB
+  activations = 211.4 GiB against 228 GiB measured steady (-7.3%): MoE dispatch, NCCL and allocator
+  buffers are not in the formula.
 
 The SGLang KV pool (kv-pool-truncation) is in rlcheck.probes.memory_kv.
 """
@@ -22,7 +26,9 @@ import functools
 
 from rlcheck import catalog
 from rlcheck.hardware import HardwareProfile
+from rlcheck.probes.memory_activations import StageActivations, recompute_of, stage_activations, tokens_per_micro_batch
 from rlcheck.probes.memory_params import GIB, StageLoad, count_params, stage_loads
+from rlcheck.recipes.glm import GlmOptions, glm_recipe
 from rlcheck.recipes.models import GLM5_2
 from rlcheck.recipes.recipe import Parallelism, Recipe
 from rlcheck.verdict import Status, Verdict
@@ -33,7 +39,7 @@ TORCH_BUDGET_FRACTION = 242.0 / GB300_HBM_GIB
 """Seed 004: 'GPU 228/242 GB' steady on GB300. Its GB are torch's GiB (its ~150 GB of Adam moments is
 20.1e9 x 8 B = 149.8 GiB), so 242 of 257 GiB: the rest is CUDA context, NCCL buffers, SGLang's residue."""
 WARN_FRACTION = 0.9
-"""Activations are not modelled: an estimate above 90% of the budget WARNs."""
+"""The model leaves out runtime buffers (seed 004: 7.3% below the measured 228 GiB): above 90% of the budget WARNs."""
 SEED_LAST_STAGE_PARAMS = 20.1e9
 """Seed 004: parameters per rank on the last stage of TP8 x PP8 x EP8 (step 1 ran out of memory)."""
 SEED_STEADY_GIB = 228.0
@@ -48,14 +54,25 @@ class StageMemory:
     """Expert-data-parallel ranks, world / (EP x ETP x PP): they shard the experts' optimizer state."""
     optimizer_offload: bool
     budget_gib: float
+    activations: tuple[StageActivations, ...] = ()
+    """Per stage, same order as stages; empty when the estimate leaves activations out."""
+
+    def total_gib(self, index: int) -> float:
+        """Static plus activation memory of stage index (0-based)."""
+        act = self.activations[index].total_gib if self.activations else 0.0
+        return self.stages[index].total_gib + act
+
+    @property
+    def peak_index(self) -> int:
+        return max(range(len(self.stages)), key=self.total_gib)
 
     @property
     def peak(self) -> StageLoad:
-        return max(self.stages, key=lambda s: s.total_gib)
+        return self.stages[self.peak_index]
 
 
 def estimate_stage_memory(recipe: Recipe, profile: HardwareProfile) -> StageMemory:
-    """Static training memory per GPU of every pipeline stage; ValueError when the layout cannot exist."""
+    """Static and activation memory per GPU of every pipeline stage; ValueError when the layout cannot exist."""
     par, world = recipe.parallel, recipe.world_size
     for name, size in (("TP x PP", par.tp * par.pp), ("EP x ETP x PP", par.ep * par.etp * par.pp)):
         if world % size:
@@ -64,7 +81,16 @@ def estimate_stage_memory(recipe: Recipe, profile: HardwareProfile) -> StageMemo
     return StageMemory(stages=stage_loads(params, par, world, recipe.optimizer.cpu_offload),
                        model_params=params.total, dp_cp=world // (par.tp * par.pp),
                        expert_dp=world // (par.ep * par.etp * par.pp), optimizer_offload=recipe.optimizer.cpu_offload,
-                       budget_gib=TORCH_BUDGET_FRACTION * profile.hbm_gib)
+                       budget_gib=TORCH_BUDGET_FRACTION * profile.hbm_gib, activations=stage_activations(recipe))
+
+
+@functools.cache
+def seed_steady_estimate() -> float:
+    """This module's GiB per GPU for the seed's measured run (TP8 x PP4 x EP16 GLM-5.2 on GB300)."""
+    from rlcheck.hardware import get_profile  # the seed's profile, only for this comparison
+
+    memory = estimate_stage_memory(glm_recipe(GlmOptions()), get_profile("gb300"))
+    return memory.total_gib(memory.peak_index)
 
 
 @functools.cache
@@ -72,15 +98,14 @@ def stage_calibration() -> str:
     """The seed 004 numbers against this module's formula, for the verdict details."""
     params = count_params(GLM5_2)
     old = stage_loads(params, Parallelism(tp=8, pp=8, ep=8, pp_first_layers=14, pp_last_layers=16), 64, False)[-1]
-    new = max(stage_loads(params, Parallelism(tp=8, pp=4, ep=16, pp_first_layers=18, pp_last_layers=20), 64,
-                           False), key=lambda s: s.total_gib)
     moments, seed_moments = 8 * old.params / GIB, 8 * SEED_LAST_STAGE_PARAMS / GIB
+    steady = seed_steady_estimate()
     return (f"calibration (seed 004, GLM-5.2 on GB300): total {params.total / 1e9:.1f}B vs 744B "
             f"({_err(params.total, 744e9)}); TP8xPP8xEP8 last stage {old.params / 1e9:.2f}B per rank vs 20.1B "
             f"({_err(old.params, SEED_LAST_STAGE_PARAMS)}), Adam moments {moments:.1f} GiB vs "
             f"{seed_moments:.1f} (~150 reported; {_err(moments, seed_moments)}), {old.total_gib:.0f} GiB in all "
-            f"vs the 242 GiB budget (step 1 OOM); "
-            f"TP8xPP4xEP16 {new.total_gib:.1f} GiB static vs {SEED_STEADY_GIB:.0f} GiB measured with activations")
+            f"vs the 242 GiB budget (step 1 OOM); TP8xPP4xEP16 {steady:.1f} GiB with activations vs "
+            f"{SEED_STEADY_GIB:.0f} GiB measured steady ({_err(steady, SEED_STEADY_GIB)})")
 
 
 def _err(value: float, reference: float) -> str:
@@ -94,33 +119,40 @@ def evaluate_stage_memory(recipe: Recipe, profile: HardwareProfile | None) -> Ve
     try:
         memory = estimate_stage_memory(recipe, profile)
     except ValueError as exc:
-        return Verdict(**base, status=Status.UNKNOWN, summary=f"cannot lay {recipe.id} out in stages: {exc}")
-    peak, budget, pp = memory.peak, memory.budget_gib, recipe.parallel.pp
-    where = f"stage {peak.stage} of {pp} ({peak.layers} layers): {peak.total_gib:.1f} GiB per GPU " \
-            f"({peak.params / 1e9:.2f}B params per rank)"
+        return Verdict(**base, status=Status.UNKNOWN, summary=f"cannot estimate the stage memory of {recipe.id}: {exc}")
+    i, budget, pp = memory.peak_index, memory.budget_gib, recipe.parallel.pp
+    peak, act, total = memory.stages[i], memory.activations[i], memory.total_gib(i)
+    where = (f"stage {peak.stage} of {pp} ({peak.layers} layers): {total:.1f} GiB per GPU = {peak.total_gib:.1f} "
+             f"static ({peak.params / 1e9:.2f}B params per rank) + {act.total_gib:.1f} activations")
     limit = f"{budget:.1f} GiB torch budget ({TORCH_BUDGET_FRACTION:.2f} x {profile.hbm_gib:.1f} GiB {profile.name})"
     details = _stage_details(recipe, memory)
-    if peak.total_gib > budget:
+    if total > budget:
         return Verdict(**base, status=Status.FAIL, details=details, remedy=catalog.get("pp-stage-oom").remedy,
-                       summary=f"{where} of weights, grads and optimizer state > {limit}")
-    if peak.total_gib > WARN_FRACTION * budget:
+                       summary=f"{where} > {limit}")
+    if total > WARN_FRACTION * budget:
         return Verdict(**base, status=Status.WARN, details=details,
-                       remedy="leave room for activations: lower --max-tokens-per-gpu, raise EP or PP, or "
-                              "offload the optimizer (--optimizer-cpu-offload)",
-                       summary=f"{where} is within {1 - WARN_FRACTION:.0%} of the {limit}; activations not modelled")
-    return Verdict(**base, status=Status.PASS, details=details,
-                   summary=f"most loaded {where} <= {limit}; activations not modelled")
+                       remedy="leave room for the buffers the estimate leaves out: lower --max-tokens-per-gpu, "
+                              "raise EP or PP, or offload the optimizer (--optimizer-cpu-offload)",
+                       summary=f"{where} is within {1 - WARN_FRACTION:.0%} of the {limit}")
+    return Verdict(**base, status=Status.PASS, details=details, summary=f"most loaded {where} <= {limit}")
 
 
 def _stage_details(recipe: Recipe, memory: StageMemory) -> str:
-    p = recipe.parallel
+    p, rc = recipe.parallel, recompute_of(recipe)
     lines = [f"{recipe.model.name}: {memory.model_params / 1e9:.2f}B params; TP{p.tp} PP{p.pp} CP{p.cp} EP{p.ep} "
              f"ETP{p.etp} on {recipe.world_size} GPUs; DPxCP {memory.dp_cp}, expert DP {memory.expert_dp}; "
-             f"optimizer {'offloaded to CPU' if memory.optimizer_offload else 'on GPU (distributed)'}"]
+             f"optimizer {'offloaded to CPU' if memory.optimizer_offload else 'on GPU (distributed)'}; "
+             f"{tokens_per_micro_batch(recipe):,} tokens per micro-batch per GPU, sequence parallel "
+             f"{'on' if p.sequence_parallel else 'off'}, recompute {rc.granularity}"
+             + (f" ({rc.method}, {rc.num_layers})" if rc.granularity == "full" else "")]
     lines += [f"stage {s.stage}: {s.layers} layers, {s.expert_params / 1e9:.2f}B expert + {s.dense_params / 1e9:.2f}B "
               f"other per rank; weights {s.weights_gib:.1f} + grads {s.grads_gib:.1f} + optimizer "
-              f"{s.optimizer_gib:.1f} = {s.total_gib:.1f} GiB" for s in memory.stages]
+              f"{s.optimizer_gib:.1f} + activations {a.total_gib:.1f} (layers {a.layers_gib:.2f} x{a.in_flight} "
+              f"in flight, recompute {a.recompute_gib:.2f}, embedding {a.embedding_gib:.2f}, logits "
+              f"{a.logits_gib:.2f}) = {memory.total_gib(i):.1f} GiB"
+              for i, (s, a) in enumerate(zip(memory.stages, memory.activations, strict=True))]
     lines += ["formula: per rank expert/(EP x ETP) + other/TP (+ embedding first, output last); bytes 2 (bf16) "
-              "+ 4 (fp32 grads) + 12 (fp32 master, Adam m, v) sharded over expert DP or DP x CP; "
-              "activations not modelled", stage_calibration()]
+              "+ 4 (fp32 grads) + 12 (fp32 master, Adam m, v) sharded over expert DP or DP x CP; activations "
+              "per rlcheck.probes.memory_activations (Megatron core_v0.19.0 theoretical_memory_usage.py)",
+              stage_calibration()]
     return "\n".join(lines)
