@@ -172,3 +172,19 @@ def test_probe_memory_kv_details_and_remedies():
     assert "--sglang-mem-fraction-static 0.23 would hold 8" in small.remedy and "seed 004" not in small.details
     long = evaluate_kv_pool(_with_response(_qwen3_4b(), 131_072), _hw("h100"))
     assert "the rollout weights take 7.5 GiB per GPU: use wider engines" in long.remedy
+
+
+def test_probe_memory_docs_table_matches_the_code():
+    from pathlib import Path
+
+    from rlcheck.probes.memory import estimate_stage_memory
+
+    rows = [line.split("|")[1:-1] for line in (Path(__file__).parents[1] / "docs" / "memory-checks.md")
+            .read_text().splitlines() if line.startswith("| ") and not line.startswith(("| recipe", "| ---"))]
+    assert len(rows) == 19
+    for cells in rows:
+        rid, hw = cells[0].strip(), cells[1].strip()
+        pool = estimate_kv_pool(recipes.get(rid, hw), _hw(hw))
+        memory = estimate_stage_memory(recipes.get(rid, hw), _hw(hw))
+        assert cells[6].strip() == f"{pool.pool_tokens:,}", (rid, hw)
+        assert cells[7].strip().split(" = ")[1].split(" /")[0] == f"{memory.total_gib(memory.peak_index):.1f}"
