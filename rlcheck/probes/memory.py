@@ -25,7 +25,7 @@ import dataclasses
 import functools
 
 from rlcheck import catalog
-from rlcheck.hardware import HardwareProfile
+from rlcheck.hardware import HardwareProfile, get_profile
 from rlcheck.probes.memory_activations import StageActivations, recompute_of, stage_activations, tokens_per_micro_batch
 from rlcheck.probes.memory_params import GIB, StageLoad, count_params, stage_loads
 from rlcheck.recipes.glm import GlmOptions, glm_recipe
@@ -87,8 +87,6 @@ def estimate_stage_memory(recipe: Recipe, profile: HardwareProfile) -> StageMemo
 @functools.cache
 def seed_steady_estimate() -> float:
     """This module's GiB per GPU for the seed's measured run (TP8 x PP4 x EP16 GLM-5.2 on GB300)."""
-    from rlcheck.hardware import get_profile  # the seed's profile, only for this comparison
-
     memory = estimate_stage_memory(glm_recipe(GlmOptions()), get_profile("gb300"))
     return memory.total_gib(memory.peak_index)
 
