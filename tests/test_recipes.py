@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from rlcheck import catalog, recipes
-from rlcheck.recipes import glm
+from rlcheck.recipes import glm, models
 from rlcheck.recipes.cases import qwen3_4b_colocated
 from rlcheck.recipes.deltas import NotForHardware
 from rlcheck.recipes.recipe import Parallelism, Placement, Reward, Rollout, with_env
@@ -109,3 +109,33 @@ def test_recipes_hopper_delta_sets_cuda_device_max_connections():
 def test_recipes_bad_variants_build_and_name_a_known_failure(variant):
     recipe = variant.build()
     assert variant.failure_id in catalog.load_catalog() and recipe.argv()
+
+
+def _arch(**changes) -> models.ModelArch:
+    return dataclasses.replace(models.QWEN3_4B, **changes)
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: _arch(attention=models.GQA(num_query_groups=5)), "num_query_groups=5: must divide"),
+    (lambda: _arch(attention=models.GQA(num_query_groups=0)), "num_query_groups=0: must be > 0"),
+    (lambda: _arch(attention=models.GQA(), hidden_size=2500), "hidden_size=2500: must divide"),
+    (lambda: _arch(activation="relu"), "activation='relu': 'swiglu' or 'gelu'"),
+    (lambda: models.MLA(kv_lora_rank=0), "kv_lora_rank=0: must be > 0"),
+    (lambda: models.MoE(num_experts=4, router_topk=8, ffn_hidden_size=8, layer_freq="1"), "router_topk=8: at most"),
+])
+def test_models_refuse_impossible_architectures_naming_the_field(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_models_argv_renders_the_typed_fields():
+    mha = _arch(attention=models.GQA(), activation="gelu", norm_epsilon=None).argv()
+    assert "--group-query-attention" not in mha and "--kv-channels" not in mha and "--swiglu" not in mha
+    assert "--norm-epsilon" not in mha and "--untie-embeddings-and-output-weights" not in mha
+    glm_argv = models.GLM5_2.argv()
+    assert glm_argv[glm_argv.index("--kv-lora-rank") + 1] == "512" and "--moe-router-enable-expert-bias" in glm_argv
+    assert glm_argv[glm_argv.index("--moe-shared-expert-intermediate-size") + 1] == "2048"
+    assert models.GLM5_2.moe is not None
+    no_bias = dataclasses.replace(models.GLM5_2.moe, expert_bias=False, shared_expert_ffn=0).argv()
+    assert "--moe-router-enable-expert-bias" not in no_bias and "--moe-shared-expert-intermediate-size" not in no_bias
+    assert (models.QWEN3_4B.kv_heads, models.QWEN3_4B.head_dim, _arch(attention=models.GQA()).kv_heads) == (8, 128, 32)

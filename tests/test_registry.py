@@ -114,8 +114,8 @@ CASES: dict[str, list[tuple[str, Inputs, object, Status]]] = {
                                 GLM_32_GPUS.recipe.parallel, pp=1, pp_first_layers=None, pp_last_layers=None)),
                                 profile=GB300), None, Status.FAIL)],
     "recipe_kv_pool": [("4b", _inputs(), None, Status.PASS),
-                       ("mem-fraction-0.3", _inputs(recipe=recipes.get("qwen3-30b-a3b-disaggregated", H200).replace(
-                           sglang=(("mem-fraction-static", "0.3"),))), None, Status.FAIL)],
+                       ("mem-fraction-0.2", _inputs(recipe=recipes.get("qwen3-30b-a3b-disaggregated", H200).replace(
+                           sglang=(("mem-fraction-static", "0.2"),))), None, Status.FAIL)],
     "cluster_reachable": [("reached", _inputs(), HEALTHY_NODES, Status.PASS),
                           ("refused", _inputs(), NOT_REACHED, Status.UNKNOWN)],
     "cluster_nodes_answer": [("all", _inputs(), HEALTHY_NODES, Status.PASS),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rlcheck.framework import argv as framework_argv
 from rlcheck.framework.detect import Installed, choose, collect_installed
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import memory, proxy_env, recipe_rules
+from rlcheck.probes import memory, memory_kv, proxy_env, recipe_rules
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
 
@@ -58,13 +58,13 @@ CHECKS = (
                  "SLIME v0.2.4 by default): types, choices, unknown or dropped options, abbreviations, options twice",
           collect=lambda i: collect_installed(), light_collect=True, judge=evaluate_framework_args),
     Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=RECIPE_AND_PROFILE,
-          judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer) "
-                 "against 0.94 of HBM; calibrated on the seed's GLM-5.2 numbers",
+          judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer, "
+                 "Megatron's activation formula for the recompute setting, fp32 logits) against 0.94 of HBM",
           judge=lambda obs, i: memory.evaluate_stage_memory(i.recipe, i.profile)),
     Check(id="recipe_kv_pool", guards=("kv-pool-truncation",), needs=RECIPE_AND_PROFILE,
-          judges="SGLang's KV pool at `mem_fraction_static` against rollout context x concurrency; calibrated on "
-                 "the seed's 26,304 / 553,728 tokens",
-          judge=lambda obs, i: memory.evaluate_kv_pool(i.recipe, i.profile)),
+          judges="SGLang's KV pool (its own arithmetic: fraction x free before loading - weights, in pages) against "
+                 "rollout context x concurrency; NSA fp8 over-allocation",
+          judge=lambda obs, i: memory_kv.evaluate_kv_pool(i.recipe, i.profile)),
     Check(id="recipe_proxy_env", guards=("rollout-engines-unreachable",),
           judges="an http(s) proxy in the job env has a no_proxy that exempts hosts (httpx ignores CIDR entries)",
           judge=lambda obs, i: proxy_env.evaluate_proxy_env(i.recipe.env_dict(), i.recipe.id)),

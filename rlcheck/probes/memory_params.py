@@ -1,7 +1,7 @@
-"""Parameter counts, per-stage loads and KV-cache bytes per token, from a ModelArch's Megatron flags.
+"""Parameter counts, per-stage loads and KV-cache bytes per token, from a ModelArch's typed fields.
 
 Per decoder layer (h = hidden, H = heads, norms of size h or the LoRA rank counted):
-- GQA: h x (H + 2G) x d (QKV) + H x d x h (out), G = --num-query-groups, d = --kv-channels.
+- GQA: h x (H + 2G) x d (QKV) + H x d x h (out), G = KV heads, d = head dim.
 - MLA (Megatron names): q down h x q_rank, q up q_rank x H x (qk + rope), kv down h x (kv_rank + rope),
   kv up kv_rank x H x (qk + v), out H x v x h.
 - DSA indexer (GLM-5.2's spec): q_rank x 32 x 128 + h x 128 + h x 32 (+ a LayerNorm of 128).
@@ -17,16 +17,11 @@ import dataclasses
 import re
 
 from rlcheck.recipes.glm import stage_starts
-from rlcheck.recipes.models import ModelArch
+from rlcheck.recipes.models import MLA, ModelArch
 from rlcheck.recipes.recipe import Parallelism
 
-# GLM-5.2 config.json (index_n_heads, index_head_dim); SGLang 0.5.12 asserts index_head_dim == 128 for NSA.
-DSA_INDEX_HEADS = 32
-DSA_INDEX_HEAD_DIM = 128
 # SGLang 0.5.12 NSA pool: fp8 index keys plus one fp32 scale (4 B) per 128 values.
 NSA_QUANT_BLOCK = 128
-# Megatron's defaults for MLA flags a model leaves out.
-_MLA_DEFAULTS = {"--kv-lora-rank": 32, "--qk-head-dim": 128, "--qk-pos-emb-head-dim": 64, "--v-head-dim": 128}
 GIB = 2**30
 OPTIMIZER_BYTES = 12
 """fp32 master weight + Adam m + v, per parameter (Megatron's distributed optimizer shards them)."""
@@ -61,18 +56,13 @@ class ModelParams:
 
 
 def flag_value(tokens: list[str], flag: str) -> str | None:
-    """The token after `flag` in an argv list, or None."""
+    """The token after `flag` in an argv list, or None (for recipe extra args, never the model)."""
     return tokens[tokens.index(flag) + 1] if flag in tokens[:-1] else None
 
 
-def _int_flag(tokens: list[str], flag: str, default: int) -> int:
-    value = flag_value(tokens, flag)
-    return int(value) if value is not None else default
-
-
 def is_dsa(model: ModelArch) -> bool:
-    """GLM-5.2's DeepSeek sparse attention (its own layer spec) adds an indexer and its KV keys."""
-    return any("glm5" in token for token in model.spec)
+    """GLM-5.2's DeepSeek sparse attention adds an indexer and its cached keys."""
+    return isinstance(model.attention, MLA) and model.attention.indexer is not None
 
 
 def moe_layer_flags(pattern: str, num_layers: int) -> tuple[bool, ...]:
@@ -92,49 +82,43 @@ def moe_layer_flags(pattern: str, num_layers: int) -> tuple[bool, ...]:
     return tuple(flags)
 
 
-def _mla(tokens: list[str]) -> dict[str, int]:
-    dims = {flag: _int_flag(tokens, flag, default) for flag, default in _MLA_DEFAULTS.items()}
-    dims["--q-lora-rank"] = _int_flag(tokens, "--q-lora-rank", 0)
-    return dims
+def _mla_params(model: ModelArch, mla: MLA) -> int:
+    h, heads = model.hidden_size, model.num_attention_heads
+    q_rank, kv_rank, rope = mla.q_lora_rank or 0, mla.kv_lora_rank, mla.qk_pos_emb_head_dim
+    qk, v = mla.qk_head_dim, mla.v_head_dim
+    q = h * q_rank + q_rank + q_rank * heads * (qk + rope) if q_rank else h * heads * (qk + rope)
+    kv = h * (kv_rank + rope) + kv_rank + kv_rank * heads * (qk + v)
+    indexer = 0
+    if mla.indexer is not None:
+        n, d = mla.indexer.heads, mla.indexer.head_dim
+        indexer = (q_rank or h) * n * d + h * d + 2 * d + h * n
+    return h + q + kv + heads * v * h + indexer
 
 
 def attention_params(model: ModelArch) -> int:
     """One layer's attention, its input norm and (DSA) indexer."""
-    tokens, h, heads = model.argv(), model.hidden_size, model.num_attention_heads
-    if "--multi-latent-attention" in tokens:
-        mla = _mla(tokens)
-        q_rank, kv_rank = mla["--q-lora-rank"], mla["--kv-lora-rank"]
-        qk, rope, v = mla["--qk-head-dim"], mla["--qk-pos-emb-head-dim"], mla["--v-head-dim"]
-        q = h * q_rank + q_rank + q_rank * heads * (qk + rope) if q_rank else h * heads * (qk + rope)
-        kv = h * (kv_rank + rope) + kv_rank + kv_rank * heads * (qk + v)
-        indexer = 0
-        if is_dsa(model):
-            n, d = DSA_INDEX_HEADS, DSA_INDEX_HEAD_DIM
-            indexer = (q_rank or h) * n * d + h * d + 2 * d + h * n
-        return h + q + kv + heads * v * h + indexer
-    groups = _int_flag(tokens, "--num-query-groups", heads) if "--group-query-attention" in tokens else heads
-    d = _int_flag(tokens, "--kv-channels", h // heads)
-    qk_norm = 2 * d if "--qk-layernorm" in tokens else 0
-    bias = (heads + 2 * groups) * d if "--add-qkv-bias" in tokens else 0
+    if isinstance(model.attention, MLA):
+        return _mla_params(model, model.attention)
+    h, heads, groups, d = model.hidden_size, model.num_attention_heads, model.kv_heads, model.head_dim
+    qk_norm = 2 * d if model.attention.qk_layernorm else 0
+    bias = (heads + 2 * groups) * d if model.attention.qkv_bias else 0
     return h + h * (heads + 2 * groups) * d + heads * d * h + qk_norm + bias
 
 
 def count_params(model: ModelArch) -> ModelParams:
     """Per-layer expert and dense parameter counts, embedding and head (see the module docstring)."""
-    tokens, h = model.argv(), model.hidden_size
-    gate = 3 if "--swiglu" in tokens else 2
+    h, gate = model.hidden_size, model.ffn_matrices
     attention = attention_params(model)
     dense_layer = LayerParams(expert=0, dense=attention + gate * h * model.ffn_hidden_size + h)
     layers = [dense_layer] * model.num_layers
     if model.moe:
         moe = model.moe
-        shared = _int_flag(tokens, "--moe-shared-expert-intermediate-size", 0)
-        router = moe.num_experts * h + (moe.num_experts if "--moe-router-enable-expert-bias" in tokens else 0)
+        router = moe.num_experts * h + (moe.num_experts if moe.expert_bias else 0)
         moe_layer = LayerParams(expert=moe.num_experts * gate * h * moe.ffn_hidden_size,
-                                dense=attention + gate * h * shared + router + h)
+                                dense=attention + gate * h * moe.shared_expert_ffn + router + h)
         flags = moe_layer_flags(moe.layer_freq, model.num_layers)
         layers = [moe_layer if is_moe else dense_layer for is_moe in flags]
-    tied = "--untie-embeddings-and-output-weights" not in tokens
+    tied = not model.untie_embeddings
     vocab = model.vocab_size * h
     return ModelParams(layers=tuple(layers), embedding=vocab, head=h + (0 if tied else vocab), tied=tied)
 
@@ -146,18 +130,15 @@ def kv_bytes_per_token(model: ModelArch, kv_cache_dtype: str | None, attention_t
     DSA adds fp8 index keys with their scales. GQA splits its K and V heads over the attention TP
     (at least one head per rank). 'auto' means the model dtype, bf16 here.
     """
-    tokens = model.argv()
     element = 1 if (kv_cache_dtype or "auto").startswith("fp8") else 2
-    if "--multi-latent-attention" in tokens:
-        mla = _mla(tokens)
-        per_layer = (mla["--kv-lora-rank"] + mla["--qk-pos-emb-head-dim"]) * element
-        if is_dsa(model):
-            per_layer += DSA_INDEX_HEAD_DIM + DSA_INDEX_HEAD_DIM // NSA_QUANT_BLOCK * 4
+    if isinstance(model.attention, MLA):
+        mla = model.attention
+        per_layer = (mla.kv_lora_rank + mla.qk_pos_emb_head_dim) * element
+        if mla.indexer is not None:
+            d = mla.indexer.head_dim
+            per_layer += d + d // NSA_QUANT_BLOCK * 4
         return per_layer * model.num_layers
-    heads = model.num_attention_heads
-    groups = _int_flag(tokens, "--num-query-groups", heads) if "--group-query-attention" in tokens else heads
-    d = _int_flag(tokens, "--kv-channels", model.hidden_size // heads)
-    return max(1, groups // attention_tp) * 2 * d * element * model.num_layers
+    return max(1, model.kv_heads // attention_tp) * 2 * model.head_dim * element * model.num_layers
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
