@@ -10,6 +10,7 @@ when neither answers, the Xid verdict is UNKNOWN naming both errors, never a pas
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import shutil
 from pathlib import Path
@@ -26,7 +27,9 @@ MAX_XID_EVENTS = 64
 XID_LINE = re.compile(r"NVRM: Xid \(PCI:(?P<bus>[0-9A-Fa-f:.]+)[^)]*\): (?P<code>\d+),?\s*(?P<rest>.*)")
 GPU_HEADER = re.compile(r"GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-7])")
 OFF_BUS = re.compile(r"fallen off the bus", re.IGNORECASE)
-NVLINK_COUNTER = re.compile(r"Link (?P<link>\d+): (?P<name>[A-Za-z ]*Errors?)[^:]*:\s*(?P<value>\d+)")
+NVLINK_LINK = re.compile(r"\s*Link (?P<link>\d+):\s*(?P<rest>.*)")
+NVLINK_COUNTER = re.compile(r"\s*(?P<name>[A-Za-z ]*Errors?)[^:]*:\s*(?P<value>\d+)")
+"""Both layouts of `nvidia-smi nvlink -e`: 'Link 0: CRC Errors: 3' on one line, or 'Link 0:' then its counters."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -135,13 +138,17 @@ def gpu_health(fields: dict[tuple[str, ...], str]) -> GpuHealth:
 def parse_nvlink_errors(text: str) -> dict[int, tuple[tuple[int, str, int], ...]]:
     """`nvidia-smi nvlink -e`: GPU index -> its non-zero (link, counter, value)."""
     found: dict[int, list[tuple[int, str, int]]] = {}
-    gpu = -1
+    gpu, link = -1, -1
     for line in text.splitlines():
         if head := re.match(r"GPU (\d+):", line):
-            gpu = int(head.group(1))
+            gpu, link = int(head.group(1)), -1
             found.setdefault(gpu, [])
-        elif (m := NVLINK_COUNTER.search(line)) and gpu >= 0 and int(m.group("value")):
-            found[gpu].append((int(m.group("link")), m.group("name").strip(), int(m.group("value"))))
+            continue
+        rest = line
+        if on_link := NVLINK_LINK.match(line):
+            link, rest = int(on_link.group("link")), on_link.group("rest")
+        if (m := NVLINK_COUNTER.match(rest)) and gpu >= 0 and link >= 0 and int(m.group("value")):
+            found[gpu].append((link, m.group("name").strip(), int(m.group("value"))))
     return {g: tuple(v) for g, v in found.items()}
 
 
@@ -186,24 +193,30 @@ def count_pci_gpus(devices: Path = PCI_DEVICES) -> int | None:
     return count
 
 
-def _read_gpus(smi: str, timeout_s: float) -> tuple[tuple[GpuHealth, ...], str]:
-    done = subproc.run([smi, "-q"], timeout_s=timeout_s)
-    if done.returncode != 0:
-        return (), f"nvidia-smi -q ended with {done.why()}: {done.tail(2)}"
-    gpus = [gpu_health(fields) for fields in parse_smi_q(done.stdout)]
-    links = subproc.run([smi, "nvlink", "-e"], timeout_s=timeout_s)
-    errors = parse_nvlink_errors(links.stdout) if links.returncode == 0 else {}
-    return tuple(dataclasses.replace(g, nvlink_errors=errors.get(i, ())) for i, g in enumerate(gpus)), ""
+def health_from_texts(*, source: str, smi_q: str, nvlink_e: str = "", kernel_log: str = "", kernel_tool: str = "",
+                      kernel_log_error: str = "", pci_gpus: int | None = None) -> HealthReading:
+    """A health reading from the tools' text: what the collector does after its child processes answered."""
+    errors = parse_nvlink_errors(nvlink_e)
+    gpus = tuple(dataclasses.replace(gpu_health(fields), nvlink_errors=errors.get(i, ()))
+                 for i, fields in enumerate(parse_smi_q(smi_q)))
+    xids, off_bus = parse_kernel_log(kernel_log)
+    return HealthReading(source=source, gpus=gpus, kernel_log=kernel_tool, kernel_log_error=kernel_log_error,
+                         xids=xids, off_bus=off_bus, pci_gpus=pci_gpus)
 
 
 def collect_gpu_health(timeout_s: float = 20.0) -> HealthReading:
     """Read this node's GPU health; every child process is bounded by timeout_s."""
-    text, tool, log_error = read_kernel_log(timeout_s)
-    xids, off_bus = parse_kernel_log(text)
-    reading = HealthReading(source="none", kernel_log=tool, kernel_log_error=log_error, xids=xids,
-                            off_bus=off_bus, pci_gpus=count_pci_gpus())
+    log, tool, log_error = read_kernel_log(timeout_s)
+    read = functools.partial(health_from_texts, kernel_log=log, kernel_tool=tool, kernel_log_error=log_error,
+                             pci_gpus=count_pci_gpus())
     smi = shutil.which("nvidia-smi")
     if smi is None:
-        return dataclasses.replace(reading, error="nvidia-smi is not on PATH")
-    gpus, error = _read_gpus(smi, timeout_s)
-    return dataclasses.replace(reading, source=f"nvidia-smi -q ({smi})", error=error, gpus=gpus)
+        return dataclasses.replace(read(source="none", smi_q=""),
+                                   error="nvidia-smi is not on PATH")
+    done = subproc.run([smi, "-q"], timeout_s=timeout_s)
+    if done.returncode != 0:
+        return dataclasses.replace(read(source=smi, smi_q=""),
+                                   error=f"nvidia-smi -q ended with {done.why()}: {done.tail(2)}")
+    links = subproc.run([smi, "nvlink", "-e"], timeout_s=timeout_s)
+    return read(source=f"nvidia-smi -q ({smi})", smi_q=done.stdout,
+                nvlink_e=links.stdout if links.returncode == 0 else "")
