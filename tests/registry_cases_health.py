@@ -42,4 +42,8 @@ CASES: dict[str, list[tuple[str, Inputs, object, Status]]] = {
         ("same-everywhere", INPUTS, HEALTHY, Status.PASS),
         ("one-node-other-torch", INPUTS,
          _nodes(node(reading()), node(reading()), node(reading(), torch_version="2.9.1+cu128")), Status.FAIL)],
+    "gpu_node_health": [
+        ("captured-h200", INPUTS, node(reading()), Status.PASS),
+        ("dbe-xid79-hw-slowdown", INPUTS, node(reading(FAULTY, log="dmesg_xid.txt")), Status.FAIL),
+        ("xid-app-fault-only", INPUTS, node(reading(log="dmesg_xid_app_only.txt")), Status.WARN)],
 }

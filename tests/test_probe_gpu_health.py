@@ -102,6 +102,16 @@ def test_probe_gpu_health_counts_gpus_on_the_pci_bus(tmp_path: Path):
     assert gh.count_pci_gpus(tmp_path / "absent") is None
 
 
+def test_probe_gpu_health_counts_the_captured_h200_sysfs(tmp_path: Path):
+    for row in text("h200_sysfs_pci.txt").splitlines():
+        path, vendor, klass = row.split()
+        device = tmp_path / path.rsplit("/", 1)[-1]
+        device.mkdir()
+        (device / "vendor").write_text(vendor + "\n")
+        (device / "class").write_text(klass + "\n")
+    assert gh.count_pci_gpus(tmp_path) == len(reading().gpus) == 1
+
+
 def test_probe_gpu_health_round_trips_and_old_recordings_load():
     facts, obs = node(reading(FAULTY, nvlink="nvlink_e_errors.txt", log="dmesg_xid.txt"))
     assert type(obs).from_dict(obs.to_dict()) == obs
