@@ -92,6 +92,21 @@ def test_probe_gpu_health_collector_is_bounded_and_says_why(monkeypatch):
     assert gh.collect_gpu_health(3).error == "nvidia-smi is not on PATH"
 
 
+def test_probe_gpu_health_child_processes_share_one_budget(monkeypatch):
+    clock, given = [0.0], []
+
+    def run(argv, timeout_s):
+        given.append(timeout_s)
+        clock[0] += 3.0
+        return _done(argv[0], 0, out=text("h200_nvidia_smi_q.txt") if argv[1:] == ["-q"] else "[0.1] boot\n")
+
+    monkeypatch.setattr(gh.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(gh.subproc, "run", run)
+    monkeypatch.setattr(gh.time, "monotonic", lambda: clock[0])
+    assert len(gh.collect_gpu_health(10).gpus) == 1
+    assert given == [5.0, 7.0, 4.0]  # dmesg gets half; nvidia-smi -q and nvlink -e what is left of 10 s
+
+
 def test_probe_gpu_health_counts_gpus_on_the_pci_bus(tmp_path: Path):
     for name, vendor, klass in [("0000:18:00.0", "0x10de", "0x030200"), ("0000:05:00.0", "0x10de", "0x068000"),
                                 ("0000:18:00.1", "0x10de", "0x040300"), ("0000:00:1f.0", "0x8086", "0x030000")]:

@@ -13,6 +13,8 @@ import dataclasses
 import functools
 import re
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ PCI_DEVICES = Path("/sys/bus/pci/devices")
 NVIDIA_VENDOR = "0x10de"
 GPU_CLASSES = ("0x0300", "0x0302")
 """PCI classes of a display (0x0300) and a 3D controller (0x0302): NVSwitches (0x0680) and audio do not count."""
+MIN_CALL_S = 2.0
 MAX_XID_EVENTS = 64
 """Keep the newest events only: a GPU in an Xid storm would otherwise fill the node's answer."""
 XID_LINE = re.compile(r"NVRM: Xid \(PCI:(?P<bus>[0-9A-Fa-f:.]+)[^)]*\): (?P<code>\d+),?\s*(?P<rest>.*)")
@@ -164,13 +167,14 @@ def parse_kernel_log(text: str) -> tuple[tuple[XidEvent, ...], tuple[str, ...]]:
 
 
 def read_kernel_log(timeout_s: float) -> tuple[str, str, str]:
-    """(text, tool that answered, error): dmesg first, then journalctl -k for this boot."""
+    """(text, tool that answered, error): dmesg first, then journalctl -k for this boot; both within timeout_s."""
+    left = _budget(timeout_s)
     errors = []
     for argv in (["dmesg"], ["journalctl", "-k", "-b", "--no-pager", "-q"]):
         if shutil.which(argv[0]) is None:
             errors.append(f"{argv[0]}: not on PATH")
             continue
-        done = subproc.run(argv, timeout_s=timeout_s)
+        done = subproc.run(argv, timeout_s=left())
         if done.returncode == 0 and done.stdout.strip():
             return done.stdout, " ".join(argv), ""
         errors.append(f"{argv[0]}: {done.why()} {done.tail(1)}".strip())
@@ -204,19 +208,29 @@ def health_from_texts(*, source: str, smi_q: str, nvlink_e: str = "", kernel_log
                          xids=xids, off_bus=off_bus, pci_gpus=pci_gpus)
 
 
+def _budget(total_s: float) -> Callable[[], float]:
+    """Seconds left of total_s for the next child process (at least MIN_CALL_S, so a late call still answers)."""
+    end = time.monotonic() + total_s
+    return lambda: max(MIN_CALL_S, end - time.monotonic())
+
+
 def collect_gpu_health(timeout_s: float = 20.0) -> HealthReading:
-    """Read this node's GPU health; every child process is bounded by timeout_s."""
-    log, tool, log_error = read_kernel_log(timeout_s)
+    """Read this node's GPU health; all child processes together take about timeout_s at most.
+
+    One budget, not one per call: the node's whole answer must fit the fan-out's node deadline.
+    """
+    left = _budget(timeout_s)
+    log, tool, log_error = read_kernel_log(left() / 2)
     read = functools.partial(health_from_texts, kernel_log=log, kernel_tool=tool, kernel_log_error=log_error,
                              pci_gpus=count_pci_gpus())
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return dataclasses.replace(read(source="none", smi_q=""),
                                    error="nvidia-smi is not on PATH")
-    done = subproc.run([smi, "-q"], timeout_s=timeout_s)
+    done = subproc.run([smi, "-q"], timeout_s=left())
     if done.returncode != 0:
         return dataclasses.replace(read(source=smi, smi_q=""),
                                    error=f"nvidia-smi -q ended with {done.why()}: {done.tail(2)}")
-    links = subproc.run([smi, "nvlink", "-e"], timeout_s=timeout_s)
+    links = subproc.run([smi, "nvlink", "-e"], timeout_s=left())
     return read(source=f"nvidia-smi -q ({smi})", smi_q=done.stdout,
                 nvlink_e=links.stdout if links.returncode == 0 else "")
