@@ -58,6 +58,14 @@ def test_probe_gpu_health_finds_xids_and_off_bus_lines_not_sxids():
     assert gh.parse_kernel_log(text("h200_dmesg_tail_clean.txt")) == ((), ())
 
 
+def test_probe_gpu_health_reads_the_wrapped_upstream_off_bus_message():
+    xids, off_bus = gh.parse_kernel_log(text("upstream_nvsentinel_155_dmesg.txt"))
+    assert [(x.code, x.bus_id) for x in xids] == [(79, "0000:44:00")]
+    assert off_bus[0].startswith("[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0 NVRM: (PCI ID: 10de:26b5)")
+    verdict = BUS(*node(reading(log="upstream_nvsentinel_155_dmesg.txt")), None)
+    assert verdict.status is Status.FAIL and "GPU 0000:b3:00.0" in verdict.summary
+
+
 def test_probe_gpu_health_keeps_only_the_newest_xids():
     storm = "\n".join(f"NVRM: Xid (PCI:0000:18:00): 31, pid={i}, fault" for i in range(gh.MAX_XID_EVENTS + 5))
     xids, _ = gh.parse_kernel_log(storm)

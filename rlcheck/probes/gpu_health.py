@@ -155,10 +155,22 @@ def parse_nvlink_errors(text: str) -> dict[int, tuple[tuple[int, str, int], ...]
     return {g: tuple(v) for g, v in found.items()}
 
 
+def _joined(text: str) -> list[str]:
+    """dmesg lines with their indented continuation lines joined: the driver wraps some messages (the
+    fallen-off-the-bus one names the GPU on the first line and says it fell off on the third)."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line[:1].isspace() and lines:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
+
+
 def parse_kernel_log(text: str) -> tuple[tuple[XidEvent, ...], tuple[str, ...]]:
     """Xid events (newest MAX_XID_EVENTS) and fallen-off-the-bus lines in dmesg / journalctl -k text."""
     events, off_bus = [], []
-    for line in text.splitlines():
+    for line in _joined(text):
         if m := XID_LINE.search(line):
             events.append(XidEvent(bus_id=m.group("bus"), code=int(m.group("code")), line=line.strip()))
         if OFF_BUS.search(line):

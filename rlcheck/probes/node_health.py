@@ -186,7 +186,8 @@ def evaluate_node_bus(node: NodeFacts, obs: NodeObservation, profile: HardwarePr
     remedy = ACTION_TEXT["reboot"]
     if health.off_bus:
         return Verdict(**base, status=Status.FAIL, remedy=remedy,
-                       summary=f"{node.where}: the kernel log says a GPU has fallen off the bus: {health.off_bus[-1]}")
+                       summary=f"{node.where}: the kernel log says a GPU has fallen off the bus: "
+                               f"{' | '.join(health.off_bus[-3:])}")
     if health.pci_gpus is None or health.error:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"{node.where}: cannot compare the GPUs on the PCI "
                        f"bus with those the driver answers for: {health.error or 'sysfs PCI devices unreadable'}")
