@@ -11,8 +11,10 @@ from collections.abc import Callable
 from rlcheck.cluster.fanout_result import FanoutResult, NodeFacts
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import node_evaluate as judge
+from rlcheck.probes import node_health as health
 from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
 from rlcheck.probes.cluster_reach import NodeEvaluate, evaluate_node_answer, evaluate_reachable, judge_nodes
+from rlcheck.probes.node_versions import evaluate_versions_uniform
 from rlcheck.verdict import Status, Verdict
 
 ONLY_HEAD = "the cluster has no worker node, only its head: no GPU node to judge"
@@ -75,4 +77,25 @@ CHECKS = (
     Check(id="cluster_node_efa", guards=(), needs=CLUSTER_AND_PROFILE, collect=fanout_of,
           judges="per node: EFA devices against the profile",
           judge=per_node(judge.evaluate_node_efa, select=_workers, none_selected=ONLY_HEAD)),
+    Check(id="cluster_node_xid", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="per node: Xid errors in the kernel log, with NVIDIA's action for each code (an unreadable kernel "
+                 "log is UNKNOWN)",
+          judge=per_node(health.evaluate_node_xid)),
+    Check(id="cluster_node_ecc", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="per node: uncorrectable ECC errors, pending or failed row remapping, pending page retirement",
+          judge=per_node(health.evaluate_node_ecc)),
+    Check(id="cluster_node_throttle", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="per node: HW thermal / power-brake slowdown (FAIL), SW thermal slowdown and persistence mode off "
+                 "(WARN)",
+          judge=per_node(health.evaluate_node_throttle)),
+    Check(id="cluster_node_nvlink", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="per node: NVLink error counters (link recovery FAIL, CRC / replay WARN)",
+          judge=per_node(health.evaluate_node_nvlink)),
+    Check(id="cluster_node_bus", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="per node: every NVIDIA GPU on the PCI bus answers the driver; no GPU fell off the bus",
+          judge=per_node(health.evaluate_node_bus)),
+    Check(id="cluster_versions_uniform", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="every node runs the cluster's driver, CUDA runtime and torch (FAIL names the odd node and both "
+                 "values)",
+          judge=lambda result, i: evaluate_versions_uniform(result)),
 )

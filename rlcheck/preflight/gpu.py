@@ -7,11 +7,33 @@ and SKIPs.
 
 from __future__ import annotations
 
+import socket
+
+from rlcheck.cluster.fanout_result import NodeFacts
+from rlcheck.hardware import HardwareProfile
 from rlcheck.preflight.registry import Check, Need
 from rlcheck.probes import gpus
+from rlcheck.probes import node_health as health
 from rlcheck.probes.gpu_smoke import collect_allreduce, collect_bf16_gemm, evaluate_allreduce, evaluate_bf16_gemm
+from rlcheck.probes.node import NodeObservation, collect_node
+from rlcheck.verdict import Verdict
 
 GPU = frozenset({Need.GPU, Need.PROFILE})
+HEALTH_JUDGES = (health.evaluate_node_xid, health.evaluate_node_ecc, health.evaluate_node_throttle,
+                 health.evaluate_node_nvlink, health.evaluate_node_bus)
+
+
+def collect_this_node() -> tuple[NodeFacts, NodeObservation]:
+    """This machine read as the fan-out reads a node (no Ray here: it stands for itself)."""
+    obs = collect_node()
+    return NodeFacts(node_id="this-machine", address="127.0.0.1", hostname=socket.gethostname(), is_head=False,
+                     ray_gpus=float(len(obs.gpus))), obs
+
+
+def judge_this_node(read: tuple[NodeFacts, NodeObservation], profile: HardwareProfile | None) -> list[Verdict]:
+    facts, obs = read
+    return [judge(facts, obs, profile) for judge in HEALTH_JUDGES]
+
 
 CHECKS = (
     Check(id="gpu_bf16_gemm", guards=(), needs=GPU, gpu_count=1,
@@ -21,4 +43,9 @@ CHECKS = (
           judges="(GPU machines) NCCL all-reduce bus bandwidth across this machine's GPUs against the profile's floor",
           collect=lambda i: collect_allreduce(world_size=len(gpus.detect().gpus)),
           judge=lambda obs, i: evaluate_allreduce(obs, i.profile)),
+    Check(id="gpu_node_health", guards=(), needs=frozenset({Need.GPU}), gpu_count=1,
+          judges="(GPU machines) this machine's Xid errors, ECC / row remapping, throttling, NVLink errors and PCI "
+                 "bus, judged as `cluster_node_*` judges every node",
+          collect=lambda i: collect_this_node(),
+          judge=lambda obs, i: judge_this_node(obs, i.profile)),
 )

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rlcheck.probes import elf, tms
+from rlcheck.probes.gpu_health import HealthReading, collect_gpu_health
 from rlcheck.probes.gpus import GpuInfo, read_gpus
 
 TMS_RULE = "slime-v0.2.4"
@@ -65,6 +66,8 @@ class NodeObservation:
     efa_devices: tuple[str, ...] = ()
     ld_library_path: str = ""
     """LD_LIBRARY_PATH of a Ray worker on this node."""
+    health: HealthReading | None = None
+    """GPU hardware health (Xid, ECC, throttling, NVLink); None from a node whose rlcheck predates it."""
     # A fact added later gets a default here: recordings (and nodes running an older rlcheck) that lack it load.
 
     def to_dict(self) -> dict[str, Any]:
@@ -77,7 +80,8 @@ class NodeObservation:
             raise ValueError(f"node observation keys {sorted(unknown)} are not known to this rlcheck")
         gpus = tuple(GpuInfo(**g) for g in data["gpus"])
         return cls(**{**data, "gpus": gpus, "tms": TmsReading(**data["tms"]),
-                      "efa_devices": tuple(data.get("efa_devices", ()))})
+                      "efa_devices": tuple(data.get("efa_devices", ())),
+                      "health": HealthReading.from_dict(data["health"]) if data.get("health") else None})
 
 
 def read_driver_file(path: Path = DRIVER_VERSION_FILE) -> str:
@@ -157,5 +161,5 @@ def collect_node(*, tool_timeout_s: float = 20.0, tms_rule: str = TMS_RULE) -> N
         hostname=socket.gethostname(), gpus=reading.gpus, gpu_source=reading.source, gpu_error=reading.error,
         driver_version=reading.driver_version or read_driver_file(), torch_version=torch_version,
         torch_cuda=torch_cuda, tms=read_tms(tms_rule, ld_path), shm_bytes=read_shm_bytes(),
-        efa_devices=read_efa_devices(), ld_library_path=ld_path,
+        efa_devices=read_efa_devices(), ld_library_path=ld_path, health=collect_gpu_health(tool_timeout_s),
     )
