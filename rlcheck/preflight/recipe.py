@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import memory, recipe_rules
+from rlcheck.probes import argv_shell, inline_secrets, memory, recipe_rules
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
 
@@ -18,6 +18,14 @@ def evaluate_fits(obs: None, inputs: Inputs) -> Verdict:
         return Verdict(status=Status.SKIP,
                        summary="needs a hardware profile (--hardware): found none; judging the base recipe")
     return Verdict(status=Status.PASS, summary=f"{inputs.recipe.id} is shaped for {inputs.profile.name}")
+
+
+def _meant_and_got(inputs: Inputs) -> tuple[list[str], list[str], str]:
+    """(argv meant, argv the trainer gets, the entrypoint string Ray's shell runs) of the job or the recipe."""
+    if inputs.job is None:  # rlcheck.cluster.launch submits a shlex-quoted entrypoint: argv survives intact
+        argv = inputs.recipe.argv()
+        return argv, argv, ""
+    return list(inputs.job.intended_argv), list(inputs.job.argv), inputs.job.entrypoint
 
 
 CHECKS = (
@@ -44,7 +52,7 @@ CHECKS = (
     Check(id="recipe_sglang_flags", guards=("sglang-dead-flag",),
           judges="every `--sglang-*` flag exists in the installed SGLang (strict parse; SLIME's is lenient)",
           collect=lambda i: collect_sglang_options(),
-          judge=lambda obs, i: evaluate_sglang_flags(i.recipe.argv(), obs)),
+          judge=lambda obs, i: evaluate_sglang_flags(i.launch_argv(), obs)),
     Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=RECIPE_AND_PROFILE,
           judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer) "
                  "against 0.94 of HBM; calibrated on the seed's GLM-5.2 numbers",
@@ -53,4 +61,11 @@ CHECKS = (
           judges="SGLang's KV pool at `mem_fraction_static` against rollout context x concurrency; calibrated on "
                  "the seed's 26,304 / 553,728 tokens",
           judge=lambda obs, i: memory.evaluate_kv_pool(i.recipe, i.profile)),
+    Check(id="recipe_argv_intact", guards=("ray-argv-loss", "model-args-glob"),
+          judges="the trainer gets the argv the launch meant after Ray's `/bin/sh -c`; no bare glob tokens",
+          judge=lambda obs, i: argv_shell.evaluate_argv_intact(*_meant_and_got(i))),
+    Check(id="recipe_no_inline_secrets", guards=(),
+          judges="no secret value in the trainer argv or runtime env vars, by name (*TOKEN*, *SECRET*, *PASS*, *_KEY, "
+                 "*PAT*) or by shape (hf_, ghp_, AKIA)",
+          judge=lambda obs, i: inline_secrets.evaluate_inline_secrets(i.launch_argv(), i.launch_env())),
 )
