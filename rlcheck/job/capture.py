@@ -137,7 +137,7 @@ def from_submit(args: list[str], source: str, fmt: str, **shape: Any) -> Job:
 
 def _submit_line(text: str, source: str) -> Job:
     try:
-        words = shlex.split(text, comments=True)
+        words = shlex.split(text.replace("\\\n", " "), comments=True)  # join continued lines first
     except ValueError as exc:
         raise JobFormatError(f"{source}: not a shell command line ({exc})") from exc
     at = next((k for k in range(len(words) - 2) if words[k:k + 3] == ["ray", "job", "submit"]), None)

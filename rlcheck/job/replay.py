@@ -34,7 +34,8 @@ def trainer_call(run: sandbox.Run) -> tuple[str, ...] | None:
 def replay(tokens: Sequence[str], entrypoint: str | None = None) -> Replayed:
     """Run the entrypoint as Ray would (sandboxed, fakes on PATH); without a sandbox, split it as POSIX sh would."""
     entry = entrypoint if entrypoint is not None else subprocess.list2cmdline(list(tokens))
-    findings = bare_tokens(tokens)
+    # Bare tokens are knowable only where Ray built the string; a hand-written entrypoint is judged by the replay.
+    findings = bare_tokens(tokens) if entry == subprocess.list2cmdline(list(tokens)) else []
     try:
         run = sandbox.run(["/bin/sh", "-c", entry])
         got = trainer_call(run)

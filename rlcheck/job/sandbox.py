@@ -26,6 +26,7 @@ _RECORDER = Path(__file__).with_name("recorder.py")
 _PROLOGUE = r"""
 set -e
 mount --bind "$RLCHECK_WORK" "$RLCHECK_WORK"
+cd "$RLCHECK_WORK"  # onto the writable bind mount, not the directory beneath it
 awk '{print $5}' /proc/self/mountinfo | sort -u | while read -r m; do
   case "$m" in
     "$RLCHECK_WORK"|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*) ;;

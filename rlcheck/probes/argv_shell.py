@@ -24,13 +24,13 @@ LOSS_REMEDY = ("Expand arrays in the shell that defines them and hand argv to Ra
 def bare_tokens(tokens: Sequence[str]) -> list[str]:
     """Findings for tokens the shell will glob or interpret because list2cmdline leaves them unquoted."""
     out = []
-    for i, token in enumerate(redact(list(tokens))):
-        if subprocess.list2cmdline([token]) != token:
+    for i, (raw, token) in enumerate(zip(tokens, redact(list(tokens)), strict=True)):
+        if subprocess.list2cmdline([raw]) != raw:
             continue  # list2cmdline quoted it (whitespace or a double quote)
-        if _GLOB.search(token):
+        if _GLOB.search(raw):
             out.append(f"argv token {i} `{token}` reaches /bin/sh unquoted: a glob, replaced by any file of the "
                        f"job's working dir it matches")
-        elif _SHELL.search(token):
+        elif _SHELL.search(raw):
             out.append(f"argv token {i} `{token}` reaches /bin/sh unquoted: the shell interprets it")
     return out
 

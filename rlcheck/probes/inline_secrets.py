@@ -12,10 +12,12 @@ from collections.abc import Mapping, Sequence
 
 from rlcheck.verdict import Status, Verdict
 
-# Names that hold a secret, matched as whole words between underscores: TOKENIZERS_PARALLELISM, PYTHONPATH,
-# --max-tokens-per-gpu and --pass-rate are not secrets; HF_TOKEN, GITHUB_PAT, WANDB_API_KEY are.
-SECRET_NAME = re.compile(r"(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PAT|CREDENTIALS?)($|_)|_KEY$|^KEY$",
-                         re.IGNORECASE)
+# Names that hold a secret: the last word (between underscores, dashes read as underscores) is TOKEN, SECRET,
+# PASS(WORD), PAT or CREDENTIALS, or it ends in an API/access/secret/private/auth key. Whole words at the end, so
+# TOKENIZERS_PARALLELISM, PYTHONPATH, --moe-token-dispatcher-type, --max-tokens-per-gpu and SLIME's dict-key
+# flags (--input-key, --label-key, --reward-key) are not secrets; HF_TOKEN, GITHUB_PAT, WANDB_API_KEY are.
+SECRET_NAME = re.compile(r"(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PAT|CREDENTIALS?)$"
+                         r"|(^|_)(API|ACCESS|SECRET|PRIVATE|AUTH)_?KEY$|(^|_)SECRET_", re.IGNORECASE)
 # Well-known token shapes: Hugging Face, GitHub (classic and fine-grained), AWS access key ids.
 SECRET_VALUE = {
     "hf-token": re.compile(r"\bhf_[A-Za-z0-9]{30,}"),

@@ -1,0 +1,32 @@
+"""What the registry's checks judge for a user's job (--job): the Recipe read from its argv, the Job itself and
+the facts it does not give. A job that could not be captured makes every recipe check UNKNOWN with the reason."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rlcheck import recipes
+from rlcheck.hardware import HardwareProfile
+from rlcheck.job import to_recipe
+from rlcheck.job.job import Job
+from rlcheck.preflight import guarded_by
+from rlcheck.preflight.registry import Inputs
+
+
+def inputs_for_job(job: Job | None, profile: HardwareProfile | None, capture_error: str = "") -> Inputs:
+    """Inputs for a captured job; job=None with capture_error: every recipe check UNKNOWN naming it."""
+    if job is None:
+        # The recipe is a placeholder that no recipe check reads: '*' makes each of them UNKNOWN first.
+        return Inputs(recipe=recipes.get(recipes.DEFAULT_RECIPE), profile=profile, guarded_by=guarded_by(),
+                      missing={"*": capture_error or "the job was not captured"})
+    missing: dict[str, str] = {}
+    if not any(token.endswith(".py") for token in job.argv[:3]):
+        missing["*"] = f"the job's command {' '.join(job.argv[:3])!r} is not a python trainer (train.py)"
+    try:
+        reading = to_recipe.read(job)
+    except ValueError as exc:
+        return Inputs(recipe=recipes.get(recipes.DEFAULT_RECIPE), profile=profile, guarded_by=guarded_by(),
+                      job=job, missing={"*": f"the argv does not read as a SLIME recipe: {exc}"})
+    recipe = dataclasses.replace(reading.recipe, hardware=profile.name if profile else None)
+    return Inputs(recipe=recipe, profile=profile, guarded_by=guarded_by(), job=job,
+                  missing={**reading.missing, **missing})
