@@ -43,10 +43,10 @@ def detect(path: Path) -> str:
         return "rayjob"
     text = path.read_text(encoding="utf-8", errors="replace")
     code = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    if code and code[0].startswith("ray job submit") and len(code) <= 1 + sum(c.endswith("\\") for c in code):
-        return "ray-submit"
     if suffix in (".sh", ".bash") or text.startswith(("#!/bin/bash", "#!/usr/bin/env bash", "#!/bin/sh")):
         return "bash"
+    if code and code[0].startswith("ray job submit") and len(code) <= 1 + sum(c.endswith("\\") for c in code):
+        return "ray-submit"
     raise JobFormatError(f"{path}: cannot tell its format; pass --job-format, one of {', '.join(CAPTURE_FORMATS)}")
 
 
@@ -132,7 +132,7 @@ def from_submit(args: list[str], source: str, fmt: str, **shape: Any) -> Job:
     return Job(argv=played.argv, intended_argv=tuple(tokens), entrypoint=played.entrypoint,
                env=_env_vars(runtime_env, source), working_dir=working_dir,
                framework=framework_of(tuple(tokens), working_dir), source=source, source_format=fmt,
-               findings=(*findings, *played.findings), **shape)
+               findings=(*findings, *played.findings), shell_error=played.shell_error, **shape)
 
 
 def _submit_line(text: str, source: str) -> Job:

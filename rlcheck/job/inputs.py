@@ -19,9 +19,10 @@ def inputs_for_job(job: Job | None, profile: HardwareProfile | None, capture_err
         # The recipe is a placeholder that no recipe check reads: '*' makes each of them UNKNOWN first.
         return Inputs(recipe=recipes.get(recipes.DEFAULT_RECIPE), profile=profile, guarded_by=guarded_by(),
                       missing={"*": capture_error or "the job was not captured"})
-    missing: dict[str, str] = {}
-    if not any(token.endswith(".py") for token in job.argv[:3]):
-        missing["*"] = f"the job's command {' '.join(job.argv[:3])!r} is not a python trainer (train.py)"
+    if job.shell_error or not any(token.endswith(".py") for token in job.argv[:3]):
+        why = job.shell_error or f"the job's command {' '.join(job.argv[:2])!r} is not a python trainer"
+        return Inputs(recipe=recipes.get(recipes.DEFAULT_RECIPE), profile=profile, guarded_by=guarded_by(),
+                      job=job, missing={"*": why})
     try:
         reading = to_recipe.read(job)
     except ValueError as exc:
@@ -29,4 +30,4 @@ def inputs_for_job(job: Job | None, profile: HardwareProfile | None, capture_err
                       job=job, missing={"*": f"the argv does not read as a SLIME recipe: {exc}"})
     recipe = dataclasses.replace(reading.recipe, hardware=profile.name if profile else None)
     return Inputs(recipe=recipe, profile=profile, guarded_by=guarded_by(), job=job,
-                  missing={**reading.missing, **missing})
+                  missing=reading.missing)

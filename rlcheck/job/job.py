@@ -44,6 +44,8 @@ class Job:
     """The file (or recipe id) the Job was captured from."""
     source_format: str
     """One of FORMATS."""
+    shell_error: str = ""
+    """Why the trainer never started when the entrypoint was replayed under /bin/sh -c ('' when it did)."""
     findings: tuple[str, ...] = ()
     """What capture noticed without judging: argv the shell changed, globbing, a submit without `--`."""
 
@@ -85,7 +87,8 @@ class Job:
                        working_dir=doc.get("working_dir"), nodes=doc.get("nodes"),
                        gpus_per_node=doc.get("gpus_per_node"), framework=doc.get("framework", "unknown"),
                        framework_version=doc.get("framework_version"), source=source,
-                       source_format="job-json", findings=tuple(doc.get("findings") or ()))
+                       source_format="job-json", findings=tuple(doc.get("findings") or ()),
+                       shell_error=str(doc.get("shell_error", "")))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{source}: not a captured job ({exc}); expected keys argv, env, entrypoint") from exc
 

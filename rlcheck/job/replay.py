@@ -24,6 +24,8 @@ class Replayed:
     argv: tuple[str, ...]
     """The trainer's argv as /bin/sh hands it over (interpreter first)."""
     findings: tuple[str, ...]
+    shell_error: str = ""
+    """Why python never started under /bin/sh -c ('' when it did)."""
 
 
 def trainer_call(run: sandbox.Run) -> tuple[str, ...] | None:
@@ -42,10 +44,12 @@ def replay(tokens: Sequence[str], entrypoint: str | None = None) -> Replayed:
     except sandbox.SandboxUnavailable as exc:
         findings.append(f"entrypoint not replayed ({exc}); argv split as POSIX sh would, without globbing")
         got = tuple(shlex.split(entry))
+    shell_error = ""
     if got is None:
         tail = " | ".join(run.stderr_tail) or "(no stderr)"
-        findings.append(f"the entrypoint never starts python/python3 under /bin/sh -c (exit {run.returncode}; "
-                        f"stderr: {tail}): the trainer argv is the tokens as meant")
+        shell_error = f"the entrypoint never starts python under /bin/sh -c (exit {run.returncode}; stderr: {tail})"
+        findings.append(f"{shell_error}: the trainer argv is the tokens as meant")
         got = tuple(tokens)
     diff = difference(tokens, got)
-    return Replayed(entrypoint=entry, argv=tuple(got), findings=tuple([*findings, diff] if diff else findings))
+    return Replayed(entrypoint=entry, argv=tuple(got), findings=tuple([*findings, diff] if diff else findings),
+                    shell_error=shell_error)

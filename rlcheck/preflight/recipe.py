@@ -20,12 +20,13 @@ def evaluate_fits(obs: None, inputs: Inputs) -> Verdict:
     return Verdict(status=Status.PASS, summary=f"{inputs.recipe.id} is shaped for {inputs.profile.name}")
 
 
-def _meant_and_got(inputs: Inputs) -> tuple[list[str], list[str], str]:
-    """(argv meant, argv the trainer gets, the entrypoint string Ray's shell runs) of the job or the recipe."""
+def _meant_and_got(inputs: Inputs) -> tuple[list[str], list[str], str, str]:
+    """(argv meant, argv the trainer gets, Ray's entrypoint string, why python never started) of job or recipe."""
     if inputs.job is None:  # rlcheck.cluster.launch submits a shlex-quoted entrypoint: argv survives intact
         argv = inputs.recipe.argv()
-        return argv, argv, ""
-    return list(inputs.job.intended_argv), list(inputs.job.argv), inputs.job.entrypoint
+        return argv, argv, "", ""
+    job = inputs.job
+    return list(job.intended_argv), list(job.argv), job.entrypoint, job.shell_error
 
 
 CHECKS = (

@@ -21,6 +21,8 @@ from rlcheck.recipes.recipe import Recipe
 from rlcheck.verdict import Status, Verdict
 
 AREAS = ("image", "recipe", "cluster", "gpu")
+JOB_CHECKS = frozenset({"recipe_argv_intact", "recipe_no_inline_secrets"})
+"""Checks that judge a job's argv and env as launched, so they run even when no recipe can be read from it."""
 _ID = re.compile(r"(image|recipe|cluster|gpu)_[a-z0-9_]+")
 
 
@@ -107,7 +109,9 @@ class Check:
 
     def run(self, inputs: Inputs, observation: Any = None) -> list[Verdict]:
         """Judge (collecting first unless an observation is given) and stamp this check's id on every verdict."""
-        why = inputs.missing.get(self.id) or (inputs.missing.get("*") if self.area == "recipe" else None)
+        # '*' (no usable recipe in the job) spares the checks that judge the job's own argv and env.
+        spared = inputs.job is not None and self.id in JOB_CHECKS
+        why = inputs.missing.get(self.id) or (inputs.missing.get("*") if self.area == "recipe" and not spared else None)
         if why:
             return [Verdict(check_id=self.id, status=Status.UNKNOWN, summary=f"cannot judge the job: {why}")]
         obs = self.collect(inputs) if observation is None else observation

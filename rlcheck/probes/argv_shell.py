@@ -46,11 +46,13 @@ def difference(meant: Sequence[str], got: Sequence[str]) -> str:
             f"token {i}: {first}")
 
 
-def evaluate_argv_intact(meant: Sequence[str], got: Sequence[str], entrypoint: str) -> Verdict:
-    """FAIL when the trainer gets other argv than the launch meant; WARN for tokens Ray's join leaves bare.
+def evaluate_argv_intact(meant: Sequence[str], got: Sequence[str], entrypoint: str, shell_error: str = "") -> Verdict:
+    """FAIL when the trainer gets other argv than the launch meant (or never starts); WARN for bare tokens.
 
     entrypoint '' means no shell in between (rlcheck's own launch, or a trainer the script ran directly).
     """
+    if shell_error:
+        return Verdict(status=Status.FAIL, summary=shell_error, failure_id="ray-argv-loss", remedy=LOSS_REMEDY)
     if not entrypoint:
         return Verdict(status=Status.PASS, summary=f"{len(got)} argv token(s) reach the trainer without a shell")
     diff = difference(meant, got)
