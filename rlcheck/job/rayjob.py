@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 
 from rlcheck.job import replay as replay_mod
-from rlcheck.job.capture import CaptureFailed, JobFormatError, _env_vars
 from rlcheck.job.job import Job, framework_of
+from rlcheck.job.submit import CaptureFailed, JobFormatError, env_vars
 
 _IMAGE_VERSION = re.compile(r"(slime|miles)[^:/]*:v?([0-9][\w.+-]*)", re.IGNORECASE)
 
@@ -76,7 +76,7 @@ def read_rayjob(text: str, source: str) -> Job:
     nodes, per_node, findings = shape(spec.get("rayClusterSpec"))
     framework, version = _version(spec.get("rayClusterSpec"))
     working_dir = runtime_env.get("working_dir") if isinstance(runtime_env, dict) else None
-    return Job(argv=played.argv, intended_argv=meant, entrypoint=entry, env=_env_vars(runtime_env, source),
+    return Job(argv=played.argv, intended_argv=meant, entrypoint=entry, env=env_vars(runtime_env, source),
                working_dir=working_dir, nodes=nodes, gpus_per_node=per_node,
                framework=framework if framework != "unknown" else framework_of(meant, working_dir),
                framework_version=version, source=source, source_format="rayjob",

@@ -6,8 +6,8 @@ import dataclasses
 from pathlib import Path
 
 from rlcheck.job import sandbox
-from rlcheck.job.capture import CaptureFailed, from_submit
 from rlcheck.job.job import Job, framework_of
+from rlcheck.job.submit import CaptureFailed, from_submit
 
 
 def _ray_start_gpus(run: sandbox.Run) -> int | None:

@@ -66,7 +66,7 @@ CHECKS = (
           judges="the trainer gets the argv the launch meant after Ray's `/bin/sh -c`; no bare glob tokens",
           judge=lambda obs, i: argv_shell.evaluate_argv_intact(*_meant_and_got(i))),
     Check(id="recipe_no_inline_secrets", guards=(),
-          judges="no secret value in the trainer argv or runtime env vars, by name (*TOKEN*, *SECRET*, *PASS*, *_KEY, "
-                 "*PAT*) or by shape (hf_, ghp_, AKIA)",
+          judges="no secret value in the trainer argv or runtime env vars, by name (…_TOKEN, …_SECRET, …_PASSWORD, "
+                 "…_PAT, …_API_KEY) or by shape (hf_…, ghp_…, AKIA…); the value is never printed",
           judge=lambda obs, i: inline_secrets.evaluate_inline_secrets(i.launch_argv(), i.launch_env())),
 )
