@@ -49,7 +49,7 @@ class Run:
     returncode: int
     """Exit status; -1 when the time limit ended it."""
     stderr_tail: tuple[str, ...]
-    """The last lines of its stderr."""
+    """The last lines of its output (stdout and stderr together)."""
     calls: tuple[tuple[str, tuple[str, ...]], ...]
     """(fake command, argv) in the order they ran."""
     timed_out: bool = False
@@ -75,14 +75,15 @@ def _shims(bin_dir: Path) -> None:
 
 def _run_group(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float) -> tuple[int, str, bool]:
     """(exit code, stderr, timed out); on time out the whole process group goes, not only the first child."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    # stdout joins stderr: launch scripts often `echo` why they stop before `exit 1`.
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     try:
-        _, err = proc.communicate(timeout=timeout_s)
+        err, _ = proc.communicate(timeout=timeout_s)
         return proc.returncode, err, False
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        _, err = proc.communicate()
+        err, _ = proc.communicate()
         return -1, err or "", True
 
 
@@ -109,4 +110,6 @@ def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S) -> Run:
             calls.append((str(doc["cmd"]), tuple(map(str, doc["argv"]))))
         except (ValueError, KeyError, TypeError):  # the script wrote into the record itself: not a call
             continue
-    return Run(returncode=code, stderr_tail=tuple(err.splitlines()[-8:]), calls=tuple(calls), timed_out=timed_out)
+    # Lines capped: `set -x` echoes whole arrays, and the reason is usually in the last few.
+    return Run(returncode=code, stderr_tail=tuple(line[:300] for line in err.splitlines()[-8:]), calls=tuple(calls),
+               timed_out=timed_out)

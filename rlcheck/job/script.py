@@ -25,8 +25,8 @@ def _ray_start_gpus(run: sandbox.Run) -> int | None:
 def _failed(path: Path, run: sandbox.Run, what: str) -> CaptureFailed:
     why = "its time limit ended it" if run.timed_out else f"it exited {run.returncode}"
     seen = ", ".join(sorted({" ".join((cmd, *argv[:1])) for cmd, argv in run.calls})) or "none"
-    tail = " | ".join(run.stderr_tail) or "(no stderr)"
-    return CaptureFailed(f"{path}: {what}; {why}; fake commands it ran: {seen}; last stderr: {tail}")
+    tail = " | ".join(run.stderr_tail) or "(no output)"
+    return CaptureFailed(f"{path}: {what}; {why}; fake commands it ran: {seen}; last output: {tail}")
 
 
 def capture_script(path: Path) -> Job:

@@ -135,6 +135,9 @@ def read(job: Job) -> Reading:
                     # Secrets are judged on the Job itself (recipe_no_inline_secrets); the Recipe refuses them.
                     env=tuple((k, v) for k, v in job.env if not secret_name(k)),
                     train_script=job.argv[1] if len(job.argv) > 1 else job.argv[0])
-    missing = {c: model_missing for c in MODEL_CHECKS if model_missing}
+    # The PP-split rule is about GLM-5's DSA layers: an unknown model without a glm5 --spec is not one.
+    dsa = any("glm5" in token for token in job.argv)
+    model_checks = MODEL_CHECKS if dsa else tuple(c for c in MODEL_CHECKS if c != "recipe_pp_split")
+    missing = {c: model_missing for c in model_checks if model_missing}
     missing.update({c: batch_missing for c in BATCH_CHECKS if batch_missing})
     return Reading(recipe=recipe, missing=missing)
