@@ -169,3 +169,15 @@ def test_job_cli_show_redacts_and_capture_writes(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "rlcheck.cli", "job", "show", str(JOBS / "not_rayjob.yaml")],
                          capture_output=True, text=True, env=env, check=False)
     assert bad.returncode == 2 and "found kind RayCluster" in bad.stderr
+
+
+@needs_sandbox
+def test_job_rayjob_whose_entrypoint_file_is_elsewhere_is_unknown_not_argv_loss(tmp_path):
+    manifest = tmp_path / "rayjob.yaml"
+    manifest.write_text("kind: RayJob\nspec:\n  entrypoint: bash /shared/scripts/entry.sh\n")
+    job = capture.capture(manifest)
+    assert job.unseen and not job.shell_error
+    verdicts = {v.check_id: v for c in all_checks() if c.area == "recipe"
+                for v in c.run(inputs_for_job(job, get_profile("h200")))}
+    assert verdicts["recipe_argv_intact"].status is Status.UNKNOWN
+    assert "capture the job where that file exists" in verdicts["recipe_batch"].summary

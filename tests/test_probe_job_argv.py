@@ -85,3 +85,9 @@ def test_probe_bare_tokens_only_where_list2cmdline_leaves_them():
     assert argv_shell.bare_tokens(["a b*", "x;y", "plain", "$HOME"]) == [
         "argv token 1 `x;y` reaches /bin/sh unquoted: the shell interprets it",
         "argv token 3 `$HOME` reaches /bin/sh unquoted: the shell interprets it"]
+
+
+def test_probe_argv_intact_unknown_when_the_trainer_is_in_a_file_not_here():
+    verdict = argv_shell.evaluate_argv_intact(["bash", "/shared/run.sh"], ["bash", "/shared/run.sh"],
+                                              "bash /shared/run.sh", "", "exit 127: /shared/run.sh not found")
+    assert verdict.status is Status.UNKNOWN and "/shared/run.sh" in verdict.summary

@@ -19,8 +19,8 @@ def inputs_for_job(job: Job | None, profile: HardwareProfile | None, capture_err
         # The recipe is a placeholder that no recipe check reads: '*' makes each of them UNKNOWN first.
         return Inputs(recipe=recipes.get(recipes.DEFAULT_RECIPE), profile=profile, guarded_by=guarded_by(),
                       missing={"*": capture_error or "the job was not captured"})
-    if job.shell_error or not any(token.endswith(".py") for token in job.argv[:3]):
-        why = job.shell_error or f"the job's command {' '.join(job.argv[:2])!r} is not a python trainer"
+    if job.shell_error or job.unseen or not any(token.endswith(".py") for token in job.argv[:3]):
+        why = job.shell_error or job.unseen or f"the job's command {' '.join(job.argv[:2])!r} is not a python trainer"
         return Inputs(recipe=recipes.get(recipes.DEFAULT_RECIPE), profile=profile, guarded_by=guarded_by(),
                       job=job, missing={"*": why})
     try:

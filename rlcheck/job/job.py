@@ -46,6 +46,8 @@ class Job:
     """One of FORMATS."""
     shell_error: str = ""
     """Why the trainer never started when the entrypoint was replayed under /bin/sh -c ('' when it did)."""
+    unseen: str = ""
+    """Why the trainer command could not be seen (the entrypoint runs a file not on this machine); '' if seen."""
     findings: tuple[str, ...] = ()
     """What capture noticed without judging: argv the shell changed, globbing, a submit without `--`."""
 
@@ -88,7 +90,7 @@ class Job:
                        gpus_per_node=doc.get("gpus_per_node"), framework=doc.get("framework", "unknown"),
                        framework_version=doc.get("framework_version"), source=source,
                        source_format="job-json", findings=tuple(doc.get("findings") or ()),
-                       shell_error=str(doc.get("shell_error", "")))
+                       shell_error=str(doc.get("shell_error", "")), unseen=str(doc.get("unseen", "")))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{source}: not a captured job ({exc}); expected keys argv, env, entrypoint") from exc
 

@@ -80,4 +80,4 @@ def read_rayjob(text: str, source: str) -> Job:
                working_dir=working_dir, nodes=nodes, gpus_per_node=per_node,
                framework=framework if framework != "unknown" else framework_of(meant, working_dir),
                framework_version=version, source=source, source_format="rayjob",
-               findings=(*findings, *played.findings), shell_error=played.shell_error)
+               findings=(*findings, *played.findings), shell_error=played.shell_error, unseen=played.unseen)

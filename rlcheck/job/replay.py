@@ -26,6 +26,8 @@ class Replayed:
     findings: tuple[str, ...]
     shell_error: str = ""
     """Why python never started under /bin/sh -c ('' when it did)."""
+    unseen: str = ""
+    """The entrypoint runs a program or file this machine does not have (exit 127): its argv cannot be seen."""
 
 
 def trainer_call(run: sandbox.Run) -> tuple[str, ...] | None:
@@ -44,12 +46,16 @@ def replay(tokens: Sequence[str], entrypoint: str | None = None) -> Replayed:
     except sandbox.SandboxUnavailable as exc:
         findings.append(f"entrypoint not replayed ({exc}); argv split as POSIX sh would, without globbing")
         got = tuple(shlex.split(entry))
-    shell_error = ""
+    shell_error = unseen = ""
     if got is None:
-        tail = " | ".join(run.stderr_tail) or "(no stderr)"
-        shell_error = f"the entrypoint never starts python under /bin/sh -c (exit {run.returncode}; stderr: {tail})"
-        findings.append(f"{shell_error}: the trainer argv is the tokens as meant")
+        tail = " | ".join(run.stderr_tail) or "(no output)"
+        why = f"the entrypoint never starts python under /bin/sh -c (exit {run.returncode}; output: {tail})"
+        if run.returncode == 127:  # command or file not found: not on this machine, so not the shell's fault
+            unseen = f"{why}; capture the job where that file exists"
+        else:
+            shell_error = why
+        findings.append(f"{why}: the trainer argv is the tokens as meant")
         got = tuple(tokens)
     diff = difference(tokens, got)
     return Replayed(entrypoint=entry, argv=tuple(got), findings=tuple([*findings, diff] if diff else findings),
-                    shell_error=shell_error)
+                    shell_error=shell_error, unseen=unseen)

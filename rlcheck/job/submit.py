@@ -62,6 +62,6 @@ def from_submit(args: list[str], source: str, fmt: str, **shape: Any) -> Job:
     return Job(argv=played.argv, intended_argv=tuple(tokens), entrypoint=played.entrypoint,
                env=env_vars(runtime_env, source), working_dir=working_dir,
                framework=framework_of(tuple(tokens), working_dir), source=source, source_format=fmt,
-               findings=(*findings, *played.findings), shell_error=played.shell_error, **shape)
+               findings=(*findings, *played.findings), shell_error=played.shell_error, unseen=played.unseen, **shape)
 
 

@@ -20,13 +20,13 @@ def evaluate_fits(obs: None, inputs: Inputs) -> Verdict:
     return Verdict(status=Status.PASS, summary=f"{inputs.recipe.id} is shaped for {inputs.profile.name}")
 
 
-def _meant_and_got(inputs: Inputs) -> tuple[list[str], list[str], str, str]:
+def _meant_and_got(inputs: Inputs) -> tuple[list[str], list[str], str, str, str]:
     """(argv meant, argv the trainer gets, Ray's entrypoint string, why python never started) of job or recipe."""
     if inputs.job is None:  # rlcheck.cluster.launch submits a shlex-quoted entrypoint: argv survives intact
         argv = inputs.recipe.argv()
-        return argv, argv, "", ""
+        return argv, argv, "", "", ""
     job = inputs.job
-    return list(job.intended_argv), list(job.argv), job.entrypoint, job.shell_error
+    return list(job.intended_argv), list(job.argv), job.entrypoint, job.shell_error, job.unseen
 
 
 CHECKS = (

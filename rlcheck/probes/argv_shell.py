@@ -46,11 +46,14 @@ def difference(meant: Sequence[str], got: Sequence[str]) -> str:
             f"token {i}: {first}")
 
 
-def evaluate_argv_intact(meant: Sequence[str], got: Sequence[str], entrypoint: str, shell_error: str = "") -> Verdict:
+def evaluate_argv_intact(meant: Sequence[str], got: Sequence[str], entrypoint: str, shell_error: str = "",
+                         unseen: str = "") -> Verdict:
     """FAIL when the trainer gets other argv than the launch meant (or never starts); WARN for bare tokens.
 
     entrypoint '' means no shell in between (rlcheck's own launch, or a trainer the script ran directly).
     """
+    if unseen:
+        return Verdict(status=Status.UNKNOWN, summary=unseen)
     if shell_error:
         return Verdict(status=Status.FAIL, summary=shell_error, failure_id="ray-argv-loss", remedy=LOSS_REMEDY)
     if not entrypoint:
