@@ -181,3 +181,10 @@ def test_job_rayjob_whose_entrypoint_file_is_elsewhere_is_unknown_not_argv_loss(
                 for v in c.run(inputs_for_job(job, get_profile("h200")))}
     assert verdicts["recipe_argv_intact"].status is Status.UNKNOWN
     assert "capture the job where that file exists" in verdicts["recipe_batch"].summary
+
+
+def test_job_not_captured_leaves_no_check_judging_a_placeholder_recipe():
+    inputs = inputs_for_job(None, get_profile("h200"), "the script failed; it exited 1")
+    for check_id in ("recipe_batch", "cluster_gpus", "image_mbridge", "image_driver_guard"):
+        verdict = next(c for c in all_checks() if c.id == check_id).run(inputs, observation=object())[0]
+        assert verdict.status is Status.UNKNOWN and "it exited 1" in verdict.summary, check_id
