@@ -156,6 +156,41 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return int(report["exit_code"])
 
 
+def cmd_job(args: argparse.Namespace) -> int:
+    """`rlcheck job capture|show PATH`: the Job as JSON, secrets redacted by name and by token shape."""
+    from rlcheck.job import capture, job
+
+    try:
+        captured = capture.capture(args.path, args.job_format)
+    except capture.JobFormatError as exc:
+        print(f"rlcheck job: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except capture.CaptureFailed as exc:
+        print(f"rlcheck job: could not capture: {exc}", file=sys.stderr)
+        return EXIT_FOUND
+    text = job.json_dumps(captured)
+    if args.action == "capture" and args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"rlcheck job: wrote {args.output} ({len(captured.argv)} argv tokens; judge it with --job "
+              f"{args.output})", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    for finding in captured.findings:
+        print(f"rlcheck job: finding: {finding}", file=sys.stderr)
+    return EXIT_CLEAN
+
+
+def _job(sub: argparse._SubParsersAction) -> None:
+    from rlcheck.job.capture import CAPTURE_FORMATS
+
+    p = sub.add_parser("job", help="capture a launch (script, ray job submit line, RayJob, argv JSON) as a Job")
+    p.add_argument("action", choices=("capture", "show"))
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("-o", "--output", metavar="FILE", help="capture: write the Job JSON here (pass it to --job)")
+    p.add_argument("--job-format", default=None, choices=CAPTURE_FORMATS, help="override format detection")
+    p.set_defaults(func=cmd_job)
+
+
 def _reward_service(sub: argparse._SubParsersAction) -> None:
     try:
         from rlcheck.reward import cli as reward_cli
@@ -195,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--framework", metavar="slime==VERSION", help="default: detected from the log")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_watch)
+    _job(sub)
     _reward_service(sub)
     return parser
 

@@ -45,7 +45,7 @@ class Decision:
 
 def decide(recorded: list[Recorded], recipe: str, hardware: str) -> Decision:
     blocking = [r for r in recorded if r.blocking]
-    scope = f"recipe {recipe} on hardware {hardware}"
+    scope = f"{recipe if recipe.startswith('job ') else 'recipe ' + recipe} on hardware {hardware}"
     if not blocking:
         return Decision(go=False, line=f"NO-GO: no blocking check ran for {scope}")
     bad = [r for r in blocking if r.verdict.status.blocks]
@@ -85,7 +85,8 @@ def _cell(text: str) -> str:
 
 def render_markdown(doc: dict[str, Any]) -> str:
     out = [f"# rlcheck report: {'GO' if doc['go'] else 'NO-GO'}", "", f"**{_cell(doc['decision'])}**", ""]
-    out += [f"- hardware: {_cell(doc['hardware']['evidence'])}", f"- recipe: {doc['recipe']}",
+    out += [f"- hardware: {_cell(doc['hardware']['evidence'])}", f"- recipe: {doc['recipe']}" if not doc.get("job") else
+            f"- job: {doc['job']['path']} ({doc['job']['format']})",
             f"- ray: {doc['ray_address'] or 'embedded loopback Ray'}", f"- created: {doc['created']}", ""]
     out += ["| status | check | node | summary | known failure |", "|---|---|---|---|---|"]
     for v in doc["verdicts"]:

@@ -13,7 +13,7 @@ FLOORS = (
     ("rlcheck.verdict", "rlcheck.hardware", "rlcheck.catalog", "rlcheck.scan", "rlcheck.process", "rlcheck.fixes"),
     ("rlcheck.cluster", "rlcheck.recipes", "rlcheck.report"),
     ("rlcheck.probes", "rlcheck.reward", "rlcheck.fixes.tms_preload", "rlcheck.framework"),
-    ("rlcheck.preflight", "rlcheck.deploy", "rlcheck.repro"),
+    ("rlcheck.preflight", "rlcheck.deploy", "rlcheck.repro", "rlcheck.job"),
     ("rlcheck.e2e",),
     ("rlcheck.plugin",),
     ("rlcheck.cli", "rlcheck.exec_argv"),

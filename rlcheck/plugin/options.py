@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rlcheck import hardware
+from rlcheck.job import capture
+from rlcheck.job.capture import CAPTURE_FORMATS
+from rlcheck.job.job import Job
 from rlcheck.probes import gpus
 from rlcheck.recipes import DEFAULT_RECIPE, RECIPE_IDS
 
@@ -30,6 +34,18 @@ class RunContext:
     """e2e cases render and validate instead of running on a cluster."""
     rm_url: str | None = None
     """The reward service the cluster reaches, for the remote-rm case (e.g. http://slime-reward:8000/score)."""
+    job_path: str | None = None
+    """--job: the user's launch the checks judge instead of --recipe."""
+    job_format: str | None = None
+    """The job's format (--job-format, else detected)."""
+    job: Job | None = None
+    """The captured job; None with job_error when it could not be captured."""
+    job_error: str = ""
+
+    @property
+    def subject(self) -> str:
+        """What the checks judge, for the report: the recipe id, or the job file and its format."""
+        return f"job {self.job_path} ({self.job_format})" if self.job_path else self.recipe
 
 
 context_key = pytest.StashKey[RunContext]()
@@ -45,6 +61,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "default: an embedded single-machine Ray on 127.0.0.1")
     group.addoption("--recipe", default=DEFAULT_RECIPE, metavar="ID",
                     help=f"recipe the checks judge: {', '.join(RECIPE_IDS)} (default: {DEFAULT_RECIPE})")
+    group.addoption("--job", default=None, metavar="PATH",
+                    help="judge your own launch instead of --recipe: a SLIME-style bash script (run in a sandbox), "
+                         "a `ray job submit` line, a KubeRay RayJob YAML, an argv JSON or `rlcheck job capture` JSON")
+    group.addoption("--job-format", default=None, choices=CAPTURE_FORMATS,
+                    help=f"the --job file's format when detection guesses wrong: {', '.join(CAPTURE_FORMATS)}")
     group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
                     help="where report.json and report.md go (default: rlcheck-report/)")
     group.addoption("--quick", action="store_true", help="skip tests marked slow")
@@ -76,6 +97,19 @@ def _validate_ray_address(address: str | None) -> None:
             f"--ray-address={address!r} is malformed: use ray://HOST:10001 or http://HOST:8265")
 
 
+def capture_job(path: str | None, fmt: str | None) -> dict[str, Any]:
+    """RunContext fields for --job: a bad file is a usage error; a launch that gives no trainer is kept as an error."""
+    if path is None:
+        return {}
+    try:
+        fmt = fmt or capture.detect(Path(path)) if Path(path).is_file() else fmt
+        return {"job_path": path, "job_format": fmt, "job": capture.capture(path, fmt)}
+    except capture.JobFormatError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    except capture.CaptureFailed as exc:
+        return {"job_path": path, "job_format": fmt, "job_error": str(exc)}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     recipe = config.getoption("recipe")
@@ -88,6 +122,7 @@ def pytest_configure(config: pytest.Config) -> None:
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=Path(config.getoption("report_dir")),
         quick=config.getoption("quick"), dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"),
+        **capture_job(config.getoption("job"), config.getoption("job_format")),
     )
 
 

@@ -108,10 +108,12 @@ class VerdictCollector:
             return
         ctx = get_context(self.config)
         hw = ctx.profile.name if ctx.profile else "none"
-        self.decision = report.decide(self.recorded, ctx.recipe, hw)
+        self.decision = report.decide(self.recorded, ctx.subject, hw)
         context = {"hardware": {"requested": ctx.hardware_requested, "profile": hw,
                                 "evidence": ctx.hardware_evidence},
-                   "recipe": ctx.recipe, "ray_address": ctx.ray_address}
+                   "recipe": ctx.recipe, "ray_address": ctx.ray_address,
+                   "job": {"path": ctx.job_path, "format": ctx.job_format, "error": ctx.job_error} if ctx.job_path
+                   else None}
         doc = report.build_document(self.recorded, self.decision, context)
         try:
             self.paths = tuple(str(p) for p in report.write(doc, ctx.report_dir))

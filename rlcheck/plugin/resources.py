@@ -9,6 +9,7 @@ import pytest
 
 from rlcheck import preflight
 from rlcheck.cluster.local_ray import EmbeddedRay, RayEndpoints
+from rlcheck.job.inputs import inputs_for_job
 from rlcheck.plugin.options import get_context
 from rlcheck.preflight import gate
 from rlcheck.preflight.registry import Inputs
@@ -37,8 +38,10 @@ def ray_cluster(pytestconfig: pytest.Config, request: pytest.FixtureRequest) -> 
 
 @pytest.fixture(scope="session")
 def check_inputs(pytestconfig: pytest.Config) -> Inputs:
-    """What the registry's checks judge: --recipe on --hardware (the one place that decides whether it fits)."""
+    """What the registry's checks judge: --job, else --recipe on --hardware (the one place that decides the fit)."""
     ctx = get_context(pytestconfig)
+    if ctx.job_path:
+        return inputs_for_job(ctx.job, ctx.profile, ctx.job_error)
     return gate.inputs_for(ctx.recipe, ctx.profile)
 
 

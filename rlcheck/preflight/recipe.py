@@ -5,7 +5,7 @@ from __future__ import annotations
 from rlcheck.framework import argv as framework_argv
 from rlcheck.framework.detect import Installed, choose, collect_installed
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import memory, memory_kv, proxy_env, recipe_rules
+from rlcheck.probes import argv_shell, inline_secrets, memory, memory_kv, proxy_env, recipe_rules
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
 
@@ -25,7 +25,16 @@ def evaluate_fits(obs: None, inputs: Inputs) -> Verdict:
 def evaluate_framework_args(installed: Installed, inputs: Inputs) -> Verdict:
     """The argv as the installed framework's parsers (else the recipe's framework's committed schema) read it."""
     schema, how = choose(installed, inputs.recipe.framework)
-    return framework_argv.evaluate(inputs.recipe.argv(), schema, how)
+    return framework_argv.evaluate(inputs.launch_argv(), schema, how)
+
+
+def _meant_and_got(inputs: Inputs) -> tuple[list[str], list[str], str, str, str]:
+    """(argv meant, argv the trainer gets, Ray's entrypoint string, why python never started) of job or recipe."""
+    if inputs.job is None:  # rlcheck.cluster.launch submits a shlex-quoted entrypoint: argv survives intact
+        argv = inputs.recipe.argv()
+        return argv, argv, "", "", ""
+    job = inputs.job
+    return list(job.intended_argv), list(job.argv), job.entrypoint, job.shell_error, job.unseen
 
 
 CHECKS = (
@@ -52,7 +61,7 @@ CHECKS = (
     Check(id="recipe_sglang_flags", guards=("sglang-dead-flag",),
           judges="every `--sglang-*` flag exists in the installed SGLang (strict parse; SLIME's is lenient)",
           collect=lambda i: collect_sglang_options(),
-          judge=lambda obs, i: evaluate_sglang_flags(i.recipe.argv(), obs)),
+          judge=lambda obs, i: evaluate_sglang_flags(i.launch_argv(), obs)),
     Check(id="recipe_framework_args", guards=("framework-arg-rejected", "sglang-dead-flag"),
           judges="the argv against the framework's argument schema (installed SLIME/Miles, else the recipe's; "
                  "SLIME v0.2.4 by default): types, choices, unknown or dropped options, abbreviations, options twice",
@@ -67,5 +76,12 @@ CHECKS = (
           judge=lambda obs, i: memory_kv.evaluate_kv_pool(i.recipe, i.profile)),
     Check(id="recipe_proxy_env", guards=("rollout-engines-unreachable",),
           judges="an http(s) proxy in the job env has a no_proxy that exempts hosts (httpx ignores CIDR entries)",
-          judge=lambda obs, i: proxy_env.evaluate_proxy_env(i.recipe.env_dict(), i.recipe.id)),
+          judge=lambda obs, i: proxy_env.evaluate_proxy_env(i.launch_env(), i.recipe.id)),
+    Check(id="recipe_argv_intact", guards=("ray-argv-loss", "model-args-glob"),
+          judges="the trainer gets the argv the launch meant after Ray's `/bin/sh -c`; no bare glob tokens",
+          judge=lambda obs, i: argv_shell.evaluate_argv_intact(*_meant_and_got(i))),
+    Check(id="recipe_no_inline_secrets", guards=(),
+          judges="no secret value in the trainer argv or runtime env vars, by name (…_TOKEN, …_SECRET, …_PASSWORD, "
+                 "…_PAT, …_API_KEY) or by shape (hf_…, ghp_…, AKIA…); the value is never printed",
+          judge=lambda obs, i: inline_secrets.evaluate_inline_secrets(i.launch_argv(), i.launch_env())),
 )

@@ -16,10 +16,13 @@ from typing import Any
 
 from rlcheck.cluster.fanout_result import FanoutResult
 from rlcheck.hardware import HardwareProfile
+from rlcheck.job.job import Job
 from rlcheck.recipes.recipe import Recipe
 from rlcheck.verdict import Status, Verdict
 
 AREAS = ("image", "recipe", "cluster", "gpu")
+JOB_CHECKS = frozenset({"recipe_argv_intact", "recipe_no_inline_secrets"})
+"""Checks that judge a job's argv and env as launched, so they run even when no recipe can be read from it."""
 _ID = re.compile(r"(image|recipe|cluster|gpu)_[a-z0-9_]+")
 
 
@@ -46,6 +49,17 @@ class Inputs:
     """The cluster fan-out, for checks that need the cluster."""
     guarded_by: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """Catalogue id -> the checks that guard it (the registry's own index, for checks that cite it)."""
+    job: Job | None = None
+    """The launch under check (--job); None: the built-in recipe, judged as rlcheck would launch it."""
+    missing: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """check id -> the fact the job does not give ('*': every check); such a check is UNKNOWN naming it."""
+
+    def launch_argv(self) -> list[str]:
+        """What the trainer receives: the job's argv, or the recipe's rendered argv."""
+        return list(self.job.argv) if self.job else self.recipe.argv()
+
+    def launch_env(self) -> dict[str, str]:
+        return self.job.env_dict() if self.job else self.recipe.env_dict()
 
 
 Judge = Callable[[Any, Inputs], "Verdict | Sequence[Verdict]"]
@@ -97,6 +111,11 @@ class Check:
 
     def run(self, inputs: Inputs, observation: Any = None) -> list[Verdict]:
         """Judge (collecting first unless an observation is given) and stamp this check's id on every verdict."""
+        # '*' (no usable recipe in the job) spares the checks that judge the job's own argv and env.
+        spared = inputs.job is not None and self.id in JOB_CHECKS
+        why = inputs.missing.get(self.id) or (inputs.missing.get("*") if self.area == "recipe" and not spared else None)
+        if why:
+            return [Verdict(check_id=self.id, status=Status.UNKNOWN, summary=f"cannot judge the job: {why}")]
         obs = self.collect(inputs) if observation is None else observation
         out = self.judge(obs, inputs)
         verdicts = [out] if isinstance(out, Verdict) else list(out)

@@ -1,0 +1,94 @@
+"""Capture a Job from what a user launches: detect the format, read it, replay Ray's entrypoint.
+
+`capture(path, fmt)` raises JobFormatError (bad input: a usage error naming what is allowed) or CaptureFailed
+(the launch could not be read: every check of the job is UNKNOWN with this reason).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from rlcheck.job.job import FORMATS, Job, framework_of
+from rlcheck.job.rayjob import read_rayjob
+from rlcheck.job.script import capture_script
+from rlcheck.job.submit import CaptureFailed, JobFormatError, env_vars, from_submit
+
+__all__ = ["CAPTURE_FORMATS", "CaptureFailed", "JobFormatError", "capture", "detect"]
+
+CAPTURE_FORMATS = tuple(f for f in FORMATS if f != "recipe")
+def detect(path: Path) -> str:
+    """The format of a job file, from its name and first lines; JobFormatError lists the formats."""
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise JobFormatError(f"{path}: not valid JSON ({exc})") from exc
+        return "job-json" if isinstance(doc, dict) and "source_format" in doc else "argv-json"
+    if suffix in (".yaml", ".yml"):
+        return "rayjob"
+    text = path.read_text(encoding="utf-8", errors="replace")
+    code = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if suffix in (".sh", ".bash") or text.startswith(("#!/bin/bash", "#!/usr/bin/env bash", "#!/bin/sh")):
+        return "bash"
+    if code and code[0].startswith("ray job submit") and len(code) <= 1 + sum(c.endswith("\\") for c in code):
+        return "ray-submit"
+    raise JobFormatError(f"{path}: cannot tell its format; pass --job-format, one of {', '.join(CAPTURE_FORMATS)}")
+
+
+def capture(path: str | Path, fmt: str | None = None) -> Job:
+    path = Path(path)
+    if fmt is not None and fmt not in CAPTURE_FORMATS:
+        raise JobFormatError(f"--job-format={fmt!r}: one of {', '.join(CAPTURE_FORMATS)}")
+    if not path.is_file():
+        raise JobFormatError(f"--job={str(path)!r}: no such file")
+    fmt = fmt or detect(path)
+    if fmt == "bash":
+        return capture_script(path)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    readers = {"job-json": _job_json, "argv-json": _argv_json, "rayjob": _rayjob, "ray-submit": _submit_line}
+    return readers[fmt](text, str(path))
+
+
+def _job_json(text: str, source: str) -> Job:
+    try:
+        return Job.from_dict(json.loads(text), source)
+    except ValueError as exc:
+        raise JobFormatError(str(exc)) from exc
+
+
+def _argv_json(text: str, source: str) -> Job:
+    """`rlcheck render --format json` output (or a bare JSON list of argv tokens)."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise JobFormatError(f"{source}: not valid JSON ({exc})") from exc
+    doc = {"argv": doc} if isinstance(doc, list) else doc
+    argv = doc.get("argv") if isinstance(doc, dict) else None
+    if not isinstance(argv, list) or not argv or not all(isinstance(t, str) for t in argv):
+        raise JobFormatError(f"{source}: argv-json needs 'argv': a non-empty list of strings "
+                             f"(what `rlcheck render --format json` writes)")
+    runtime_env = doc.get("runtime_env") or {}
+    res = doc.get("resources") or {}
+    return Job(argv=tuple(argv), intended_argv=tuple(argv), entrypoint=doc.get("entrypoint") or shlex.join(argv),
+               env=env_vars(runtime_env, source), working_dir=runtime_env.get("working_dir"),
+               nodes=res.get("gpu_nodes"), gpus_per_node=res.get("gpus_per_node"),
+               framework=framework_of(tuple(argv), runtime_env.get("working_dir")), source=source,
+               source_format="argv-json")
+
+
+def _submit_line(text: str, source: str) -> Job:
+    try:
+        words = shlex.split(text.replace("\\\n", " "), comments=True)  # join continued lines first
+    except ValueError as exc:
+        raise JobFormatError(f"{source}: not a shell command line ({exc})") from exc
+    at = next((k for k in range(len(words) - 2) if words[k:k + 3] == ["ray", "job", "submit"]), None)
+    if at is None:
+        raise JobFormatError(f"{source}: no `ray job submit` in it")
+    return from_submit(words[at + 3:], source, "ray-submit")
+
+
+def _rayjob(text: str, source: str) -> Job:
+    return read_rayjob(text, source)

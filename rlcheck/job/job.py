@@ -1,0 +1,113 @@
+"""The Job: what the trainer will receive, the cluster it expects and where it came from.
+
+A built-in recipe and a user's launch (script, `ray job submit` line, RayJob, argv JSON) both become a Job;
+the checks judge the Recipe read back from its argv (rlcheck.job.to_recipe), one path for ours and theirs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from typing import Any
+
+from rlcheck.cluster import launch
+from rlcheck.probes.inline_secrets import REDACTED, secret_name, value_shape
+from rlcheck.probes.inline_secrets import redact as redact_argv
+from rlcheck.recipes.recipe import Recipe
+
+FORMATS = ("bash", "ray-submit", "rayjob", "argv-json", "job-json", "recipe")
+"""Where a Job can come from: a launch script (run in a sandbox), a pasted `ray job submit ... -- ...` line, a
+KubeRay RayJob YAML, `rlcheck render --format json` output, `rlcheck job capture` output, a built-in recipe."""
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Job:
+    """One launch as the trainer will see it."""
+
+    argv: tuple[str, ...]
+    """The trainer's argv after Ray's entrypoint went through /bin/sh -c (what train.py really receives)."""
+    intended_argv: tuple[str, ...]
+    """The trainer's argv as the launch meant it (the tokens after `ray job submit --`, before the shell)."""
+    entrypoint: str
+    """The shell string Ray runs (`/bin/sh -c ENTRYPOINT`); '' when the trainer was run directly."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Runtime env vars (the runtime env's env_vars)."""
+    working_dir: str | None = None
+    """The runtime env's working_dir, or the script's directory."""
+    nodes: int | None = None
+    """GPU nodes the launch expects (RayJob worker replicas, `ray start`, render's gpu_nodes); None: not stated."""
+    gpus_per_node: int | None = None
+    framework: str = "unknown"
+    """slime, miles or unknown (read from the trainer path and working dir)."""
+    framework_version: str | None = None
+    source: str
+    """The file (or recipe id) the Job was captured from."""
+    source_format: str
+    """One of FORMATS."""
+    shell_error: str = ""
+    """Why the trainer never started when the entrypoint was replayed under /bin/sh -c ('' when it did)."""
+    unseen: str = ""
+    """Why the trainer command could not be seen (the entrypoint runs a file not on this machine); '' if seen."""
+    findings: tuple[str, ...] = ()
+    """What capture noticed without judging: argv the shell changed, globbing, a submit without `--`."""
+
+    def __post_init__(self) -> None:
+        if self.source_format not in FORMATS:
+            raise ValueError(f"source_format={self.source_format!r}: one of {', '.join(FORMATS)}")
+        if not self.argv:
+            raise ValueError("argv=(): the trainer command is required")
+        for field in ("nodes", "gpus_per_node"):
+            value = getattr(self, field)
+            if value is not None and value <= 0:
+                raise ValueError(f"{field}={value}: must be > 0 or None")
+
+    def env_dict(self) -> dict[str, str]:
+        return dict(self.env)
+
+    def to_dict(self, *, redact: bool = True) -> dict[str, Any]:
+        """JSON-ready; secrets (by name and by token shape) replaced by REDACTED unless redact=False."""
+        doc = dataclasses.asdict(self)
+        doc["env"] = {k: (REDACTED if redact and (secret_name(k) or value_shape(v)) else v) for k, v in self.env}
+        for key in ("argv", "intended_argv"):
+            doc[key] = redact_argv(getattr(self, key)) if redact else list(getattr(self, key))
+        doc["findings"] = list(self.findings)
+        if redact and self.entrypoint:
+            try:
+                tokens = shlex.split(self.entrypoint)
+                if redact_argv(tokens) != tokens:
+                    doc["entrypoint"] = shlex.join(redact_argv(tokens))
+            except ValueError:  # unbalanced quotes: not a token list, so hide it whole
+                doc["entrypoint"] = REDACTED
+        return doc
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any], source: str) -> Job:
+        """A Job written by `rlcheck job capture`; ValueError names the bad field."""
+        try:
+            return cls(argv=tuple(doc["argv"]), intended_argv=tuple(doc.get("intended_argv") or doc["argv"]),
+                       entrypoint=str(doc.get("entrypoint", "")), env=tuple(dict(doc.get("env") or {}).items()),
+                       working_dir=doc.get("working_dir"), nodes=doc.get("nodes"),
+                       gpus_per_node=doc.get("gpus_per_node"), framework=doc.get("framework", "unknown"),
+                       framework_version=doc.get("framework_version"), source=source,
+                       source_format="job-json", findings=tuple(doc.get("findings") or ()),
+                       shell_error=str(doc.get("shell_error", "")), unseen=str(doc.get("unseen", "")))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{source}: not a captured job ({exc}); expected keys argv, env, entrypoint") from exc
+
+
+def framework_of(argv: tuple[str, ...], working_dir: str | None) -> str:
+    where = " ".join([*argv[:2], working_dir or ""]).lower()
+    return "miles" if "miles" in where else "slime" if "slime" in where else "unknown"
+
+
+def json_dumps(job: Job, *, redact: bool = True) -> str:
+    return json.dumps(job.to_dict(redact=redact), indent=2) + "\n"
+
+
+def job_from_recipe(recipe: Recipe) -> Job:
+    """A built-in recipe as a Job: the argv rlcheck submits intact, its runtime env, the framework SLIME."""
+    argv = tuple(recipe.argv())
+    gpus = recipe.placement.num_gpus_per_node
+    nodes = -(-recipe.placement.placement_group_gpus // gpus)
+    return Job(argv=argv, intended_argv=argv, entrypoint=launch.entrypoint(argv), env=recipe.env,
+               nodes=nodes, gpus_per_node=gpus, framework="slime", source=recipe.id, source_format="recipe")

@@ -1,0 +1,56 @@
+"""A launch script run in the capture sandbox: what its fake `ray job submit` (or python train.py) received."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from rlcheck.job import sandbox
+from rlcheck.job.job import Job, framework_of
+from rlcheck.job.submit import CaptureFailed, from_submit
+
+
+def _ray_start_gpus(run: sandbox.Run) -> int | None:
+    """GPUs of `ray start --head --num-gpus N` (the only node a single-script launch starts)."""
+    for cmd, argv in run.calls:
+        if cmd == "ray" and argv[:1] == ("start",):
+            for i, token in enumerate(argv):
+                if token == "--num-gpus" and i + 1 < len(argv) and argv[i + 1].isdigit():
+                    return int(argv[i + 1])
+                if token.startswith("--num-gpus=") and token.split("=", 1)[1].isdigit():
+                    return int(token.split("=", 1)[1])
+    return None
+
+
+def _failed(path: Path, run: sandbox.Run, what: str) -> CaptureFailed:
+    why = "its time limit ended it" if run.timed_out else f"it exited {run.returncode}"
+    seen = ", ".join(sorted({" ".join((cmd, *argv[:1])) for cmd, argv in run.calls})) or "none"
+    tail = " | ".join(run.stderr_tail) or "(no output)"
+    return CaptureFailed(f"{path}: {what}; {why}; fake commands it ran: {seen}; last output: {tail}")
+
+
+def capture_script(path: Path) -> Job:
+    """Run the script in the sandbox (CaptureFailed when the sandbox cannot be made or no trainer command ran)."""
+    try:
+        run = sandbox.run(["bash", str(path.resolve())])
+    except sandbox.SandboxUnavailable as exc:
+        raise CaptureFailed(f"{path}: not run: {exc}") from exc
+    submits = [argv for cmd, argv in run.calls if cmd == "ray" and argv[:2] == ("job", "submit")]
+    gpus = _ray_start_gpus(run)
+    nodes = 1 if gpus else None
+    notes = [f"the script exited {run.returncode} after its launch command"] if run.returncode else []
+    if submits:
+        if len(submits) > 1:
+            notes.append(f"{len(submits)} `ray job submit` calls: judged the first")
+        job = from_submit(list(submits[0][2:]), str(path), "bash", nodes=nodes, gpus_per_node=gpus)
+        return dataclasses.replace(job, findings=(*notes, *job.findings))
+    trainer = next(((cmd, *argv) for cmd, argv in run.calls
+                    if cmd in ("python", "python3") and argv and argv[0].endswith(".py")), None)
+    if trainer is None:
+        what = "the script failed" if run.returncode else "the script never reached `ray job submit` or a train.py"
+        raise _failed(path, run, what)
+    return Job(argv=tuple(trainer), intended_argv=tuple(trainer), entrypoint="", working_dir=str(path.parent),
+               framework=framework_of(tuple(trainer), str(path.parent)), source=str(path), source_format="bash",
+               findings=(*notes, "the trainer runs directly, not through `ray job submit`"), nodes=nodes,
+               gpus_per_node=gpus)
+

@@ -1,0 +1,143 @@
+"""The Recipe a Job's argv describes, read the way SLIME's parser would, so the registry's checks judge it.
+
+Only what the argv states is used; SLIME's own defaults fill the rest (TP/PP/CP/EP = 1, one step per rollout,
+8 GPUs per node, one GPU per engine, the global batch from SLIME's rule). A fact that neither gives (the model
+among the known architectures, the rollout batch) makes the checks that need it UNKNOWN, naming it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from rlcheck.job.job import Job
+from rlcheck.probes.inline_secrets import secret_name
+from rlcheck.recipes.models import GQA, MODELS, ModelArch, MoE
+from rlcheck.recipes.recipe import RM_TYPES, Parallelism, Placement, Recipe, Reward, Rollout
+
+MODEL_CHECKS = ("recipe_stage_memory", "recipe_kv_pool", "recipe_pp_split")
+"""Checks that need the whole architecture (parameter count, attention shape), not only the argv."""
+BATCH_CHECKS = ("recipe_batch",)
+ALL_RECIPE_CHECKS = ("recipe_batch", "recipe_layout", "recipe_engines", "recipe_log_levels",
+                     "recipe_cuda_device_max_connections", "recipe_sglang_flags", *MODEL_CHECKS)
+_DIMS = ("--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Reading:
+    """A Job read as a Recipe."""
+
+    recipe: Recipe
+    missing: Mapping[str, str]
+    """check id -> the fact the argv does not give; those checks are UNKNOWN with it."""
+
+
+class Flags:
+    """The last value of each `--flag` (also `--flag=value`); a flag with no value maps to ''."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self.values: dict[str, str] = {}
+        for i, token in enumerate(argv):
+            if not token.startswith("--"):
+                continue
+            name, eq, value = token.partition("=")
+            nxt = argv[i + 1] if i + 1 < len(argv) else None
+            self.values[name] = value if eq else (nxt if nxt is not None and not nxt.startswith("--") else "")
+
+    def has(self, flag: str) -> bool:
+        return flag in self.values
+
+    def int(self, flag: str, default: int | None = None) -> int | None:
+        raw = self.values.get(flag)
+        if raw in (None, ""):
+            return default
+        try:
+            return int(raw)
+        except ValueError as exc:
+            raise ValueError(f"{flag} {raw!r}: expected an integer") from exc
+
+    def str(self, flag: str, default: str | None = None) -> str | None:
+        return self.values.get(flag) or default
+
+
+def model_of(flags: Flags) -> tuple[ModelArch, str]:
+    """The known architecture the argv dims match, else an argv-only stand-in and the missing fact."""
+    dims = tuple(flags.int(f) for f in _DIMS)
+    experts = flags.int("--num-experts")
+    for model in MODELS.values():
+        known = (model.num_layers, model.hidden_size, model.ffn_hidden_size, model.num_attention_heads)
+        if dims == known and experts == (model.moe.num_experts if model.moe else None) and \
+                (model.spec != ()) == flags.has("--spec"):
+            return model, ""
+    given = ", ".join(f"{f} {v}" for f, v in zip(_DIMS, dims, strict=True) if v is not None) or "no model dims"
+    why = f"the model ({given}) is not among the known architectures ({', '.join(MODELS)})"
+    # Stand-in: only the layer count and expert count are read by the checks that still run (layout).
+    moe = MoE(num_experts=experts, router_topk=1, ffn_hidden_size=1, layer_freq="1") if experts else None
+    return ModelArch(name="unknown", num_layers=dims[0] or 1, hidden_size=1, ffn_hidden_size=1,
+                     num_attention_heads=1, vocab_size=1, rotary_base=1, attention=GQA(), moe=moe), why
+
+
+def _rollout(flags: Flags) -> tuple[Rollout, str]:
+    batch, n = flags.int("--rollout-batch-size"), flags.int("--n-samples-per-prompt", 1)
+    steps = flags.int("--num-steps-per-rollout", 1) or 1
+    missing = "" if batch else "--rollout-batch-size is not in the argv"
+    batch = batch or 1
+    # SLIME derives the global batch when it is not given: prompts x samples / steps.
+    global_batch = flags.int("--global-batch-size") or max(1, batch * (n or 1) // steps)
+    dynamic = flags.has("--use-dynamic-batch-size")
+    return Rollout(num_rollout=flags.int("--num-rollout", 1) or 1, rollout_batch_size=batch,
+                   n_samples_per_prompt=n or 1, global_batch_size=global_batch, num_steps_per_rollout=steps,
+                   max_response_len=flags.int("--rollout-max-response-len", 8192) or 8192,
+                   max_tokens_per_gpu=flags.int("--max-tokens-per-gpu", 8192) if dynamic else None,
+                   micro_batch_size=flags.int("--micro-batch-size", 1) or 1), missing
+
+
+def _parallel(flags: Flags) -> Parallelism:
+    tp = flags.int("--tensor-model-parallel-size", 1) or 1
+    return Parallelism(tp=tp, pp=flags.int("--pipeline-model-parallel-size", 1) or 1,
+                       cp=flags.int("--context-parallel-size", 1) or 1,
+                       ep=flags.int("--expert-model-parallel-size", 1) or 1,
+                       etp=flags.int("--expert-tensor-parallel-size", 1) or 1,
+                       sequence_parallel=flags.has("--sequence-parallel") and tp > 1,
+                       pp_first_layers=flags.int("--decoder-first-pipeline-num-layers"),
+                       pp_last_layers=flags.int("--decoder-last-pipeline-num-layers"))
+
+
+def _placement(flags: Flags, job: Job) -> Placement:
+    per_node = flags.int("--num-gpus-per-node") or job.gpus_per_node or 8
+    return Placement(actor_num_nodes=flags.int("--actor-num-nodes", 1) or 1,
+                     actor_gpus_per_node=flags.int("--actor-num-gpus-per-node", 8) or 8,
+                     colocate=flags.has("--colocate"), rollout_num_gpus=flags.int("--rollout-num-gpus"),
+                     rollout_gpus_per_engine=flags.int("--rollout-num-gpus-per-engine", 1) or 1,
+                     num_gpus_per_node=per_node)
+
+
+def sglang_flags(argv: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
+    out: dict[str, str | None] = {}
+    for i, token in enumerate(argv):
+        if token.startswith("--sglang-"):
+            name, eq, value = token[len("--sglang-"):].partition("=")
+            nxt = argv[i + 1] if i + 1 < len(argv) else None
+            out[name] = value if eq else (nxt if nxt is not None and not nxt.startswith("--") else None)
+    return tuple(out.items())
+
+
+def read(job: Job) -> Reading:
+    """The Recipe of a Job; ValueError names a flag whose value SLIME would refuse."""
+    flags = Flags(job.argv)
+    model, model_missing = model_of(flags)
+    rollout, batch_missing = _rollout(flags)
+    rm_type = flags.str("--rm-type", "deepscaler")
+    recipe = Recipe(id=f"job:{job.source}", model=model, rollout=rollout, parallel=_parallel(flags),
+                    placement=_placement(flags, job),
+                    reward=Reward(rm_type=rm_type, rm_url=flags.str("--rm-url")) if rm_type in RM_TYPES else Reward(),
+                    hf_checkpoint=flags.str("--hf-checkpoint", "") or "", sglang=sglang_flags(job.argv),
+                    # Secrets are judged on the Job itself (recipe_no_inline_secrets); the Recipe refuses them.
+                    env=tuple((k, v) for k, v in job.env if not secret_name(k)),
+                    train_script=job.argv[1] if len(job.argv) > 1 else job.argv[0])
+    # The PP-split rule is about GLM-5's DSA layers: an unknown model without a glm5 --spec is not one.
+    dsa = any("glm5" in token for token in job.argv)
+    model_checks = MODEL_CHECKS if dsa else tuple(c for c in MODEL_CHECKS if c != "recipe_pp_split")
+    missing = {c: model_missing for c in model_checks if model_missing}
+    missing.update({c: batch_missing for c in BATCH_CHECKS if batch_missing})
+    return Reading(recipe=recipe, missing=missing)

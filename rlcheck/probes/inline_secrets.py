@@ -1,0 +1,96 @@
+"""Secrets inlined into a launch: a token in the trainer's argv or the runtime env's env_vars.
+
+Ray records both in plain text (the job's entrypoint and runtime env are shown by `ray job list`, the dashboard
+and the job's metadata), so a value placed there is published to everyone who can read the cluster. Found by
+the name that holds it and by the shape of well-known token formats; the value itself is never printed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from rlcheck.verdict import Status, Verdict
+
+# Names that hold a secret: the last word (between underscores, dashes read as underscores) is TOKEN, SECRET,
+# PASS(WORD), PAT or CREDENTIALS, or it ends in an API/access/secret/private/auth key. Whole words at the end, so
+# TOKENIZERS_PARALLELISM, PYTHONPATH, --moe-token-dispatcher-type, --max-tokens-per-gpu and SLIME's dict-key
+# flags (--input-key, --label-key, --reward-key) are not secrets; HF_TOKEN, GITHUB_PAT, WANDB_API_KEY are.
+SECRET_NAME = re.compile(r"(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PAT|CREDENTIALS?)$"
+                         r"|(^|_)(API|ACCESS|SECRET|PRIVATE|AUTH)_?KEY$|(^|_)SECRET_", re.IGNORECASE)
+# Well-known token shapes: Hugging Face, GitHub (classic and fine-grained), AWS access key ids.
+SECRET_VALUE = {
+    "hf-token": re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
+    "github-token": re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    "aws-access-key": re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"),
+}
+REDACTED = "<redacted>"
+"""What rlcheck writes in place of a secret; a redacted value still counts as an inlined secret."""
+# A value that only names where the secret comes from is not the secret.
+_REFERENCE = re.compile(r"^(\$\{?\w+\}?|<[^>]*>|\*+|[0-9.]+|true|false)?$", re.IGNORECASE)
+REMEDY = ("Keep the value out of the launch: put it in a Kubernetes secret or the workers' own environment and "
+          "list only its name; then rotate it, since Ray has already recorded it in the job's metadata")
+
+
+def secret_name(name: str) -> bool:
+    """An env var or flag name (dashes read as underscores) that names a secret."""
+    return bool(SECRET_NAME.search(name.lstrip("-").replace("-", "_")))
+
+
+def value_shape(value: str) -> str | None:
+    """The token format a value looks like (hf-token, github-token, aws-access-key), or None."""
+    if value.startswith(REDACTED[:-1]):
+        return "redacted"
+    return next((kind for kind, pattern in SECRET_VALUE.items() if pattern.search(value)), None)
+
+
+def _inlined(value: str) -> bool:
+    return not _REFERENCE.match(value.strip()) or value.startswith(REDACTED[:-1])
+
+
+def find_inline_secrets(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """Where secrets sit, as 'env NAME (by name)' / 'argv token 7 (hf-token shape)': never the value."""
+    found: list[str] = []
+    for name, value in env.items():
+        shape = value_shape(value)
+        if secret_name(name) and _inlined(value):
+            found.append(f"env {name} (by name)")
+        elif shape:
+            found.append(f"env {name} ({shape} shape)")
+    for i, token in enumerate(argv):
+        flag, eq, inline = token.partition("=")
+        if eq and flag.startswith("--") and secret_name(flag) and _inlined(inline):
+            found.append(f"argv {flag}= (by name)")
+        elif i and argv[i - 1].startswith("--") and "=" not in argv[i - 1] and secret_name(argv[i - 1]) \
+                and not token.startswith("--") and _inlined(token):
+            found.append(f"argv {argv[i - 1]} value (by name)")
+        elif shape := value_shape(token):
+            found.append(f"argv token {i} ({shape} shape)")
+    return found
+
+
+def evaluate_inline_secrets(argv: Sequence[str], env: Mapping[str, str]) -> Verdict:
+    found = find_inline_secrets(argv, env)
+    if not found:
+        return Verdict(status=Status.PASS,
+                       summary=f"no secret in {len(argv)} argv token(s) or {len(env)} runtime env var(s)")
+    return Verdict(status=Status.FAIL, remedy=REMEDY,
+                   summary=f"{len(found)} secret value(s) inlined into the launch: {'; '.join(found)}",
+                   details="values not shown; Ray keeps argv and runtime env in the job's metadata")
+
+
+def redact(argv: Sequence[str]) -> list[str]:
+    """argv with secret-named flag values and token-shaped values replaced (REDACTED keeps the kind)."""
+    out: list[str] = []
+    for i, token in enumerate(argv):
+        flag, eq, _ = token.partition("=")
+        if eq and flag.startswith("--") and secret_name(flag):
+            out.append(f"{flag}={REDACTED}")
+        elif i and argv[i - 1].startswith("--") and "=" not in argv[i - 1] and secret_name(argv[i - 1]) \
+                and not token.startswith("--"):
+            out.append(REDACTED)
+        elif (shape := value_shape(token)) is not None:
+            out.append(f"<redacted:{shape}>")
+        else:
+            out.append(token)
+    return out

@@ -1,0 +1,52 @@
+"""`pytest checks/ --job PATH`: every recipe check judged on the user's launch, GO / NO-GO naming the job."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rlcheck.job import sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+JOBS = Path(__file__).parent / "data" / "jobs"
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest('pytest_plugins = ["rlcheck.plugin"]')
+    shutil.copytree(ROOT / "checks", pytester.path / "checks")
+    return pytester
+
+
+def test_plugin_job_rayjob_go_names_job_and_format(project):
+    result = project.runpytest("checks/test_recipe.py", "--hardware=h200", f"--job={JOBS / 'rayjob.yaml'}",
+                               "--report-dir=out", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["PASS    recipe_argv_intact: 148 argv token(s) survive `/bin/sh -c` unchanged",
+                                 f"rlcheck GO: * for job {JOBS / 'rayjob.yaml'} (rayjob) on hardware h200"])
+    assert f"- job: {JOBS / 'rayjob.yaml'} (rayjob)" in (project.path / "out" / "report.md").read_text()
+
+
+def test_plugin_job_secret_is_no_go(project):
+    result = project.runpytest("checks/test_recipe.py", "--hardware=h200", f"--job={JOBS / 'secret_submit.txt'}",
+                               "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["FAIL    recipe_no_inline_secrets: 1 secret value(s) inlined*HF_TOKEN (by name)*",
+                                 "rlcheck NO-GO: *recipe_no_inline_secrets FAIL*"])
+    assert "hf_rlcheck" not in result.stdout.str()
+
+
+@pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
+def test_plugin_job_failed_script_is_unknown_with_exit_code(project):
+    result = project.runpytest("checks/test_recipe.py", "--hardware=h200", f"--job={JOBS / 'failing.sh'}",
+                               "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["UNKNOWN recipe_batch: cannot judge the job: *it exited 1*MODEL_SCRIPT not set*",
+                                 "rlcheck NO-GO: *"])
+
+
+def test_plugin_job_unknown_format_is_a_usage_error(project, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\n")
+    result = project.runpytest("checks/test_recipe.py", "--hardware=h200", f"--job={notes}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot tell its format; pass --job-format, one of bash, ray-submit, rayjob*"])
