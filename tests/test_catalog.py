@@ -61,7 +61,7 @@ BAD_ENTRIES = [
     ("bad_layer.toml", "layer = 'gpu'", "layer='gpu': one of image, recipe"),
     ("bad_specifier.toml", "affected = [{ package = 'ray', specifier = 'two point oh' }]", "PEP 440"),
     ("bad_test_id.toml", "check = 'not a test id'", "check='not a test id'"),
-    ("unknown_field.toml", "colour = 'red'", "unexpected keyword argument 'colour'"),
+    ("unknown_field.toml", "colour = 'red'", "unknown field(s) ['colour']: allowed are id, layer,"),
 ]
 GOOD = {
     "id": "'boom'", "layer": "'image'", "severity": "'crash'", "title": "'Boom'", "signatures": "['boom']",

@@ -50,7 +50,9 @@ def test_hardware_nvidia_smi_parse_skips_garbage():
 def test_hardware_bad_profile_refused_naming_file(tmp_path, change, message):
     text = (hardware.DATA_DIR / "h200.toml").read_text()
     key = change.split("=")[0].strip()
-    lines = [change if line.startswith(f"{key} =") else line for line in text.splitlines()]
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith(f"{key} ="))  # the figure, not its source
+    lines[first] = change
     (tmp_path / "h200.toml").write_text("\n".join(lines))
     with pytest.raises(hardware.ProfileError, match="h200.toml: ") as err:
         hardware.load_profiles(tmp_path)
