@@ -55,14 +55,14 @@ def check_fields(raw: Mapping[str, Any], spec: Mapping[str, str], required: tupl
     unknown = sorted(set(raw) - set(spec))
     if unknown:
         raise ValueError(f"unknown field(s) {unknown}: allowed are {', '.join(spec)}")
-    missing = [k for k in required if k not in raw]
-    if missing:
-        raise ValueError(f"missing field(s) {missing}")
     for key, kind in spec.items():
         if key in raw and not conforms(raw[key], kind):
             where = _where(key, raw[key], kind)
             say = _SAY_ELEMENT[kind] if where.startswith((f"{key}.", f"{key}[")) else _SAY[kind]
             raise ValueError(f"{where}: must be {say}")
+    missing = [k for k in required if k not in raw]
+    if missing:
+        raise ValueError(f"missing field(s) {missing}")
 
 
 def _where(key: str, value: object, kind: str) -> str:
