@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlcheck import subproc
+from rlcheck import reach, subproc
 from rlcheck.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
 
 RESULT = "RLCHECK_FANOUT "
@@ -176,6 +176,9 @@ def fan_out(address: str, *, collector: str = COLLECTOR, kwargs: dict[str, Any] 
     address: host:port (a GCS: the embedded Ray), ray://host:port (Ray Client) or http(s)://host:port (Jobs API).
     job_python: the interpreter on the head that runs the job driver (http addresses only).
     """
+    refusal = reach.refused(address)  # a refused port is said at once, not after the connect deadline
+    if refusal:
+        return FanoutResult(address=address, connected=False, tried=f"a TCP connection to {address}", error=refusal)
     ship = address.startswith(("ray://", "http://", "https://"))
     argv = [sys.executable, "-m", "rlcheck.fanout", "--address", address, "--collector", collector,
             "--kwargs", json.dumps(kwargs or {}), "--node-timeout-s", str(node_timeout_s),
