@@ -22,7 +22,7 @@ from rlcheck.scan_input import READ_ERRORS, Unreadable, decompressed, expand, op
 BLOCK_BYTES = 16 * 2**20
 MAX_LINE_BYTES = 2**20
 """A line that crosses a block edge is cut after this many bytes; the rest is scanned as more pieces."""
-PIECE_BYTES = 2**16
+PIECE_BYTES = 2**13
 """The most of one line a signature is matched against at once (pieces overlap by OVERLAP_BYTES)."""
 SHOWN_BYTES = 2**11
 """The most of a line a finding keeps: the part around where it matched."""
@@ -77,31 +77,45 @@ class Matcher:
         self._ids = [e.id for e in self.catalog.values() for _ in e.signatures]
         self._order = {fid: i for i, fid in enumerate(self.catalog)}
         self._finder = make_finder(engine, [s for e in self.catalog.values() for s in e.signatures])
+        self._named: dict[frozenset[int], list[str]] = {}
 
     def _ids_between(self, data: bytes | bytearray, start: int, end: int) -> list[str]:
-        found: set[int] = set()
-        for lo, hi in _pieces(start, end):
-            found |= self._finder.ids_in(bytes(data[lo:hi]))
-        return sorted({self._ids[i] for i in found}, key=self._order.__getitem__)
+        if end - start <= PIECE_BYTES:  # the common case: one short line, one engine call
+            found = self._finder.ids_in(bytes(data[start:end]))
+        else:
+            found = set()
+            for lo, hi in _pieces(start, end):
+                found |= self._finder.ids_in(bytes(data[lo:hi]))
+        key = frozenset(found)
+        ids = self._named.get(key)
+        if ids is None:  # a handful of distinct sets in any log: name and order each once
+            ids = self._named[key] = sorted({self._ids[i] for i in found}, key=self._order.__getitem__)
+        return ids
 
     def match_line(self, line: str) -> list[str]:
         """Catalogue ids this one line matches, in catalogue order, each once (any length: matched in pieces)."""
         data = line.encode("utf-8", errors="replace")
-        return self._ids_between(data, 0, len(data)) if data else []
+        return list(self._ids_between(data, 0, len(data))) if data else []
 
-    def scan_block(self, block: bytes | bytearray, length: int | None = None) -> Iterator[tuple[int, str, list[str]]]:
-        """(offset of the line start, line, ids) for each matching line in block[:length] (whole lines)."""
-        length = len(block) if length is None else length
+    def hits(self, block: bytes | bytearray, length: int) -> Iterator[tuple[int, int, int, list[str]]]:
+        """(line start, line stop, anchor, ids) for each matching line in block[:length] (whole lines)."""
         pos = 0
-        while pos < length and (anchor := self._finder.first(block, pos, length)) >= 0:
+        for anchor in self._finder.anchors(block, length):
+            if anchor < pos:
+                continue
             start = block.rfind(b"\n", pos, anchor) + 1 or pos
             end = block.find(b"\n", anchor, length)
             end = length if end < 0 else end
             stop = end - 1 if end > start and block[end - 1] == 0x0D else end  # CRLF logs
             ids = self._ids_between(block, start, stop)
             if ids:
-                yield start, _excerpt(block, start, stop, anchor), ids
+                yield start, stop, anchor, ids
             pos = end + 1
+
+    def scan_block(self, block: bytes | bytearray, length: int | None = None) -> Iterator[tuple[int, str, list[str]]]:
+        """(offset of the line start, line, ids) for each matching line in block[:length] (whole lines)."""
+        for start, stop, anchor, ids in self.hits(block, len(block) if length is None else length):
+            yield start, _excerpt(block, start, stop, anchor), ids
 
 
 def _fill(stream: BinaryIO, view: memoryview) -> int:
@@ -151,15 +165,30 @@ def _blocks(stream: BinaryIO) -> Iterator[tuple[bytearray, int]]:
 
 
 def scan_stream(stream: BinaryIO, name: str, matcher: Matcher) -> Iterator[Finding]:
+    """Every finding in the stream, in order (the caller bounds what it keeps; scan_paths does)."""
+    result = ScanResult(keep_per_id=sys.maxsize)
+    for _ in _scan_into(stream, name, matcher, result):
+        yield from result.findings
+        result.findings.clear()
+
+
+def _scan_into(stream: BinaryIO, name: str, matcher: Matcher, result: ScanResult) -> Iterator[None]:
+    """Add the stream's findings to result; yields after each block. A line whose ids are all past the
+    result's keep limit is only counted: no text is decoded and nothing is held for it."""
     line_no = 1
     for block, length in _blocks(stream):
         counted_to = 0
-        for offset, line, ids in matcher.scan_block(block, length):
-            line_no += block.count(b"\n", counted_to, offset)
-            counted_to = offset
-            for fid in ids:
-                yield Finding(failure_id=fid, path=name, line_no=line_no, line=line)
+        for start, stop, anchor, ids in matcher.hits(block, length):
+            line_no += block.count(b"\n", counted_to, start)
+            counted_to = start
+            if result.wants(ids):
+                line = _excerpt(block, start, stop, anchor)
+                for fid in ids:
+                    result.add(Finding(failure_id=fid, path=name, line_no=line_no, line=line))
+            else:
+                result.count(ids)
         line_no += block.count(b"\n", counted_to, length)
+        yield
 
 
 @dataclasses.dataclass(kw_only=True, slots=True)
@@ -174,15 +203,23 @@ class ScanResult:
     """One line per input that could not be read in full: the path and why."""
     errors_total: int = 0
     files: int = 0
+    keep_per_id: int = KEEP_PER_ID
 
     @property
     def total(self) -> int:
         return sum(self.counts.values())
 
+    def wants(self, ids: list[str]) -> bool:
+        return any(self.counts.get(fid, 0) < self.keep_per_id for fid in ids)
+
+    def count(self, ids: list[str]) -> None:
+        for fid in ids:
+            self.counts[fid] = self.counts.get(fid, 0) + 1
+
     def add(self, finding: Finding) -> None:
         seen = self.counts.get(finding.failure_id, 0)
         self.counts[finding.failure_id] = seen + 1
-        if seen < KEEP_PER_ID:
+        if seen < self.keep_per_id:
             self.findings.append(finding)
 
     def error(self, message: str) -> None:
@@ -200,8 +237,8 @@ def _scan_one(path: str, matcher: Matcher, result: ScanResult) -> None:
         return
     try:
         stream, fmt = decompressed(raw, name)
-        for finding in scan_stream(stream, name, matcher):
-            result.add(finding)
+        for _ in _scan_into(stream, name, matcher, result):
+            pass
         result.files += 1
     except Unreadable as exc:
         result.error(str(exc))

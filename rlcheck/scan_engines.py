@@ -26,54 +26,72 @@ _re2 = _optional("re2")  # a DFA engine, linear, ~10x the stdlib on many pattern
 ENGINES = tuple(name for name, mod in (("hyperscan", _hyperscan), ("re2", _re2), ("re", re)) if mod is not None)
 
 
-WINDOW_BYTES = 2**16
+WINDOW_BYTES = 2**12
 """The stdlib engine backtracks: it never searches more than this much text in one call."""
-OVERLAP_BYTES = 2**10
+OVERLAP_BYTES = 2**9
 """Windows overlap by this much, so a match shorter than it is never split by a window edge."""
+MATCHES_PER_LINE = 64
+"""Past this many matches in one line the block scan stops and resumes at the next line."""
 
 
 class Finder(Protocol):
-    def first(self, block: bytes | bytearray, pos: int, length: int) -> int:
-        """An offset in block[pos:length] where a signature may match (its start or its end), -1 for none.
-
-        Nothing matches in block[pos:line start of the offset returned]."""
+    def anchors(self, block: bytes | bytearray, length: int) -> list[int]:
+        """Sorted offsets in block[:length], at most one per line, where a signature may match (its start
+        or its end); nothing matches in a line without one."""
 
     def ids_in(self, piece: bytes) -> set[int]:
         """Indexes of the signatures that match somewhere in piece (one bounded piece of one line)."""
 
 
 class HyperscanFinder:
-    """One automaton for all signatures, each reported once per scan; the scan halts at the first match,
-    so a block full of matching lines costs one short scan per line, never one callback per match."""
+    """One automaton for all signatures. The block scan keeps the first match of each line and skips the
+    rest; a line with more than MATCHES_PER_LINE matches halts the scan, which resumes after that line."""
 
     def __init__(self, patterns: list[str]) -> None:
         assert _hyperscan is not None
-        self._db = _hyperscan.Database()
-        flag = _hyperscan.HS_FLAG_SINGLEMATCH | _hyperscan.HS_FLAG_MULTILINE  # ^ and $ at every line of a block
-        self._db.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
-                         elements=len(patterns), flags=[flag] * len(patterns))
+        self._all = _database(patterns, _hyperscan.HS_FLAG_MULTILINE)  # ^ and $ at every line of a block
+        self._once = _database(patterns, _hyperscan.HS_FLAG_MULTILINE | _hyperscan.HS_FLAG_SINGLEMATCH)
 
-    def first(self, block: bytes | bytearray, pos: int, length: int) -> int:
-        ends: list[int] = []
+    def anchors(self, block: bytes | bytearray, length: int) -> list[int]:
+        found: list[int] = []
+        pos, line_end, skipped = 0, -1, 0
 
-        def halt(_id: int, _from: int, to: int, _flags: int, _ctx: object) -> bool:
-            ends.append(to - 1)
-            return True
+        def on_match(_id: int, _from: int, to: int, _flags: int, _ctx: object) -> bool:
+            nonlocal line_end, skipped
+            end = pos + to - 1
+            if end <= line_end:
+                skipped += 1
+                return skipped > MATCHES_PER_LINE
+            found.append(end)
+            line_end, skipped = block.find(b"\n", end, length), 0
+            line_end = length if line_end < 0 else line_end
+            return False
 
-        try:
-            self._db.scan(memoryview(block)[pos:length], match_event_handler=halt)
-        except _hyperscan.ScanTerminated:
-            pass
-        return pos + ends[0] if ends else -1
+        while pos < length:
+            try:
+                self._all.scan(memoryview(block)[pos:length], match_event_handler=on_match)
+                break
+            except _hyperscan.ScanTerminated:
+                pos, skipped = line_end + 1, 0
+        return found
 
     def ids_in(self, piece: bytes) -> set[int]:
         found: set[int] = set()
-        self._db.scan(piece, match_event_handler=lambda i, _from, _to, _flags, _ctx: found.add(i))
+        self._once.scan(piece, match_event_handler=lambda i, _from, _to, _flags, _ctx: found.add(i))
         return found
 
 
+def _database(patterns: list[str], flag: int) -> Any:
+    assert _hyperscan is not None
+    db = _hyperscan.Database()
+    db.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
+               elements=len(patterns), flags=[flag] * len(patterns))
+    return db
+
+
 class RegexFinder:
-    """One combined pattern (re2 or re) finds the next candidate; each signature confirms a piece.
+    """One combined pattern (re2 or re) finds a line; the search goes on from the next line, so each line is
+    searched at most once. Each signature then confirms a piece.
 
     re2 is linear on any text. The stdlib backtracks, so with it every search is held to a window of
     WINDOW_BYTES (windows overlap by OVERLAP_BYTES): the time stays linear in the input."""
@@ -84,7 +102,7 @@ class RegexFinder:
         self._each = [module.compile(p.encode()) for p in patterns]
         self._window = WINDOW_BYTES if module is re else 0
 
-    def first(self, block: bytes | bytearray, pos: int, length: int) -> int:
+    def _first(self, block: bytes | bytearray, pos: int, length: int) -> int:
         if not self._window:
             hit = self._any.search(block, pos, length)
             return hit.start() if hit is not None else -1
@@ -96,6 +114,14 @@ class RegexFinder:
                 break
             pos += self._window - OVERLAP_BYTES
         return -1
+
+    def anchors(self, block: bytes | bytearray, length: int) -> list[int]:
+        found, pos = [], 0
+        while pos < length and (at := self._first(block, pos, length)) >= 0:
+            found.append(at)
+            pos = block.find(b"\n", at, length)
+            pos = length if pos < 0 else pos + 1
+        return found
 
     def ids_in(self, piece: bytes) -> set[int]:
         return {i for i, p in enumerate(self._each) if p.search(piece)}

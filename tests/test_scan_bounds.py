@@ -47,8 +47,8 @@ class CountingFinder:
     def __init__(self, inner: object) -> None:
         self.inner, self.confirmed = inner, 0
 
-    def first(self, block: bytes, pos: int, length: int) -> int:
-        return self.inner.first(block, pos, length)  # type: ignore[attr-defined, no-any-return]
+    def anchors(self, block: bytes, length: int) -> list[int]:
+        return self.inner.anchors(block, length)  # type: ignore[attr-defined, no-any-return]
 
     def ids_in(self, piece: bytes) -> set[int]:
         self.confirmed += len(piece)
@@ -65,7 +65,7 @@ def test_scan_long_line_of_matches_confirmed_in_linear_work(engine):
     matcher._finder = counter  # type: ignore[assignment]
     hits = list(matcher.scan_block(line + b"\nnext line\n"))
     assert [(offset, ids) for offset, _, ids in hits] == [(0, ["uvicorn-log-level"])]
-    assert counter.confirmed <= len(line) * 1.05
+    assert counter.confirmed <= len(line) * 1.2  # pieces overlap a little
     assert len(hits[0][1]) <= scan.SHOWN_BYTES + 2  # the finding keeps an excerpt, not the line
 
 
