@@ -24,13 +24,24 @@ try:
 except ImportError:  # optional: without it a zstd stream is named as unreadable
     zstandard = None
 
-MAGIC = (
-    (b"\x1f\x8b", "gzip"),
-    (b"BZh", "bz2"),
-    (b"\xfd7zXZ\x00", "xz"),
-    (b"\x28\xb5\x2f\xfd", "zstd"),
-)
-HEAD_BYTES = 6
+# Full magic numbers, not just their first bytes, so a plain log that starts with "BZh" stays plain.
+_BZ2_BLOCKS = (b"\x31\x41\x59\x26\x53\x59", b"\x17\x72\x45\x38\x50\x90")  # first block, or end of stream
+HEAD_BYTES = 10
+
+
+def sniff(head: bytes) -> str:
+    """plain, gzip, bz2, xz or zstd, from a stream's first HEAD_BYTES bytes."""
+    if head.startswith(b"\x1f\x8b\x08"):  # gzip with deflate, the only method it has
+        return "gzip"
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[3:4] != b"0" and head[4:10] in _BZ2_BLOCKS:
+        return "bz2"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
+    return "plain"
+
+
 # What a broken compressed stream raises, besides OSError (gzip.BadGzipFile, bz2's invalid data, I/O).
 READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError) + (
     (zstandard.ZstdError,) if zstandard is not None else ())
@@ -73,7 +84,7 @@ def _read_head(stream: BinaryIO) -> bytes:
 def decompressed(stream: BinaryIO, name: str) -> tuple[BinaryIO, str]:
     """(the stream to scan, its format: plain, gzip, bz2, xz or zstd), detected from the first bytes."""
     head = _read_head(stream)
-    fmt = next((f for magic, f in MAGIC if head.startswith(magic)), "plain")
+    fmt = sniff(head)
     raw = io.BufferedReader(_Prefixed(head, stream), buffer_size=2**20)
     if fmt == "plain":
         return cast(BinaryIO, raw), fmt

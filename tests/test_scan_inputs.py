@@ -75,11 +75,19 @@ def test_scan_format_told_from_bytes_not_name(tmp_path, fmt):
     assert found(scan.scan_paths([str(log)])) == [("uvicorn-log-level", 5)]
 
 
-def test_scan_plain_text_starting_like_bz2_is_not_lost(tmp_path):
+@pytest.mark.parametrize("head", [b"BZh is how this line starts", b"BZh9 and then plain text", b"\x1f\x8b plain"])
+def test_scan_plain_text_starting_like_a_magic_number_stays_plain(tmp_path, head):
     log = tmp_path / "plain.log"
-    log.write_bytes(b"BZh is how this line starts\n" + FAILURE)
+    log.write_bytes(head + b"\n" + FAILURE)
     result = scan.scan_paths([str(log)])
-    assert result.errors and "bz2 stream broken" in result.errors[0]  # named, never a silent pass
+    assert found(result) == [("uvicorn-log-level", 3)] and result.errors == []
+
+
+def test_scan_empty_compressed_streams_read_as_empty(tmp_path):
+    for fmt, compress in COMPRESSORS.items():
+        (tmp_path / f"empty.{fmt}").write_bytes(compress(b""))
+    result = scan.scan_paths([str(tmp_path)])
+    assert result.files == 3 and result.errors == [] and result.findings == []
 
 
 def test_scan_zstd_decompressed_or_named_as_unreadable(tmp_path, capsys):
