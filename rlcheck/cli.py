@@ -24,6 +24,8 @@ class _Parser(argparse.ArgumentParser):
 
 def cmd_scan(args: argparse.Namespace) -> int:
     known = catalog.load_catalog()
+    if not known:  # nothing to look for is not "nothing found"
+        raise catalog.CatalogError(f"{catalog.DATA_DIR}: no [[failure]] entry in any *.toml file")
     result = scan.scan_paths(args.paths, scan.Matcher(known))
     (scan_output.print_json if args.json else scan_output.print_human)(result, known, sys.stdout)
     sys.stdout.flush()  # a full disk or a closed pipe shows here, before the exit code is chosen

@@ -154,6 +154,12 @@ def test_scan_broken_catalogue_exit_2_naming_file_and_entry(tmp_path, monkeypatc
     assert code == 2 and err.startswith("rlcheck scan: broken data file: ") and message in err
 
 
+def test_scan_empty_catalogue_exit_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(catalog, "DATA_DIR", tmp_path)
+    assert cli.main(["scan", str(ROOT / "README.md")]) == 2
+    assert f"{tmp_path}: no [[failure]] entry in any *.toml file" in capsys.readouterr().err
+
+
 def test_render_broken_profile_exit_2_naming_file_and_field(tmp_path, monkeypatch, capsys):
     text = (hardware.DATA_DIR / "h200.toml").read_text().replace("gpus_per_node = 8\n", "gpus_per_node = 8.5\n", 1)
     (tmp_path / "h200.toml").write_text(text)
