@@ -11,16 +11,25 @@ import re
 import tomllib
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+from rlcheck import scan_engines
+from rlcheck.data_types import check_fields
 
 DATA_DIR = Path(__file__).parent / "data" / "failures"
 LAYERS = ("image", "recipe", "cluster", "ray", "sglang", "megatron", "slime", "kernel", "reward")
 SEVERITIES = ("crash", "hang", "silent", "degraded")
 _ID = re.compile(r"[a-z0-9][a-z0-9.-]*[a-z0-9]")
 _TEST_ID = re.compile(r"(checks|reproducers|kernels|testcases|tests)/[\w/]+\.py::test_\w+")
+ENTRY_FIELDS = {
+    "id": "str", "layer": "str", "severity": "str", "title": "str", "signatures": "list[str]",
+    "examples": "list[str]", "near_misses": "list[str]", "cause": "str", "remedy": "str", "upstream": "list[str]",
+    "affected": "list[table]", "reproducer": "str",
+}
+REQUIRED = ("id", "layer", "severity", "title", "signatures", "examples", "near_misses", "cause", "remedy")
+AFFECTED_FIELDS = {"package": "str", "specifier": "str"}
 
 
 class CatalogError(ValueError):
@@ -87,13 +96,7 @@ class KnownFailure:
             raise ValueError(f"reproducer={self.reproducer!r}: a test id such as "
                              "'reproducers/test_repro_x.py::test_repro_x' (the preflight check that guards an entry "
                              "is the check registry's to say)")
-        compiled = [_compile(s) for s in self.signatures]
-        for line in self.examples:
-            if not any(c.search(line) for c in compiled):
-                raise ValueError(f"example {line!r} matches none of the signatures")
-        for line in self.near_misses:
-            if any(c.search(line) for c in compiled):
-                raise ValueError(f"near miss {line!r} matches a signature")
+        _check_signatures(self.signatures, self.examples, self.near_misses)
 
     @property
     def patterns(self) -> tuple[re.Pattern[str], ...]:
@@ -121,9 +124,33 @@ def _compile(signature: str) -> re.Pattern[str]:
         raise ValueError(f"signature {signature!r} does not compile: {exc}") from exc
 
 
-def _entry(raw: dict[str, Any], path: Path) -> KnownFailure:
+def _check_signatures(signatures: tuple[str, ...], examples: tuple[str, ...], near_misses: tuple[str, ...]) -> None:
+    """Every signature compiles with every installed engine (the scanner's and the watcher's), and every
+    engine finds each example and none of the near misses: one engine's dialect never hides a miss."""
+    for signature in signatures:
+        _compile(signature)
+        for engine in scan_engines.ENGINES:
+            error = scan_engines.compile_error(signature, engine)
+            if error:
+                raise ValueError(f"signature {signature!r} does not compile with {engine}: {error}")
+    for engine in scan_engines.ENGINES:
+        finder = scan_engines.make_finder(engine, list(signatures))
+        for line in examples:
+            if not finder.ids_in(line.encode()):
+                raise ValueError(f"example {line!r} matches none of the signatures (engine {engine})")
+        for line in near_misses:
+            if finder.ids_in(line.encode()):
+                raise ValueError(f"near miss {line!r} matches a signature (engine {engine})")
+
+
+def _entry(raw: object, path: Path) -> KnownFailure:
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{path.name}: [[failure]] entry {raw!r} is not a table")
     ident = raw.get("id", "<no id>")
     try:
+        check_fields(raw, ENTRY_FIELDS, REQUIRED)
+        for item in raw.get("affected", ()):
+            check_fields(item, AFFECTED_FIELDS, tuple(AFFECTED_FIELDS))
         return KnownFailure(**{
             **raw,
             "signatures": tuple(raw.get("signatures", ())),
@@ -145,12 +172,21 @@ def load_file(path: Path) -> list[KnownFailure]:
     extra = set(raw) - {"failure"}
     if extra:
         raise CatalogError(f"{path.name}: unknown top-level keys {sorted(extra)}: only [[failure]] tables")
-    return [_entry(item, path) for item in raw.get("failure", [])]
+    entries = raw.get("failure", [])
+    if not isinstance(entries, list):
+        raise CatalogError(f"{path.name}: 'failure' is a single table ([failure]); entries are an array of "
+                           f"tables: write [[failure]]")
+    return [_entry(item, path) for item in entries]
+
+
+def load_catalog(data_dir: Path | None = None) -> dict[str, KnownFailure]:
+    """All entries by id (DATA_DIR when no directory is given); a malformed entry or a duplicate id raises
+    CatalogError naming the file and the entry."""
+    return _load_catalog(data_dir or DATA_DIR)
 
 
 @functools.cache
-def load_catalog(data_dir: Path = DATA_DIR) -> dict[str, KnownFailure]:
-    """All entries by id; a malformed entry or a duplicate id raises CatalogError."""
+def _load_catalog(data_dir: Path) -> dict[str, KnownFailure]:
     entries: dict[str, KnownFailure] = {}
     for path in sorted(data_dir.glob("*.toml")):
         for entry in load_file(path):

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from rlcheck import catalog, scan
+from rlcheck import catalog, hardware, scan, scan_output
 
-EXIT_CLEAN, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+EXIT_CLEAN, EXIT_FOUND, EXIT_UNJUDGED = 0, 1, 2
+"""0: judged, nothing known found; 1: judged, a known failure found; 2: could not judge (usage, data, I/O)."""
+EXIT_USAGE = EXIT_UNJUDGED
 
 
 class _Parser(argparse.ArgumentParser):
@@ -20,33 +23,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _print_human(result: scan.ScanResult, known: dict[str, catalog.KnownFailure]) -> None:
-    for f in result.findings:
-        entry = known[f.failure_id]
-        print(f"{f.path}:{f.line_no}: {f.failure_id} [{entry.layer}/{entry.severity}] {entry.title}")
-        print(f"    line:  {f.line[:400]}")
-        print(f"    cause: {' '.join(entry.cause.split())}")
-        print(f"    fix:   {' '.join(entry.remedy.split())}")
-    ids = sorted({f.failure_id for f in result.findings})
-    verdict = f"{len(result.findings)} known failure line(s): {', '.join(ids)}" if ids else "no known failure"
-    print(f"rlcheck scan: {result.files} file(s), {verdict}")
-
-
 def cmd_scan(args: argparse.Namespace) -> int:
     known = catalog.load_catalog()
+    if not known:  # nothing to look for is not "nothing found"
+        raise catalog.CatalogError(f"{catalog.DATA_DIR}: no [[failure]] entry in any *.toml file")
     result = scan.scan_paths(args.paths, scan.Matcher(known))
-    if args.json:
-        doc = {"files": result.files, "errors": result.errors,
-               "findings": [f.to_dict(known) for f in result.findings]}
-        json.dump(doc, sys.stdout, indent=2)
-        print()
-    else:
-        _print_human(result, known)
-    for error in result.errors:
-        print(f"rlcheck scan: error: {error}", file=sys.stderr)
-    if result.errors:
-        return EXIT_USAGE
-    return EXIT_FOUND if result.findings else EXIT_CLEAN
+    (scan_output.print_json if args.json else scan_output.print_human)(result, known, sys.stdout)
+    sys.stdout.flush()  # a full disk or a closed pipe shows here, before the exit code is chosen
+    scan_output.print_errors(result, sys.stderr)
+    if result.errors_total:
+        return EXIT_UNJUDGED
+    return EXIT_FOUND if result.counts else EXIT_CLEAN
 
 
 def catalog_markdown(known: dict[str, catalog.KnownFailure]) -> str:
@@ -204,7 +191,7 @@ def _reward_service(sub: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rlcheck", description="Diagnostics for RL post-training stacks.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    p = sub.add_parser("scan", help="find known failures in logs (files, directories, '-', .gz)")
+    p = sub.add_parser("scan", help="find known failures in logs (files, directories, '-'; gzip, bz2, xz, zstd)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log file, directory, .gz file, or - for stdin")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_scan)
@@ -235,9 +222,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not fail a second time."""
+    try:
+        fileno = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a real file (captured): nothing will flush it to a descriptor
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
+
+
+def _guarded(command: str, func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a command whose product is its output: a broken data file, a closed pipe or a full disk is
+    said in one line and exits 2 (could not judge), never a traceback and never 1 (found)."""
+    try:
+        code = func(args)
+        sys.stdout.flush()
+        return code
+    except (catalog.CatalogError, hardware.ProfileError) as exc:
+        print(f"rlcheck {command}: broken data file: {exc}", file=sys.stderr)
+    except BrokenPipeError:
+        _quiet_stdout()
+        print(f"rlcheck {command}: the output was closed before all of it was written (broken pipe)",
+              file=sys.stderr)
+    except OSError as exc:
+        _quiet_stdout()
+        print(f"rlcheck {command}: could not write the output: {exc.strerror or exc}", file=sys.stderr)
+    return EXIT_UNJUDGED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
+    if args.command in ("scan", "catalog", "render"):
+        return _guarded(args.command, func, args)
     return func(args)
 
 

@@ -9,12 +9,22 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from rlcheck.data_types import check_fields
+
 DATA_DIR = Path(__file__).parent / "data" / "hardware"
 FIGURES = (
     "gpu_model", "compute_capability", "hbm_gib", "gpus_per_node", "efa_interfaces_per_node",
     "cpu_arch", "nvlink_domain_gpus", "instance_types",
 )
 CPU_ARCHES = ("x86_64", "aarch64")
+PROFILE_FIELDS = {
+    "name": "str", "gpu_model": "str", "gpu_name_patterns": "list[str]", "compute_capability": "str",
+    "hbm_gib": "number", "gpus_per_node": "int", "efa_interfaces_per_node": "int", "cpu_arch": "str",
+    "nvlink_domain_gpus": "int", "instance_types": "list[str]", "source": "table[str]",
+    "alternatives": "list[table]", "thresholds": "table[number]",
+}
+OPTIONAL = ("alternatives", "thresholds")
+ALTERNATIVE_FIELDS = {"field": "str", "value": "number", "source": "str"}
 
 
 class ProfileError(ValueError):
@@ -84,9 +94,12 @@ class HardwareProfile:
 def _profile_from_toml(path: Path) -> HardwareProfile:
     try:
         raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ProfileError(f"{path}: cannot read profile: {exc}") from exc
     try:
+        check_fields(raw, PROFILE_FIELDS, tuple(k for k in PROFILE_FIELDS if k not in OPTIONAL))
+        for alt in raw.get("alternatives", ()):
+            check_fields(alt, ALTERNATIVE_FIELDS, tuple(ALTERNATIVE_FIELDS))
         alternatives = tuple(Alternative(**a) for a in raw.pop("alternatives", []))
         profile = HardwareProfile(
             **{**raw, "gpu_name_patterns": tuple(raw.get("gpu_name_patterns", ())),
@@ -99,9 +112,14 @@ def _profile_from_toml(path: Path) -> HardwareProfile:
     return profile
 
 
+def load_profiles(data_dir: Path | None = None) -> dict[str, HardwareProfile]:
+    """Every profile by name (DATA_DIR when no directory is given), validated; a malformed file raises
+    ProfileError naming the file and the field."""
+    return _load_profiles(data_dir or DATA_DIR)
+
+
 @functools.cache
-def load_profiles(data_dir: Path = DATA_DIR) -> dict[str, HardwareProfile]:
-    """Every shipped profile by name, validated; a malformed file raises ProfileError."""
+def _load_profiles(data_dir: Path) -> dict[str, HardwareProfile]:
     return {p.stem: _profile_from_toml(p) for p in sorted(data_dir.glob("*.toml"))}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import os
 import platform
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,40 @@ def decide(recorded: list[Recorded], recipe: str, hardware: str) -> Decision:
         return Decision(go=True, line=f"GO: {len(blocking)} blocking check(s) passed for {scope}")
     why = "; ".join(f"{r.verdict.check_id}{_node(r.verdict)} {r.verdict.status.value}" for r in bad)
     return Decision(go=False, line=f"NO-GO: {len(bad)} of {len(blocking)} blocking check(s) for {scope}: {why}")
+
+
+EXIT_GO, EXIT_NO_GO, EXIT_UNJUDGED = 0, 1, 2
+"""The main job's exit status: 0 GO; 1 NO-GO judged (every blocking check ran, one or more FAIL);
+2 could not judge (a blocking check UNKNOWN, hardware detection UNKNOWN, none ran, report not written)."""
+
+
+def exit_status(recorded: list[Recorded]) -> int:
+    blocking = [r for r in recorded if r.blocking]
+    if not blocking or any(r.verdict.status is Status.UNKNOWN for r in blocking):
+        return EXIT_UNJUDGED
+    return EXIT_NO_GO if any(r.verdict.status.blocks for r in blocking) else EXIT_GO
+
+
+def detection_unknown(why: str) -> Recorded:
+    """The blocking verdict of a --hardware=auto that could not tell which hardware this is."""
+    verdict = Verdict(check_id="hardware_detection", status=Status.UNKNOWN,
+                      summary=f"--hardware=auto could not tell the hardware: {why}",
+                      remedy="Fix nvidia-smi on this machine, or name the hardware: --hardware=h200 (or none)")
+    return Recorded(verdict=verdict, kind="check", test_id="--hardware=auto")
+
+
+def unwritable(report_dir: Path) -> str:
+    """Why report files could not go to report_dir ('' when they can), without creating anything."""
+    probe = report_dir
+    while not probe.exists():
+        if probe.parent == probe:
+            return "no existing folder above it"
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable by this user"
+    return ""
 
 
 def _node(v: Verdict) -> str:

@@ -1,79 +1,36 @@
 """Streaming log classifier: finds the catalogue's known failures in logs of any size.
 
-Memory stays bounded: input is read in blocks, and a line longer than
-MAX_LINE_BYTES is cut there (the rest of it is still scanned as further pieces).
-One combined automaton (google-re2 when installed, else the stdlib) finds the
-candidate lines; the per-entry patterns then say which failures a line shows.
+Memory stays flat in the input size: input is read in blocks into one reused buffer, a line longer
+than MAX_LINE_BYTES that crosses a block edge is cut there (the rest is still scanned), and findings
+are kept as per-id counts plus the first KEEP_PER_ID lines of each id. Time stays linear: the engine
+(scan_engines) finds the next candidate line from where the last one ended, and confirms it in
+pieces of at most PIECE_BYTES, so no line is ever searched from its start once per match.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import importlib
-import os
-import re
 import sys
+import zlib
 from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from rlcheck.catalog import KnownFailure, load_catalog
-
-
-def _optional(module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:  # depends on the image: the stdlib engine always works
-        return None
-
-
-_hyperscan = _optional("hyperscan")  # SIMD multi-pattern matching, several GB/s
-_re2 = _optional("re2")  # a DFA engine, ~10x the stdlib on many patterns
+from rlcheck.scan_engines import ENGINES, OVERLAP_BYTES, make_finder
+from rlcheck.scan_input import READ_ERRORS, Unreadable, decompressed, expand, open_input
 
 BLOCK_BYTES = 16 * 2**20
 MAX_LINE_BYTES = 2**20
-ENGINES = tuple(name for name, mod in (("hyperscan", _hyperscan), ("re2", _re2), ("re", re)) if mod is not None)
+"""A line that crosses a block edge is cut after this many bytes; the rest is scanned as more pieces."""
+PIECE_BYTES = 2**13
+"""The most of one line a signature is matched against at once (pieces overlap by OVERLAP_BYTES)."""
+SHOWN_BYTES = 2**11
+"""The most of a line a finding keeps: the part around where it matched."""
+KEEP_PER_ID = 20
+"""Findings kept (with their lines) per failure id; every further one is only counted."""
+KEEP_ERRORS = 100
 ENGINE = ENGINES[0]
-
-
-class _HyperscanFinder:
-    """Match end offsets of any signature in a block.
-
-    A first pass reports each signature at most once per block (much faster); only a block
-    where something matched is scanned again for every match.
-    """
-
-    def __init__(self, patterns: list[str]) -> None:
-        assert _hyperscan is not None
-        exprs = [p.encode() for p in patterns]
-        self._any, self._all = _hyperscan.Database(), _hyperscan.Database()
-        for db, flag in ((self._any, _hyperscan.HS_FLAG_SINGLEMATCH), (self._all, 0)):
-            db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=[flag] * len(exprs))
-
-    def offsets(self, block: bytes | bytearray, length: int) -> list[int]:
-        data: Any = block if length == len(block) else memoryview(block)[:length]
-        ends: list[int] = []
-        self._any.scan(data, match_event_handler=lambda _id, _from, to, _flags, _ctx: ends.append(to - 1))
-        if ends:
-            ends.clear()
-            self._all.scan(data, match_event_handler=lambda _id, _from, to, _flags, _ctx: ends.append(to - 1))
-        return sorted(ends)
-
-
-class _RegexFinder:
-    """Match start offsets of any signature in a block, with re2 or the stdlib."""
-
-    def __init__(self, patterns: list[str], module: object) -> None:
-        combined = "|".join(f"(?:{p})" for p in patterns).encode()
-        self._any = module.compile(combined)  # type: ignore[attr-defined]
-
-    def offsets(self, block: bytes | bytearray, length: int) -> list[int]:
-        found, pos = [], 0
-        while (hit := self._any.search(block, pos, length)) is not None:
-            found.append(hit.start())
-            pos = max(block.find(b"\n", hit.start(), length), hit.start()) + 1
-        return found
+_READ_ERRORS: tuple[type[BaseException], ...] = (*READ_ERRORS, zlib.error)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -83,6 +40,7 @@ class Finding:
     line_no: int
     """1-based; a cut over-long line keeps the number of the line it came from."""
     line: str
+    """The line, or at most SHOWN_BYTES of it around the match ('…' marks what was left out)."""
 
     def to_dict(self, catalog: dict[str, KnownFailure]) -> dict[str, object]:
         entry = catalog[self.failure_id]
@@ -90,37 +48,74 @@ class Finding:
                 "cause": entry.cause, "remedy": entry.remedy}
 
 
+def _pieces(start: int, end: int) -> Iterator[tuple[int, int]]:
+    """[start, end) in windows of PIECE_BYTES that overlap by OVERLAP_BYTES."""
+    step = PIECE_BYTES - OVERLAP_BYTES
+    pos = start
+    while True:
+        yield pos, min(end, pos + PIECE_BYTES)
+        if pos + PIECE_BYTES >= end:
+            return
+        pos += step
+
+
+def _excerpt(block: bytes | bytearray, start: int, end: int, anchor: int) -> str:
+    if end - start > SHOWN_BYTES:
+        lo = max(start, min(anchor - SHOWN_BYTES // 2, end - SHOWN_BYTES))
+        hi = lo + SHOWN_BYTES
+        text = bytes(block[lo:hi]).decode("utf-8", errors="replace")
+        return ("…" if lo > start else "") + text + ("…" if hi < end else "")
+    return bytes(block[start:end]).decode("utf-8", errors="replace")
+
+
 class Matcher:
     """Which catalogue entries a line (or a block of lines) shows."""
 
     def __init__(self, catalog: dict[str, KnownFailure] | None = None, engine: str = ENGINE) -> None:
-        if engine not in ENGINES:
-            raise ValueError(f"engine={engine!r}: one of the installed engines {', '.join(ENGINES)}")
         self.catalog = catalog if catalog is not None else load_catalog()
         self.engine = engine
-        self._patterns = [(e.id, p) for e in self.catalog.values() for p in e.patterns]
-        sources = [p.pattern for _, p in self._patterns]
-        self._finder = _HyperscanFinder(sources) if engine == "hyperscan" else \
-            _RegexFinder(sources, _re2 if engine == "re2" else re)
+        self._ids = [e.id for e in self.catalog.values() for _ in e.signatures]
+        self._order = {fid: i for i, fid in enumerate(self.catalog)}
+        self._finder = make_finder(engine, [s for e in self.catalog.values() for s in e.signatures])
+        self._named: dict[frozenset[int], list[str]] = {}
+
+    def _ids_between(self, data: bytes | bytearray, start: int, end: int) -> list[str]:
+        if end - start <= PIECE_BYTES:  # the common case: one short line, one engine call
+            found = self._finder.ids_in(bytes(data[start:end]))
+        else:
+            found = set()
+            for lo, hi in _pieces(start, end):
+                found |= self._finder.ids_in(bytes(data[lo:hi]))
+        key = frozenset(found)
+        ids = self._named.get(key)
+        if ids is None:  # a handful of distinct sets in any log: name and order each once
+            ids = self._named[key] = sorted({self._ids[i] for i in found}, key=self._order.__getitem__)
+        return ids
 
     def match_line(self, line: str) -> list[str]:
-        """Catalogue ids this one line matches, in catalogue order, each once."""
-        return list(dict.fromkeys(fid for fid, p in self._patterns if p.search(line)))
+        """Catalogue ids this one line matches, in catalogue order, each once (any length: matched in pieces)."""
+        data = line.encode("utf-8", errors="replace")
+        return list(self._ids_between(data, 0, len(data))) if data else []
+
+    def hits(self, block: bytes | bytearray, length: int) -> Iterator[tuple[int, int, int, list[str]]]:
+        """(line start, line stop, anchor, ids) for each matching line in block[:length] (whole lines)."""
+        pos = 0
+        for anchor in self._finder.anchors(block, length):
+            if anchor < pos:
+                continue
+            start = block.rfind(b"\n", pos, anchor) + 1 or pos
+            end = block.find(b"\n", anchor, length)
+            end = length if end < 0 else end
+            stop = end - 1 if end > start and block[end - 1] == 0x0D else end  # CRLF logs
+            ids = self._ids_between(block, start, stop)
+            if ids:
+                yield start, stop, anchor, ids
+            pos = end + 1
 
     def scan_block(self, block: bytes | bytearray, length: int | None = None) -> Iterator[tuple[int, str, list[str]]]:
         """(offset of the line start, line, ids) for each matching line in block[:length] (whole lines)."""
-        length = len(block) if length is None else length
-        last_start = -1
-        for offset in self._finder.offsets(block, length):
-            start = block.rfind(b"\n", 0, offset) + 1
-            if start == last_start:
-                continue
-            last_start = start
-            end = block.find(b"\n", offset, length)
-            line = bytes(block[start:length if end < 0 else end]).decode("utf-8", errors="replace").rstrip("\r")
-            ids = self.match_line(line)
-            if ids:
-                yield start, line, ids
+        for start, stop, anchor, ids in self.hits(block, len(block) if length is None else length):
+            yield start, _excerpt(block, start, stop, anchor), ids
 
 
 def _fill(stream: BinaryIO, view: memoryview) -> int:
@@ -130,8 +125,8 @@ def _fill(stream: BinaryIO, view: memoryview) -> int:
     while filled < len(view):
         try:
             got = readinto(view[filled:])
-        except (OSError, EOFError) as exc:
-            exc.filled = filled  # type: ignore[union-attr]
+        except _READ_ERRORS as exc:
+            exc.filled = filled  # type: ignore[attr-defined]
             raise
         if not got:
             break
@@ -151,7 +146,7 @@ def _blocks(stream: BinaryIO) -> Iterator[tuple[bytearray, int]]:
     while True:
         try:
             end = kept + _fill(stream, view[kept:kept + BLOCK_BYTES])
-        except (OSError, EOFError) as exc:
+        except _READ_ERRORS as exc:
             partial = kept + getattr(exc, "filled", 0)
             if partial:
                 yield buf, partial
@@ -170,62 +165,98 @@ def _blocks(stream: BinaryIO) -> Iterator[tuple[bytearray, int]]:
 
 
 def scan_stream(stream: BinaryIO, name: str, matcher: Matcher) -> Iterator[Finding]:
+    """Every finding in the stream, in order (the caller bounds what it keeps; scan_paths does)."""
+    result = ScanResult(keep_per_id=sys.maxsize)
+    for _ in _scan_into(stream, name, matcher, result):
+        yield from result.findings
+        result.findings.clear()
+
+
+def _scan_into(stream: BinaryIO, name: str, matcher: Matcher, result: ScanResult) -> Iterator[None]:
+    """Add the stream's findings to result; yields after each block. A line whose ids are all past the
+    result's keep limit is only counted: no text is decoded and nothing is held for it."""
     line_no = 1
     for block, length in _blocks(stream):
         counted_to = 0
-        for offset, line, ids in matcher.scan_block(block, length):
-            line_no += block.count(b"\n", counted_to, offset)
-            counted_to = offset
-            for fid in ids:
-                yield Finding(failure_id=fid, path=name, line_no=line_no, line=line)
+        for start, stop, anchor, ids in matcher.hits(block, length):
+            line_no += block.count(b"\n", counted_to, start)
+            counted_to = start
+            if result.wants(ids):
+                line = _excerpt(block, start, stop, anchor)
+                for fid in ids:
+                    result.add(Finding(failure_id=fid, path=name, line_no=line_no, line=line))
+            else:
+                result.count(ids)
         line_no += block.count(b"\n", counted_to, length)
-
-
-def _open(path: str) -> BinaryIO:
-    if path == "-":
-        return sys.stdin.buffer
-    with open(path, "rb") as probe:
-        gzipped = probe.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rb") if gzipped else open(path, "rb")  # type: ignore[return-value]
-
-
-def expand(paths: Iterable[str]) -> Iterator[str]:
-    """Files as given, directories walked in sorted order, '-' kept for stdin."""
-    for path in paths:
-        if path != "-" and os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
-                dirs.sort()
-                yield from (str(Path(root, f)) for f in sorted(files))
-        else:
-            yield path
+        yield
 
 
 @dataclasses.dataclass(kw_only=True, slots=True)
 class ScanResult:
+    """What a scan found, bounded: per-id counts, the first KEEP_PER_ID findings of each id, the first
+    KEEP_ERRORS errors (with the total)."""
+
     findings: list[Finding] = dataclasses.field(default_factory=list)
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Every finding, counted per failure id (also those not kept)."""
     errors: list[str] = dataclasses.field(default_factory=list)
-    """One line per file that could not be read in full: the path and why."""
+    """One line per input that could not be read in full: the path and why."""
+    errors_total: int = 0
     files: int = 0
-    bytes_read: int = 0
+    keep_per_id: int = KEEP_PER_ID
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def wants(self, ids: list[str]) -> bool:
+        return any(self.counts.get(fid, 0) < self.keep_per_id for fid in ids)
+
+    def count(self, ids: list[str]) -> None:
+        for fid in ids:
+            self.counts[fid] = self.counts.get(fid, 0) + 1
+
+    def add(self, finding: Finding) -> None:
+        seen = self.counts.get(finding.failure_id, 0)
+        self.counts[finding.failure_id] = seen + 1
+        if seen < self.keep_per_id:
+            self.findings.append(finding)
+
+    def error(self, message: str) -> None:
+        self.errors_total += 1
+        if len(self.errors) < KEEP_ERRORS:
+            self.errors.append(message)
+
+
+def _scan_one(path: str, matcher: Matcher, result: ScanResult) -> None:
+    name, fmt = ("<stdin>" if path == "-" else path), "plain"
+    try:
+        raw = open_input(path)
+    except OSError as exc:
+        result.error(f"{path}: {exc.strerror or exc}")
+        return
+    try:
+        stream, fmt = decompressed(raw, name)
+        for _ in _scan_into(stream, name, matcher, result):
+            pass
+        result.files += 1
+    except Unreadable as exc:
+        result.error(str(exc))
+    except _READ_ERRORS as exc:
+        what = "read failed" if fmt == "plain" else f"{fmt} stream broken"
+        result.error(f"{name}: {what} ({exc}); findings before that point are kept")
+    finally:
+        if raw is not sys.stdin.buffer:
+            raw.close()
 
 
 def scan_paths(paths: Iterable[str], matcher: Matcher | None = None) -> ScanResult:
-    """Scan every path; a missing, unreadable or corrupt file is an error and the others still run."""
+    """Scan every path; a missing, unreadable or corrupt input is an error and the others still run."""
     matcher = matcher or Matcher()
     result = ScanResult()
-    for path in expand(paths):
-        try:
-            stream = _open(path)
-        except OSError as exc:
-            result.errors.append(f"{path}: {exc.strerror or exc}")
-            continue
-        name = "<stdin>" if path == "-" else path
-        try:
-            result.findings.extend(scan_stream(stream, name, matcher))
-            result.files += 1
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            result.errors.append(f"{name}: read failed ({exc}); findings before that point are kept")
-        finally:
-            if stream is not sys.stdin.buffer:
-                stream.close()
+    for entry in expand(paths):
+        if entry.error:
+            result.error(entry.error)
+        else:
+            _scan_one(entry.path, matcher, result)
     return result

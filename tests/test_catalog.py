@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck import catalog
+from rlcheck import catalog, scan_engines
 from rlcheck.scan import Matcher
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +61,8 @@ BAD_ENTRIES = [
     ("bad_layer.toml", "layer = 'gpu'", "layer='gpu': one of image, recipe"),
     ("bad_specifier.toml", "affected = [{ package = 'ray', specifier = 'two point oh' }]", "PEP 440"),
     ("bad_test_id.toml", "reproducer = 'not a test id'", "reproducer='not a test id'"),
-    ("unknown_field.toml", "colour = 'red'", "unexpected keyword argument 'colour'"),
+    ("unknown_field.toml", "colour = 'red'", "unknown field(s) ['colour']: allowed are id, layer,"),
+    ("old_check_field.toml", "check = 'checks/test_image.py::test_image_x'", "unknown field(s) ['check']"),
 ]
 GOOD = {
     "id": "'boom'", "layer": "'image'", "severity": "'crash'", "title": "'Boom'", "signatures": "['boom']",
@@ -116,3 +117,40 @@ def test_catalog_docs_page_is_current():
     page = ROOT / "docs" / "known-failures.md"
     assert page.read_text(encoding="utf-8") == catalog_markdown(ENTRIES), \
         "docs/known-failures.md is stale: run `rlcheck docs --write`"
+
+
+
+FAST_ENGINES = [e for e in scan_engines.ENGINES if e != "re"]
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("title = 5", "title=5: must be a string"),
+    ("examples = 'boom happened'", "examples='boom happened': must be a list of strings"),
+    ("near_misses = ['bang', 7]", "near_misses[1]=7: must be a string"),
+    ("affected = [{ package = 'ray', specifier = 2 }]", "specifier=2: must be a string"),
+    ("affected = [{ package = 'ray', specifier = '>=2', note = 'x' }]", "unknown field(s) ['note']"),
+])
+def test_catalog_field_types_checked_at_load(tmp_path, override, message):
+    _write_entry(tmp_path / "typed.toml", override)
+    with pytest.raises(catalog.CatalogError) as err:
+        catalog.load_catalog(tmp_path)
+    assert str(err.value).startswith("typed.toml: entry 'boom': ") and message in str(err.value)
+
+
+@pytest.mark.skipif(not FAST_ENGINES, reason="needs hyperscan or google-re2 installed: found only Python's re")
+def test_catalog_signature_the_fast_engine_rejects_refused(tmp_path):
+    # Python's re accepts a look-ahead; hyperscan and re2 do not, and the scanner runs with them.
+    _write_entry(tmp_path / "lookahead.toml", "signatures = ['boom(?= happened)']")
+    with pytest.raises(catalog.CatalogError) as err:
+        catalog.load_catalog(tmp_path)
+    assert f"signature 'boom(?= happened)' does not compile with {FAST_ENGINES[0]}" in str(err.value)
+
+
+def test_catalog_single_table_and_non_utf8_refused(tmp_path):
+    (tmp_path / "single.toml").write_text("[failure]\nid = 'boom'\n")
+    with pytest.raises(catalog.CatalogError, match=r"single.toml: .* write \[\[failure\]\]"):
+        catalog.load_catalog(tmp_path)
+    (tmp_path / "single.toml").unlink()
+    (tmp_path / "latin1.toml").write_bytes("[[failure]]\nid = 'caf\xe9'\n".encode("latin-1"))
+    with pytest.raises(catalog.CatalogError, match="latin1.toml: cannot read catalogue file: 'utf-8' codec"):
+        catalog.load_catalog(tmp_path)

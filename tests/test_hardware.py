@@ -51,7 +51,9 @@ def test_hardware_nvidia_smi_parse_skips_garbage():
 def test_hardware_bad_profile_refused_naming_file(tmp_path, change, message):
     text = (hardware.DATA_DIR / "h200.toml").read_text()
     key = change.split("=")[0].strip()
-    lines = [change if line.startswith(f"{key} =") else line for line in text.splitlines()]
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith(f"{key} ="))  # the figure, not its source
+    lines[first] = change
     (tmp_path / "h200.toml").write_text("\n".join(lines))
     with pytest.raises(hardware.ProfileError, match="h200.toml: ") as err:
         hardware.load_profiles(tmp_path)
@@ -68,3 +70,31 @@ def test_hardware_figure_without_source_refused(tmp_path):
 def test_hardware_unknown_name_lists_valid():
     with pytest.raises(KeyError, match="unknown hardware 'h300': valid are b200, b300, gb200, gb300, h100, h200"):
         hardware.get_profile("h300")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ("gpus_per_node = 8.5", "gpus_per_node=8.5: must be a whole number"),
+    ('hbm_gib = "141"', "hbm_gib='141': must be a number"),
+    ("gpus_per_node = true", "gpus_per_node=True: must be a whole number"),
+    ('instance_types = "p5en.48xlarge"', "instance_types='p5en.48xlarge': must be a list of strings"),
+    ('colour = "green"', "unknown field(s) ['colour']"),
+])
+def test_hardware_field_types_checked_at_load(tmp_path, change, message):
+    text = (hardware.DATA_DIR / "h200.toml").read_text()
+    key = change.split("=")[0].strip()
+    lines = text.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.startswith(f"{key} =")), None)
+    if at is None:
+        lines.insert(0, change)
+    else:
+        lines[at] = change
+    (tmp_path / "h200.toml").write_text("\n".join(lines))
+    with pytest.raises(hardware.ProfileError, match="h200.toml: ") as err:
+        hardware.load_profiles(tmp_path)
+    assert message in str(err.value)
+
+
+def test_hardware_non_utf8_profile_refused(tmp_path):
+    (tmp_path / "h200.toml").write_bytes("name = 'h200'\ngpu_model = 'caf\xe9'\n".encode("latin-1"))
+    with pytest.raises(hardware.ProfileError, match="h200.toml: cannot read profile: 'utf-8' codec"):
+        hardware.load_profiles(tmp_path)

@@ -52,3 +52,43 @@ def test_launch_refuses_a_secret_value_in_argv(monkeypatch):
     monkeypatch.setenv("WANDB_API_KEY", "wandb_canary_0123456789")
     with pytest.raises(ValueError, match=r"the value of \['WANDB_API_KEY'\] appears"):
         launch.check_no_secrets(["train.py", "--wandb-key", "wandb_canary_0123456789"], None, None)
+
+
+@pytest.mark.parametrize("token", [
+    'hf_"quoted"_canary_77',  # JSON escapes the quote: the escaped text no longer holds the raw value
+    "hf_back\\slash_canary",
+    "hf_ünïcödé_canary_77",
+    "hf_line\nbreak_canary",
+])
+def test_launch_secret_value_with_json_escaped_characters_refused(monkeypatch, token):
+    # Hostile input: a token that JSON encoding escapes, passed through argv and nested in the runtime env.
+    monkeypatch.setenv("HF_TOKEN", token)
+    with pytest.raises(ValueError, match=r"the value of \['HF_TOKEN'\] appears") as err:
+        launch.check_no_secrets(["train.py", f"--hf={token}"], None, None)
+    assert token not in str(err.value)
+    with pytest.raises(ValueError, match=r"the value of \['HF_TOKEN'\] appears"):
+        launch.check_no_secrets(["train.py"], {"pip": {"packages": [f"x @ https://u:{token}@host/x"]}}, None)
+
+
+@pytest.mark.parametrize("name", ["GH_PAT", "DB_PASS", "OPENAI_KEY", "MYSQL_PASSWORD", "CLIENT_SECRET",
+                                  "GITHUB_ACCESSTOKEN", "hf_token", "SSH_PASSPHRASE", "AWS_SECRET_ACCESS_KEY",
+                                  "STRIPE_APIKEY"])
+def test_launch_secret_like_names_refused(name):
+    with pytest.raises(ValueError, match=rf"secret-looking names \['{name}'\]"):
+        launch.check_no_secrets(["train.py"], {"env_vars": {name: "x"}}, None)
+
+
+@pytest.mark.parametrize("name", ["PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "TOKENIZERS_PARALLELISM",
+                                  "CUDA_DEVICE_MAX_CONNECTIONS", "NCCL_IB_PKEY", "MONKEY", "FI_PROVIDER"])
+def test_launch_ordinary_names_pass(monkeypatch, name):
+    monkeypatch.setenv(name, "/usr/local/lib/python3.12/site-packages")  # long enough to be looked for
+    launch.check_no_secrets(["train.py", "--path", "/usr/local/lib/python3.12/site-packages"],
+                            {"env_vars": {name: "1"}}, None)
+
+
+def test_launch_short_secret_values_not_looked_for(monkeypatch):
+    monkeypatch.setenv("DB_PASS", "1234567")  # 7 chars: would be found in any number
+    launch.check_no_secrets(["train.py", "--seed", "12345678"], None, None)
+    monkeypatch.setenv("DB_PASS", "12345678")
+    with pytest.raises(ValueError, match=r"the value of \['DB_PASS'\] appears"):
+        launch.check_no_secrets(["train.py", "--seed", "12345678"], None, None)

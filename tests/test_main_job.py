@@ -21,5 +21,8 @@ def test_main_job_checks_end_with_decision_and_report(tmp_path):
     doc = json.loads((tmp_path / "report.json").read_text())
     assert doc["decision"] == last[0].removeprefix("rlcheck ")
     assert doc["go"] is last[0].startswith("rlcheck GO") and (done.returncode == 0) is doc["go"]
+    blocking = [v["status"] for v in doc["verdicts"] if v["blocking"]]
+    if not doc["go"]:  # 2: something blocking could not be judged; 1: all judged, one or more FAIL
+        assert done.returncode == (2 if "UNKNOWN" in blocking else 1), done.tail(40)
     assert {v["check_id"] for v in doc["verdicts"]} >= {"image_numpy_major"}
     assert (tmp_path / "report.md").read_text().startswith("# rlcheck report: ")

@@ -73,7 +73,7 @@ def test_scan_corrupt_gzip_keeps_findings_before_the_damage(tmp_path):
     (tmp_path / "bad.gz").write_bytes(raw[: len(raw) // 2])
     result = scan.scan_paths([str(tmp_path / "bad.gz")])
     assert ids_in(result) == [("uvicorn-log-level", 1)]
-    assert result.errors and "bad.gz: read failed" in result.errors[0]
+    assert result.errors and "bad.gz: gzip stream broken" in result.errors[0]
 
 
 def test_scan_line_numbers_across_blocks(tmp_path, monkeypatch):

@@ -33,7 +33,7 @@ from rlcheck.cluster.fanout_result import (
     Outcome,
     package_runtime_env,
 )
-from rlcheck.process import subproc
+from rlcheck.process import reach, subproc
 
 COLLECTOR = "rlcheck.probes.node:collect_node"
 HEAD_RESOURCE = "node:__internal_head__"
@@ -175,6 +175,9 @@ def fan_out(address: str, *, collector: str = COLLECTOR, kwargs: dict[str, Any] 
     address: host:port (a GCS: the embedded Ray), ray://host:port (Ray Client) or http(s)://host:port (Jobs API).
     job_python: the interpreter on the head that runs the job driver (http addresses only).
     """
+    refusal = reach.refused(address)  # a refused port is said at once, not after the connect deadline
+    if refusal:
+        return FanoutResult(address=address, connected=False, tried=f"a TCP connection to {address}", error=refusal)
     ship = address.startswith(("ray://", "http://", "https://"))
     argv = [sys.executable, "-m", "rlcheck.cluster.fanout", "--address", address, "--collector", collector,
             "--kwargs", json.dumps(kwargs or {}), "--node-timeout-s", str(node_timeout_s),

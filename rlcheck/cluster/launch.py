@@ -8,12 +8,13 @@ expansion, no globbing, no word splitting (the `ray job submit -- bash -c` trap,
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shlex
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from rlcheck import secret_guard
 
 
 def entrypoint(argv: Sequence[str]) -> str:
@@ -52,19 +53,16 @@ def _submit(dashboard_url: str, **job: Any) -> str:
 
 def check_no_secrets(argv: Sequence[str], runtime_env: Mapping[str, Any] | None,
                      metadata: Mapping[str, str] | None) -> None:
-    """Refuse a submission that would carry a secret: by name in the env or metadata, or by a value of one
-    of this process's secret variables (HF_TOKEN, ...) appearing anywhere in what is sent."""
-    from rlcheck.recipes.recipe import SECRET_NAMES
-
+    """Refuse a submission that would carry a secret: a secret-like name in the env or metadata (HF_TOKEN,
+    GH_PAT, DB_PASS, OPENAI_KEY, ...), or the raw value of one of this process's secret variables anywhere
+    in the argv, the runtime env or the metadata. The error names the variable, never its value."""
     env_vars = dict((runtime_env or {}).get("env_vars", {}))
-    named = [k for k in (*env_vars, *(metadata or {})) if SECRET_NAMES.search(k)]
+    named = [k for k in (*env_vars, *(metadata or {})) if secret_guard.is_secret_name(str(k))]
     if named:
         raise ValueError(f"secret-looking names {named} in runtime env / metadata: the workers read secrets "
                          f"from their own environment")
-    values = [v for k, v in os.environ.items() if SECRET_NAMES.search(k) and len(v) >= 8]
-    sent = json.dumps([list(argv), runtime_env or {}, metadata or {}])
-    leaked = sorted(k for k, v in os.environ.items() if SECRET_NAMES.search(k) and len(v) >= 8 and v in sent)
-    if values and leaked:
+    leaked = secret_guard.leaked_names([list(argv), dict(runtime_env or {}), dict(metadata or {})], os.environ)
+    if leaked:
         raise ValueError(f"the value of {leaked} appears in the argv, runtime env or metadata; never send secrets")
 
 

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from rlcheck import hardware
+from rlcheck import hardware, report
 from rlcheck.job import capture
 from rlcheck.job.capture import CAPTURE_FORMATS
 from rlcheck.job.job import Job
 from rlcheck.probes import gpus
+from rlcheck.process import reach
 from rlcheck.recipes import DEFAULT_RECIPE, RECIPE_IDS
 
 HARDWARE_SPECIAL = ("auto", "none")
@@ -34,6 +35,8 @@ class RunContext:
     """e2e cases render and validate instead of running on a cluster."""
     rm_url: str | None = None
     """The reward service the cluster reaches, for the remote-rm case (e.g. http://slime-reward:8000/score)."""
+    hardware_unknown: str = ""
+    """Why --hardware=auto could not tell (nvidia-smi hung or failed): a blocking UNKNOWN; '' otherwise."""
     job_path: str | None = None
     """--job: the user's launch the checks judge instead of --recipe."""
     job_format: str | None = None
@@ -51,9 +54,16 @@ class RunContext:
 context_key = pytest.StashKey[RunContext]()
 
 
+def _profile_names() -> str:
+    try:
+        return ", ".join([*hardware.load_profiles(), *HARDWARE_SPECIAL])
+    except hardware.ProfileError:  # said as a usage error in pytest_configure, not as a crash here
+        return "(the hardware profiles could not be loaded)"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("rlcheck", "rlcheck preflight and test cases")
-    names = ", ".join([*hardware.load_profiles(), *HARDWARE_SPECIAL])
+    names = _profile_names()
     group.addoption("--hardware", default="auto", metavar="NAME",
                     help=f"hardware profile to judge against: {names} (default: auto = detect this machine)")
     group.addoption("--ray-address", default=None, metavar="ADDRESS",
@@ -68,6 +78,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"the --job file's format when detection guesses wrong: {', '.join(CAPTURE_FORMATS)}")
     group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
                     help="where report.json and report.md go (default: rlcheck-report/)")
+    group.addoption("--hardware-timeout-s", default=gpus.DETECT_TIMEOUT_S, type=float, metavar="S",
+                    help="--hardware=auto: how long nvidia-smi (or torch) may take to answer (default: 30)")
     group.addoption("--quick", action="store_true", help="skip tests marked slow")
     group.addoption("--rm-url", default=None, metavar="URL",
                     help="remote-rm e2e case: the reward service's /score URL as the cluster reaches it")
@@ -75,15 +87,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="e2e test cases: render and validate each case instead of submitting it (no cluster)")
 
 
-def resolve_hardware(requested: str) -> tuple[hardware.HardwareProfile | None, str]:
-    profiles = hardware.load_profiles()
+Resolved = tuple[hardware.HardwareProfile | None, str, str]
+
+
+def resolve_hardware(requested: str, timeout_s: float | None = None) -> Resolved:
+    """(profile, evidence, why detection could not run or '')."""
+    try:
+        profiles = hardware.load_profiles()
+    except hardware.ProfileError as exc:
+        raise pytest.UsageError(f"broken hardware profile: {exc}") from exc
     if requested == "none":
-        return None, "none: hardware checks judge no profile"
+        return None, "none: hardware checks judge no profile", ""
     if requested == "auto":
-        found = gpus.detect()
-        return found.profile, found.evidence
+        found = gpus.detect(timeout_s)
+        return found.profile, found.evidence, found.error
     if requested in profiles:
-        return profiles[requested], f"{requested}: given with --hardware"
+        return profiles[requested], f"{requested}: given with --hardware", ""
     valid = ", ".join([*profiles, *HARDWARE_SPECIAL])
     raise pytest.UsageError(f"--hardware={requested!r} is not a known hardware profile; valid: {valid}")
 
@@ -92,9 +111,19 @@ def _validate_ray_address(address: str | None) -> None:
     if address is None:
         return
     scheme, sep, rest = address.partition("://")
+    usage = "use ray://HOST:10001 or http://HOST:8265"
     if not sep or scheme not in ("ray", "http", "https") or not rest or rest.startswith(":"):
-        raise pytest.UsageError(
-            f"--ray-address={address!r} is malformed: use ray://HOST:10001 or http://HOST:8265")
+        raise pytest.UsageError(f"--ray-address={address!r} is malformed: {usage}")
+    try:
+        reach.host_port(address)
+    except reach.AddressError as exc:
+        raise pytest.UsageError(f"--ray-address={exc}: {usage}") from exc
+
+
+def _validate_report_dir(report_dir: Path) -> None:
+    problem = report.unwritable(report_dir)
+    if problem:
+        raise pytest.UsageError(f"--report-dir={str(report_dir)!r} cannot be written: {problem}")
 
 
 def capture_job(path: str | None, fmt: str | None) -> dict[str, Any]:
@@ -117,11 +146,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--recipe={recipe!r} is not a known recipe; valid: {', '.join(RECIPE_IDS)}")
     address = config.getoption("ray_address")
     _validate_ray_address(address)
-    profile, evidence = resolve_hardware(config.getoption("hardware"))
+    report_dir = Path(config.getoption("report_dir"))
+    _validate_report_dir(report_dir)
+    profile, evidence, unknown = resolve_hardware(config.getoption("hardware"), config.getoption("hardware_timeout_s"))
     config.stash[context_key] = RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
-        recipe=recipe, ray_address=address, report_dir=Path(config.getoption("report_dir")),
-        quick=config.getoption("quick"), dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"),
+        recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
+        dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"), hardware_unknown=unknown,
         **capture_job(config.getoption("job"), config.getoption("job_format")),
     )
 

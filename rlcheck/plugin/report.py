@@ -104,9 +104,11 @@ class VerdictCollector:
             self._add({"verdict": verdict.to_dict()}, report.nodeid)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        ctx = get_context(self.config)
+        if ctx.hardware_unknown and self.recorded:
+            self.recorded.insert(0, report.detection_unknown(ctx.hardware_unknown))
         if not self.recorded:
             return
-        ctx = get_context(self.config)
         hw = ctx.profile.name if ctx.profile else "none"
         self.decision = report.decide(self.recorded, ctx.subject, hw)
         context = {"hardware": {"requested": ctx.hardware_requested, "profile": hw,
@@ -115,10 +117,16 @@ class VerdictCollector:
                    "job": {"path": ctx.job_path, "format": ctx.job_format, "error": ctx.job_error} if ctx.job_path
                    else None}
         doc = report.build_document(self.recorded, self.decision, context)
+        status = report.exit_status(self.recorded)
         try:
             self.paths = tuple(str(p) for p in report.write(doc, ctx.report_dir))
-        except OSError as exc:
-            self.paths = (f"could not write the report to {ctx.report_dir}: {exc}",)
+        except OSError as exc:  # the report is the product: a run that could not write it fails
+            why = f"could not write the report to {ctx.report_dir}: {exc.strerror or exc}"
+            self.paths = (why,)
+            self.decision = report.Decision(go=False, line=f"NO-GO: {why} (the checks said: {self.decision.line})")
+            status = report.EXIT_UNJUDGED
+        if status != report.EXIT_GO:
+            session.exitstatus = status
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.decision is None:

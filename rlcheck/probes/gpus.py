@@ -7,7 +7,6 @@ and rlcheck's standard-library helpers.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import re
 import shutil
@@ -39,6 +38,8 @@ class Detection:
     profile: HardwareProfile | None
     evidence: str
     """How it was decided, for the report: which tool answered and what it said."""
+    error: str = ""
+    """Why the GPUs could not be read (nvidia-smi hung or failed); '' when detection ran. Not a 'no GPU'."""
 
 
 def parse_nvidia_smi(csv_text: str) -> tuple[GpuInfo, ...]:
@@ -63,19 +64,34 @@ def match_profile(gpus: tuple[GpuInfo, ...]) -> HardwareProfile | None:
     return None
 
 
-@functools.cache
-def detect(timeout_s: float = 30.0) -> Detection:
-    """This machine's GPUs and the profile they map to (None when no GPU or no profile fits)."""
+DETECT_TIMEOUT_S = 30.0
+_detected: list[Detection] = []
+
+
+def detect(timeout_s: float | None = None) -> Detection:
+    """This machine's GPUs and the profile they map to (None when no GPU or no profile fits).
+
+    Read once per process: the first call's reading (with its timeout) serves every later one, so a
+    hanging nvidia-smi costs one timeout, not one per caller.
+    """
+    if not _detected:
+        _detected.append(_detect(DETECT_TIMEOUT_S if timeout_s is None else timeout_s))
+    return _detected[0]
+
+
+def _detect(timeout_s: float) -> Detection:
     reading = read_gpus(timeout_s)
     gpus, how = reading.gpus, reading.error or reading.source
     profile = match_profile(gpus)
-    if not gpus:
+    if reading.error:
+        evidence = f"auto: detection could not run ({how})"
+    elif not gpus:
         evidence = f"auto: no GPU found ({how})"
     else:
         names = sorted({g.name for g in gpus})
         fit = f"-> {profile.name}" if profile else "-> no profile matches"
         evidence = f"auto: {len(gpus)} x {', '.join(names)} via {how} {fit}"
-    return Detection(gpus=gpus, profile=profile, evidence=evidence)
+    return Detection(gpus=gpus, profile=profile, evidence=evidence, error=reading.error)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
