@@ -97,7 +97,8 @@ def _latex_to_text(expr: str) -> str:
     expr = expr.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     for _ in range(32):  # innermost first; bounded: nesting deeper than this stays as written
         new = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r" (\1)/(\2)", expr)
-        new = re.sub(r"\\sqrt\{([^{}]*)\}", r"sqrt(\1)", new)
+        new = re.sub(r"\\sqrt\{([^{}]*)\}|\\sqrt(\w)", r"sqrt(\1\2)", new)
+        new = re.sub(r"\\frac(\w)(\w)", r" (\1)/(\2)", new)
         if new == expr:
             break
         expr = new
