@@ -22,7 +22,9 @@ from rlcheck.reward.metrics import parse_text
 from rlcheck.reward.slime_client import SLIME_CONNECTIONS, Reply, post_like_slime, slime_session
 from rlcheck.wait import free_loopback_port
 
-DEADLINE_S = ServiceConfig().scorer_wall_timeout_s + 1.5  # the wall bound, a kill and a reply on a busy machine
+# the wall bound after a scorer process takes it, plus its wait in line behind 128 normal requests and its
+# first 0.2 CPU s at full priority (seconds of wall time on a 2-core machine at load 8), a kill and a reply
+DEADLINE_S = ServiceConfig().scorer_wall_timeout_s + 6.0
 CHAT = [{"role": "system", "content": "Answer in \\boxed{}."}, {"role": "user", "content": "Compute it."}]
 
 

@@ -73,7 +73,7 @@ class ServiceConfig:
     """CPU seconds one scoring may use; past it the process is killed and the fallback is returned."""
     scorer_wall_timeout_s: float = 6.0
     """Wall-clock bound on one scoring whatever CPU it got (a starved host still gets a reply in time)."""
-    demote_after_cpu_s: float = 0.5
+    demote_after_cpu_s: float = 0.2
     """A scoring that has used this much CPU (a warm symbolic one uses under 0.1 s) drops to idle CPU
     priority and its process is replaced; 0 = never."""
     max_queue_wait_s: float = 30.0
