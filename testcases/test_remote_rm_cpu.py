@@ -22,7 +22,9 @@ from rlcheck.reward.harness import ServerProcess, running_server, service_argv
 from rlcheck.reward.metrics import parse_text
 from rlcheck.reward.slime_client import SLIME_CONNECTIONS, Reply, post_like_slime, slime_session
 
-DEADLINE_S = ServiceConfig().scorer_timeout_s + 1.5  # the scorer's deadline, a kill and a reply on a busy machine
+# the wall bound after a scorer process takes it, plus its wait in line behind 128 normal requests and its
+# first 0.2 CPU s at full priority (seconds of wall time on a 2-core machine at load 8), a kill and a reply
+DEADLINE_S = ServiceConfig().scorer_wall_timeout_s + 6.0
 CHAT = [{"role": "system", "content": "Answer in \\boxed{}."}, {"role": "user", "content": "Compute it."}]
 
 
@@ -30,7 +32,9 @@ CHAT = [{"role": "system", "content": "Answer in \\boxed{}."}, {"role": "user", 
 def reward_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     port = free_loopback_port()
     log_path = tmp_path_factory.mktemp("remote_rm") / "reward-service.log"
-    with running_server(service_argv(port), port=port, log_path=log_path) as server:
+    # math_verify: the grading mode whose parser the pathological inputs below reach (slime_math's guards
+    # keep giant powers away from sympy, so they would not exercise the deadline)
+    with running_server(service_argv(port, "--backend", "math_verify"), port=port, log_path=log_path) as server:
         yield server
 
 
@@ -97,7 +101,8 @@ BAD_INPUTS: list[tuple[str, bytes, int, Any, str]] = [
     ("invalid JSON", b'{"prompt": "p", "response": ', 422, "body is not valid JSON", ""),
     ("wrong type", json.dumps({**_PLAIN, "response": ["\\boxed{42}"]}).encode(), 422,
      "response: expected a string, got list", ""),
-    ("missing label", json.dumps({"prompt": "p", "response": "\\boxed{42}"}).encode(), 422, "label: missing", ""),
+    # a label that cannot be graded: the counted fallback, not a 422 that SLIME would retry into a failed rollout
+    ("missing label", json.dumps({"prompt": "p", "response": "\\boxed{42}"}).encode(), 200, 0.0, "error"),
     ("10 MB body", json.dumps({**_PLAIN, "response": "x" * 10_000_000}).encode(), 413, "the limit is", ""),
     ("unicode and control characters", json.dumps({**_PLAIN, "response": "Résumé ∑ 😀 \x00\x07\x1b[31m "
                                                    "\\boxed{42}"}).encode(), 200, 1.0, "ok"),
@@ -155,6 +160,8 @@ def test_remote_rm_cpu_bad_inputs_get_their_answer_while_serving(reward_service:
     assert after["rlcheck_reward_scorer_timeouts_total"] - before.get("rlcheck_reward_scorer_timeouts_total", 0) \
         == timeouts
     assert after['rlcheck_reward_requests_total{code="422"}'] - before.get(
-        'rlcheck_reward_requests_total{code="422"}', 0) == 3
+        'rlcheck_reward_requests_total{code="422"}', 0) == 2
+    assert after['rlcheck_reward_fallbacks_total{reason="label"}'] - before.get(
+        'rlcheck_reward_fallbacks_total{reason="label"}', 0) == 1
     assert after['rlcheck_reward_requests_total{code="413"}'] - before.get(
         'rlcheck_reward_requests_total{code="413"}', 0) == 1

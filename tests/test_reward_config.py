@@ -20,11 +20,17 @@ def test_reward_config_defaults_are_valid_and_outlive_slime_idle_connections() -
     assert config.keep_alive_s > AIOHTTP_IDLE_CONNECTION_S
     assert config.scorer_timeout_s < SLIME_TOTAL_TIMEOUT_S
     assert config.graceful_shutdown_s < 10  # a pod's 30 s grace, and the 10 s this suite allows
+    assert config.graceful_shutdown_s > config.scorer_wall_timeout_s  # a running scoring ends before uvicorn gives up
+    assert config.backend == "slime_math"  # what a SLIME user's --rm-type math gave them
 
 
 INVALID = [
-    ({"backend": "reward_model"}, "backend='reward_model': one of math_verify, boxed"),
+    ({"backend": "reward_model"}, "backend='reward_model': one of slime_math, math_verify, boxed"),
     ({"port": 0}, "port=0: 1..65535"),
+    ({"scorer_wall_timeout_s": 1.0}, "scorer_wall_timeout_s=1.0: scorer_timeout_s..600 seconds"),
+    ({"max_queued": 0}, "max_queued=0: 1..1000000"),
+    ({"read_timeout_s": 0.0}, "read_timeout_s=0.0: 0.1..600 seconds"),
+    ({"max_connections": 1}, "max_connections=1: 8..1000000"),
     ({"workers": 0}, "workers=0: 1..256"),
     ({"max_body_bytes": 10}, "max_body_bytes=10: 1 KiB..1 GiB"),
     ({"scorer_timeout_s": 0.0}, "scorer_timeout_s=0.0: 0.01..600 seconds"),

@@ -42,3 +42,34 @@ def test_reward_score_values_are_bounded() -> None:
         metrics.score_value(i / 100)
     assert len(metrics.scores.values) == 33  # 32 distinct values, then "other"
     assert metrics.scores.values["other"] == 68
+
+
+def test_reward_fallback_window_share_and_rate_follow_recent_replies() -> None:
+    from rlcheck.reward.metrics import FallbackWindow
+
+    window = FallbackWindow(replies=10, rate_window_s=60.0)
+    assert (window.share(), window.replies(), window.last_minute(0.0)) == (0.0, 0, 0)
+    for i in range(10):
+        window.add(i < 3, now=float(i))  # 3 fallbacks in the first 10 replies
+    assert (window.share(), window.last_minute(10.0)) == (0.3, 3)
+    for i in range(10, 20):
+        window.add(False, now=float(i))  # ten good replies push them out of the share...
+    assert window.share() == 0.0
+    assert window.last_minute(20.0) == 3  # ...but not out of the last minute
+    assert window.last_minute(62.5) == 0  # 60 s after the last one
+
+
+def test_reward_metrics_render_fallbacks_by_reason_and_share() -> None:
+    from rlcheck.reward.metrics import ServiceMetrics, parse_text
+    from rlcheck.reward.pool import PoolState
+
+    metrics = ServiceMetrics()
+    for reason in (None, None, "timeout", "label"):
+        metrics.reward_replied(reason)
+    state = PoolState(idle=1, busy=0, slow=0, starting=0, queued=0, retired={}, spawn_failures=0, last_spawn_error="")
+    series = parse_text(metrics.render(state))
+    assert series['rlcheck_reward_fallbacks_total{reason="timeout"}'] == 1
+    assert series['rlcheck_reward_fallbacks_total{reason="label"}'] == 1
+    assert series["rlcheck_reward_fallback_share"] == 0.5
+    assert series["rlcheck_reward_fallback_share_replies"] == 4
+    assert series["rlcheck_reward_fallbacks_last_minute"] == 2

@@ -1,4 +1,5 @@
-"""POST /score bodies: what SLIME sends is accepted; everything else is a 422 that says what is wrong."""
+"""POST /score bodies: what SLIME sends is accepted; a label that cannot be graded is a named label problem
+(a counted fallback); everything else is a 422 that says what is wrong."""
 
 from __future__ import annotations
 
@@ -11,20 +12,42 @@ from rlcheck.reward.payload import PayloadError, parse_payload
 CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 6*7?"}]
 
 ACCEPTED = [
-    # body, label the scorer gets, chat messages counted
-    ({"prompt": "What is 6*7?", "response": "\\boxed{42}", "label": "42"}, "42", 0),
-    ({"prompt": CHAT, "response": "\\boxed{42}", "label": "\\boxed{42}"}, "\\boxed{42}", 2),
-    ({"prompt": "p", "response": "\\boxed{42}", "label": 42}, "42", 0),
-    ({"prompt": "p", "response": "\\boxed{0.5}", "label": 0.5}, "0.5", 0),
-    ({"response": "\\boxed{42}", "label": "42"}, "42", 0),  # prompt is optional: no scorer reads it
-    ({"prompt": "p", "response": "", "label": "42", "metadata": {"x": 1}}, "42", 0),  # unknown keys ignored
+    # body, labels the scorer gets, chat messages counted
+    ({"prompt": "What is 6*7?", "response": "\\boxed{42}", "label": "42"}, ("42",), 0),
+    ({"prompt": CHAT, "response": "\\boxed{42}", "label": "\\boxed{42}"}, ("\\boxed{42}",), 2),
+    ({"prompt": "p", "response": "\\boxed{42}", "label": 42}, ("42",), 0),
+    ({"prompt": "p", "response": "\\boxed{0.5}", "label": 0.5}, ("0.5",), 0),
+    ({"response": "\\boxed{42}", "label": "42"}, ("42",), 0),  # prompt is optional: no scorer reads it
+    ({"prompt": "p", "response": "", "label": "42", "metadata": {"x": 1}}, ("42",), 0),  # unknown keys ignored
+    ({"prompt": "p", "response": "\\boxed{36}", "label": ["34", 36]}, ("34", "36"), 0),  # any of these answers
 ]
 
 
-@pytest.mark.parametrize(("body", "label", "messages"), ACCEPTED)
-def test_reward_payload_accepts_slime_bodies(body: dict, label: str, messages: int) -> None:
+@pytest.mark.parametrize(("body", "labels", "messages"), ACCEPTED)
+def test_reward_payload_accepts_slime_bodies(body: dict, labels: tuple[str, ...], messages: int) -> None:
     payload = parse_payload(json.dumps(body).encode())
-    assert (payload.response, payload.label, payload.prompt_messages) == (body["response"], label, messages)
+    assert (payload.response, payload.labels, payload.prompt_messages) == (body["response"], labels, messages)
+    assert payload.label_problem == ""
+
+
+LABEL_PROBLEMS = [
+    # body, fragment of the problem: replied as the counted fallback, not a 422 SLIME would retry 10 times
+    (b'{"prompt": "p", "response": "r"}', "label: missing or null"),
+    (b'{"prompt": "p", "response": "r", "label": null}', "label: missing or null"),
+    (b'{"prompt": "p", "response": "r", "label": true}', "got bool"),
+    (b'{"prompt": "p", "response": "r", "label": {"answer": "1"}}', "label: expected a string or a number, got dict"),
+    (b'{"prompt": "p", "response": "r", "label": []}', "label: a list of 0 answers; 1..64 are graded"),
+    (b'{"prompt": "p", "response": "r", "label": ["1", [2]]}', "label[1]: expected a string or a number, got list"),
+    (b'{"prompt": "p", "response": "r", "label": "  "}', "label: empty string"),
+    (b'{"prompt": "p", "response": "r", "label": 1e400}', "is not a finite number"),
+]
+
+
+@pytest.mark.parametrize(("body", "fragment"), LABEL_PROBLEMS, ids=[f[1][:30] for f in LABEL_PROBLEMS])
+def test_reward_payload_label_that_cannot_be_graded_is_named(body: bytes, fragment: str) -> None:
+    payload = parse_payload(body)
+    assert fragment in payload.label_problem
+    assert payload.labels == ()
 
 
 REJECTED = [
@@ -34,12 +57,6 @@ REJECTED = [
     (b"[1, 2]", "body must be a JSON object"),
     (b'{"prompt": "p", "label": "1"}', "response: missing"),
     (b'{"prompt": "p", "response": 5, "label": "1"}', "response: expected a string, got int"),
-    (b'{"prompt": "p", "response": "r"}', "label: missing or null"),
-    (b'{"prompt": "p", "response": "r", "label": null}', "label: missing or null"),
-    (b'{"prompt": "p", "response": "r", "label": [1]}', "label: expected a string or a number, got list"),
-    (b'{"prompt": "p", "response": "r", "label": true}', "got bool"),
-    (b'{"prompt": "p", "response": "r", "label": "  "}', "label: empty string"),
-    (b'{"prompt": "p", "response": "r", "label": 1e400}', "is not a finite number"),
     (b'{"prompt": "p", "response": "r", "label": NaN}', "NaN is not a JSON number"),
     (b'{"prompt": 3, "response": "r", "label": "1"}', "prompt: expected a string or a list of chat messages"),
     (b'{"prompt": ["hi"], "response": "r", "label": "1"}', "prompt[0]: expected a chat message object, got str"),

@@ -42,7 +42,7 @@ async def _settled(pool: ScorerPool, *, idle: int) -> None:
 
 def test_reward_pool_scores_more_requests_than_processes() -> None:
     async def body(pool: ScorerPool) -> None:
-        outcomes = await asyncio.gather(*(pool.score(f"so \\boxed{{{i}}}", str(i + i % 2)) for i in range(40)))
+        outcomes = await asyncio.gather(*(pool.score(f"so \\boxed{{{i}}}", (str(i + i % 2),)) for i in range(40)))
         assert [o.status for o in outcomes] == ["ok"] * 40
         assert [o.value for o in outcomes] == [1.0 if i % 2 == 0 else 0.0 for i in range(40)]
         assert pool.state().retired == {}
@@ -53,17 +53,91 @@ def test_reward_pool_scores_more_requests_than_processes() -> None:
 def test_reward_pool_kills_a_scoring_at_its_deadline_and_replaces_the_process() -> None:
     async def body(pool: ScorerPool) -> None:
         started = time.monotonic()
-        frozen = await pool.score(FREEZER, "1")
+        frozen = await pool.score(FREEZER, ("1",))
         elapsed = time.monotonic() - started
         assert (frozen.status, frozen.value) == ("timeout", None)
-        assert 1.0 <= elapsed < 1.0 + MARGIN_S
+        assert "past the 1 s CPU budget" in frozen.detail
+        assert 1.0 <= elapsed < 20.0 + MARGIN_S
         assert frozen.worker_pid is not None
         await _settled(pool, idle=2)
         assert pool.state().retired.get("timeout") == 1
         assert await _gone(frozen.worker_pid)
-        assert (await pool.score("\\boxed{3}", "3")).value == 1.0
+        assert (await pool.score("\\boxed{3}", ("3",))).value == 1.0
 
-    run_with_pool(body)
+    # never demoted, so it keeps full priority and reaches its CPU budget before the wall bound
+    run_with_pool(body, demote_after_cpu_s=0, wall_timeout_s=20.0)
+
+
+def test_reward_pool_waiting_for_a_core_is_not_a_timeout() -> None:
+    """The CPU budget counts the scorer's own CPU: a scoring starved of CPU 3x its budget still gets graded."""
+    async def body(pool: ScorerPool) -> None:
+        pid = next(iter(pool._procs)).pid
+        os.kill(pid, signal.SIGSTOP)  # a host so busy that the scorer gets no CPU at all
+        try:
+            pending = asyncio.ensure_future(pool.score("\\boxed{(x+1)^2}", ("x^2+2x+1",)))
+            await asyncio.sleep(1.0)
+            assert not pending.done()
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        outcome = await pending
+        assert (outcome.status, outcome.value) == ("ok", 1.0), outcome
+
+    run_with_pool(body, size=1, timeout_s=0.3, wall_timeout_s=10.0)
+
+
+def test_reward_pool_starved_scoring_ends_at_the_wall_bound() -> None:
+    async def body(pool: ScorerPool) -> None:
+        pid = next(iter(pool._procs)).pid
+        os.kill(pid, signal.SIGSTOP)
+        started = time.monotonic()
+        outcome = await pool.score("\\boxed{5}", ("5",))
+        assert (outcome.status, outcome.value) == ("timeout", None)
+        assert outcome.detail.startswith("starved:") and "past the 1.5 s wall bound" in outcome.detail
+        assert 1.5 <= time.monotonic() - started < 1.5 + MARGIN_S
+        await _settled(pool, idle=1)
+        assert pool.state().retired.get("starved") == 1
+
+    run_with_pool(body, size=1, timeout_s=0.3, wall_timeout_s=1.5)
+
+
+def test_reward_pool_queue_past_its_bound_is_unavailable_at_once() -> None:
+    async def body(pool: ScorerPool) -> None:
+        pid = next(iter(pool._procs)).pid
+        os.kill(pid, signal.SIGSTOP)  # the one process is busy for as long as this test wants
+        try:
+            running = asyncio.ensure_future(pool.score("\\boxed{1}", ("1",)))
+            queued = [asyncio.ensure_future(pool.score("\\boxed{2}", ("2",))) for _ in range(2)]
+            await asyncio.sleep(0.05)
+            assert pool.state().queued == 2
+            started = time.monotonic()
+            refused = await pool.score("\\boxed{3}", ("3",))
+            assert time.monotonic() - started < 0.5
+            assert (refused.status, refused.value) == ("unavailable", None)
+            assert "2 scorings already wait for a process (--max-queued)" in refused.detail
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert [o.value for o in await asyncio.gather(running, *queued)] == [1.0, 1.0, 1.0]
+
+    run_with_pool(body, size=1, max_slow=0, max_queued=2)
+
+
+def test_reward_pool_begin_close_answers_waiting_jobs_and_lets_running_ones_finish() -> None:
+    async def body(pool: ScorerPool) -> None:
+        pid = next(iter(pool._procs)).pid
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            running = asyncio.ensure_future(pool.score("\\boxed{1}", ("1",)))
+            waiting = asyncio.ensure_future(pool.score("\\boxed{2}", ("2",)))
+            await asyncio.sleep(0.05)
+            pool.begin_close()
+            late = await pool.score("\\boxed{3}", ("3",))
+            assert (await waiting).status == "unavailable" and "shutting down" in (await waiting).detail
+            assert late.status == "unavailable"
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert (await running).value == 1.0
+
+    run_with_pool(body, size=1, max_slow=0)
 
 
 def _exited(pid: int) -> bool:
@@ -85,7 +159,7 @@ async def _gone(pid: int, timeout_s: float = 3.0) -> bool:
 
 def test_reward_pool_slow_scoring_is_demoted_and_does_not_hold_a_slot() -> None:
     async def body(pool: ScorerPool) -> None:
-        slow = asyncio.ensure_future(pool.score(SLOW, "1"))
+        slow = asyncio.ensure_future(pool.score(SLOW, ("1",)))
         await asyncio.sleep(0.3)
         state = pool.state()
         assert state.slow == 1, state
@@ -93,7 +167,7 @@ def test_reward_pool_slow_scoring_is_demoted_and_does_not_hold_a_slot() -> None:
         assert os.sched_getscheduler(slow_pid) in (os.SCHED_IDLE, os.SCHED_OTHER)
         if os.sched_getscheduler(slow_pid) == os.SCHED_OTHER:  # no SCHED_IDLE here: nice 19 instead
             assert os.getpriority(os.PRIO_PROCESS, slow_pid) == 19
-        fast = await asyncio.gather(*(pool.score(f"\\boxed{{{i}}}", str(i)) for i in range(20)))
+        fast = await asyncio.gather(*(pool.score(f"\\boxed{{{i}}}", (str(i),)) for i in range(20)))
         assert all(o.value == 1.0 for o in fast)
         assert (await slow).status == "timeout"
 
@@ -105,7 +179,7 @@ def test_reward_pool_does_not_demote_a_scoring_that_waits_for_the_cpu() -> None:
         pid = next(iter(pool._procs)).pid
         os.kill(pid, signal.SIGSTOP)  # its scoring is now waiting, using no CPU, like on a crowded machine
         try:
-            pending = asyncio.ensure_future(pool.score("\\boxed{5}", "5"))
+            pending = asyncio.ensure_future(pool.score("\\boxed{5}", ("5",)))
             await asyncio.sleep(0.3)  # six times demote_after_cpu_s of wall time
             assert pool.state().slow == 0
         finally:
@@ -118,10 +192,10 @@ def test_reward_pool_does_not_demote_a_scoring_that_waits_for_the_cpu() -> None:
 
 def test_reward_pool_scorer_error_and_process_death_are_errors_not_zeros() -> None:
     async def body(pool: ScorerPool) -> None:
-        bad_label = await pool.score("\\boxed{1}", "}{")
+        bad_label = await pool.score("\\boxed{1}", ("}{",))
         assert (bad_label.status, bad_label.value) == ("error", None)
         assert "LabelError: label does not parse" in bad_label.detail
-        slow = asyncio.ensure_future(pool.score(SLOW, "1"))
+        slow = asyncio.ensure_future(pool.score(SLOW, ("1",)))
         await asyncio.sleep(0.2)
         victim = next(p.pid for p in pool._procs if p.job is not None)
         os.kill(victim, signal.SIGKILL)  # what the kernel's OOM killer would do
@@ -136,9 +210,9 @@ def test_reward_pool_scorer_error_and_process_death_are_errors_not_zeros() -> No
 
 def test_reward_pool_request_waiting_too_long_is_unavailable() -> None:
     async def body(pool: ScorerPool) -> None:
-        busy = asyncio.ensure_future(pool.score(FREEZER, "1"))
+        busy = asyncio.ensure_future(pool.score(FREEZER, ("1",)))
         await asyncio.sleep(0.05)
-        queued = await pool.score("\\boxed{1}", "1")
+        queued = await pool.score("\\boxed{1}", ("1",))
         assert (queued.status, queued.value) == ("unavailable", None)
         assert "no scorer process free after 0.2 s" in queued.detail
         assert (await busy).status == "timeout"
@@ -151,7 +225,7 @@ def test_reward_pool_close_stops_every_process() -> None:
 
     async def body(pool: ScorerPool) -> None:
         pids.extend(p.pid for p in pool._procs)
-        assert (await pool.score("\\boxed{2}", "2")).value == 1.0
+        assert (await pool.score("\\boxed{2}", ("2",))).value == 1.0
 
     run_with_pool(body)
     assert len(pids) == 2
@@ -169,6 +243,6 @@ def test_reward_pool_recovers_when_the_forkserver_dies() -> None:
             await asyncio.sleep(0.02)
         assert pool.state().retired.get("died") == 2, pool.state()
         assert forkserver._forkserver._forkserver_pid != server_pid  # type: ignore[attr-defined]
-        assert (await pool.score("\\boxed{6}", "6")).value == 1.0
+        assert (await pool.score("\\boxed{6}", ("6",))).value == 1.0
 
     run_with_pool(body)

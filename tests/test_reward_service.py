@@ -25,7 +25,7 @@ TIMEOUT_S = 1.0
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     port = free_loopback_port()
-    argv = service_argv(port, "--scorer-timeout-s", str(TIMEOUT_S), "--workers", "2")
+    argv = service_argv(port, "--backend", "math_verify", "--scorer-timeout-s", str(TIMEOUT_S), "--workers", "2")
     with running_server(argv, port=port, log_path=tmp_path_factory.mktemp("reward") / "service.log") as server:
         yield server
 
@@ -42,7 +42,8 @@ def test_reward_service_health_fails_when_every_answer_scores_0(tmp_path: Path) 
     always_zero = Path(__file__).parent / "data" / "reward" / "always_zero"  # a math-verify that says "wrong"
     port = free_loopback_port()
     env = {"PYTHONPATH": os.pathsep.join([str(always_zero), str(REPO_ROOT)])}
-    with running_server(service_argv(port, "--workers", "1"), port=port, log_path=tmp_path / "svc.log",
+    with running_server(service_argv(port, "--backend", "math_verify", "--workers", "1"), port=port,
+                        log_path=tmp_path / "svc.log",
                         ready_path="/metrics", env=env) as server:
         resp = requests.get(server.base_url + "/health", timeout=10)
         score = requests.post(server.base_url + "/score", json={"prompt": "p", "response": "\\boxed{2}", "label": "2"},
@@ -128,7 +129,8 @@ def _stop_by_pid_only(server: ServerProcess, sig: signal.Signals) -> int:
 
 def test_reward_service_sigterm_finishes_in_flight_requests(tmp_path: Path) -> None:
     port = free_loopback_port()
-    argv = service_argv(port, "--scorer-timeout-s", str(TIMEOUT_S), "--workers", "2")
+    argv = service_argv(port, "--backend", "math_verify", "--scorer-timeout-s", str(TIMEOUT_S), "--workers", "2",
+                        "--demote-after-cpu-s", "0")
     with running_server(argv, port=port, log_path=tmp_path / "service.log") as server, \
             concurrent.futures.ThreadPoolExecutor(2) as pool:
         frozen = pool.submit(_post, server.base_url, "\\boxed{9^{9^{9^{9}}}}")

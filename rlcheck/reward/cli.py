@@ -14,8 +14,9 @@ LOG_LEVELS = ("critical", "error", "warning", "info", "debug")  # lowercase: wha
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     d = ServiceConfig()
     parser.add_argument("--backend", choices=BACKENDS, default=d.backend,
-                        help="math_verify: math-verify, label boxed when it is not (default); boxed: last \\boxed{} "
-                             "string match")
+                        help="grading mode (default %(default)s): slime_math grades as SLIME's --rm-type math "
+                             "(last \\boxed{}, its normalization, sympy); math_verify: math-verify on the whole "
+                             "response; boxed: last \\boxed{} string match. README: the table of differences")
     parser.add_argument("--host", default=d.host, help="address to bind (default %(default)s)")
     parser.add_argument("--port", type=int, default=d.port, help="port (default %(default)s)")
     parser.add_argument("--workers", type=int, default=usable_cpus(),
@@ -26,9 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-body-bytes", type=int, default=d.max_body_bytes,
                         help="larger bodies get 413 (default %(default)s)")
     parser.add_argument("--scorer-timeout-s", type=float, default=d.scorer_timeout_s,
-                        help="deadline of one scoring; the fallback is replied past it (default %(default)s)")
+                        help="CPU seconds one scoring may use; the fallback is replied past it (default %(default)s)")
+    parser.add_argument("--scorer-wall-timeout-s", type=float, default=d.scorer_wall_timeout_s,
+                        help="wall-clock bound on one scoring on a starved host (default %(default)s)")
     parser.add_argument("--demote-after-cpu-s", type=float, default=d.demote_after_cpu_s,
                         help="a scoring that used this much CPU goes to idle priority; 0 = never (default %(default)s)")
+    parser.add_argument("--max-queued", type=int, default=d.max_queued,
+                        help="scorings that may wait for a process; more get 503 + Retry-After (default %(default)s)")
+    parser.add_argument("--read-timeout-s", type=float, default=d.read_timeout_s,
+                        help="request headers, then the body, must arrive within this (default %(default)s)")
+    parser.add_argument("--max-connections", type=int, default=d.max_connections,
+                        help="open connections past which requests get 503 (default %(default)s)")
     parser.add_argument("--fallback-reward", type=float, default=d.fallback_reward,
                         help="reward replied on a scorer timeout or error, always counted and logged "
                              "(default %(default)s)")
@@ -43,7 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace) -> ServiceConfig:
     return ServiceConfig(backend=args.backend, host=args.host, port=args.port, workers=args.workers,
                          max_slow_workers=args.max_slow_workers, max_body_bytes=args.max_body_bytes,
-                         scorer_timeout_s=args.scorer_timeout_s, demote_after_cpu_s=args.demote_after_cpu_s,
+                         scorer_timeout_s=args.scorer_timeout_s, scorer_wall_timeout_s=args.scorer_wall_timeout_s,
+                         demote_after_cpu_s=args.demote_after_cpu_s, max_queued=args.max_queued,
+                         read_timeout_s=args.read_timeout_s, max_connections=args.max_connections,
                          fallback_reward=args.fallback_reward, keep_alive_s=args.keep_alive_s,
                          reward_key=args.reward_key, access_log=args.access_log)
 
@@ -60,19 +71,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"rlcheck reward-service: error: {exc}", file=sys.stderr)
         return 2
     try:
-        import uvicorn
-
         from rlcheck.reward.app import create_app
+        from rlcheck.reward.server import RewardServer, server_config
     except ImportError as exc:
         print(f"rlcheck reward-service: error: {exc}: it needs fastapi, uvicorn and math-verify "
               "(see deploy/reward-service/Dockerfile for the tested versions)", file=sys.stderr)
         return 2
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(message)s", force=True)
-    server = uvicorn.Server(uvicorn.Config(
-        create_app(config), host=config.host, port=config.port, log_config=None, log_level=args.log_level,
-        access_log=config.access_log, lifespan="on", timeout_keep_alive=config.keep_alive_s,
-        timeout_graceful_shutdown=config.graceful_shutdown_s))
+    app = create_app(config)
+    server = RewardServer(server_config(
+        app, host=config.host, port=config.port, log_level=args.log_level, access_log=config.access_log,
+        keep_alive_s=config.keep_alive_s, graceful_shutdown_s=config.graceful_shutdown_s,
+        read_timeout_s=config.read_timeout_s, max_connections=config.max_connections),
+        before_shutdown=app.state.service.begin_shutdown)
     try:
         server.run()
     except KeyboardInterrupt:  # uvicorn re-raises SIGINT once it has shut down; the stop was clean

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-BACKENDS = ("math_verify", "boxed")
+BACKENDS = ("slime_math", "math_verify", "boxed")
 
 # SLIME's remote_rm keeps idle connections for aiohttp's default 15 s; common L7 proxies use 60 s.
 # A server keep-alive longer than both means the client side always closes an idle connection first,
@@ -56,8 +56,10 @@ def usable_cpus(cgroup_root: Path = Path("/sys/fs/cgroup")) -> int:
 class ServiceConfig:
     """Everything `rlcheck reward-service` runs with."""
 
-    backend: str = "math_verify"
-    """Scorer: `math_verify` (math-verify; the label is boxed when it is not) or `boxed` (last \\boxed{} match)."""
+    backend: str = "slime_math"
+    """Grading mode: `slime_math` (as SLIME's --rm-type math: last \\boxed{}, its normalization and sympy
+    check), `math_verify` (math-verify on the whole response; the label is boxed when it is not) or `boxed`
+    (last \\boxed{} string match after spelling normalization)."""
     host: str = "127.0.0.1"
     """Address to bind; the Kubernetes manifest sets 0.0.0.0."""
     port: int = 8000
@@ -68,11 +70,20 @@ class ServiceConfig:
     max_body_bytes: int = 4 * 1024 * 1024
     """Larger bodies get 413. 4 MiB holds a 128k-token answer even with every character \\u-escaped."""
     scorer_timeout_s: float = 2.0
-    """Wall-clock bound on one scoring; past it the process is killed and the fallback is returned."""
-    demote_after_cpu_s: float = 0.05
-    """A scoring that has used this much CPU (normal ones use a few ms) drops to idle CPU priority; 0 = never."""
+    """CPU seconds one scoring may use; past it the process is killed and the fallback is returned."""
+    scorer_wall_timeout_s: float = 6.0
+    """Wall-clock bound on one scoring whatever CPU it got (a starved host still gets a reply in time)."""
+    demote_after_cpu_s: float = 0.2
+    """A scoring that has used this much CPU (a warm symbolic one uses under 0.1 s) drops to idle CPU
+    priority and its process is replaced; 0 = never."""
     max_queue_wait_s: float = 30.0
     """A request waiting this long for a scorer process gets 503 (SLIME retries it)."""
+    max_queued: int = 1024
+    """Scorings allowed to wait for a process; one more gets 503 with Retry-After at once."""
+    read_timeout_s: float = 5.0
+    """Request headers, and then the body, must arrive within this (slow or stalled clients: closed / 408)."""
+    max_connections: int = 2048
+    """Open connections past which requests get 503 (SLIME opens at most 64 per rollout process)."""
     fallback_reward: float = 0.0
     """Reward returned (and counted, and logged) when scoring times out or fails."""
     keep_alive_s: int = DEFAULT_KEEP_ALIVE_S
@@ -93,9 +104,14 @@ class ServiceConfig:
             ("max_slow_workers", 0 <= self.max_slow_workers <= 1024, "0..1024"),
             ("max_body_bytes", 1024 <= self.max_body_bytes <= 1024**3, "1 KiB..1 GiB"),
             ("scorer_timeout_s", 0.01 <= self.scorer_timeout_s <= 600, "0.01..600 seconds"),
+            ("scorer_wall_timeout_s", self.scorer_timeout_s <= self.scorer_wall_timeout_s <= 600,
+             "scorer_timeout_s..600 seconds"),
             ("demote_after_cpu_s", 0 <= self.demote_after_cpu_s < self.scorer_timeout_s,
              "0 <= value < scorer_timeout_s"),
             ("max_queue_wait_s", 0 < self.max_queue_wait_s <= 600, "0 < value <= 600 seconds"),
+            ("max_queued", 1 <= self.max_queued <= 1_000_000, "1..1000000"),
+            ("read_timeout_s", 0.1 <= self.read_timeout_s <= 600, "0.1..600 seconds"),
+            ("max_connections", 8 <= self.max_connections <= 1_000_000, "8..1000000"),
             ("fallback_reward", math.isfinite(self.fallback_reward), "a finite number"),
             ("keep_alive_s", 1 <= self.keep_alive_s <= 3600, "1..3600 seconds"),
             ("reward_key", self.reward_key is None or bool(self.reward_key.strip()), "unset or a non-empty key"),
@@ -107,5 +123,6 @@ class ServiceConfig:
 
     @property
     def graceful_shutdown_s(self) -> int:
-        """How long SIGTERM waits for in-flight requests: each one is bounded by the scorer timeout."""
-        return math.ceil(self.scorer_timeout_s) + 2
+        """How long SIGTERM waits for in-flight requests: queued ones get 503 at once, running ones end
+        within the wall bound, a body within the read timeout."""
+        return math.ceil(max(self.scorer_wall_timeout_s, self.read_timeout_s)) + 2

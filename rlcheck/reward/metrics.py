@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import time
 from collections.abc import Iterable
 
 from rlcheck.reward.pool import PoolState
@@ -63,9 +64,53 @@ class Histogram:
         return [*lines, f"{self.name}_sum {self.total}", f"{self.name}_count {self.count}"]
 
 
-def _gauge(name: str, help_text: str, series: dict[str, int], label: str | None = None) -> list[str]:
+def _gauge(name: str, help_text: str, series: dict[str, int] | dict[str, float], label: str | None = None) -> list[str]:
     lines = [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
     return lines + [f"{name}{_labels([(label, k)] if label else [])} {v}" for k, v in series.items()]
+
+
+FALLBACK_WINDOW_REPLIES = 1000
+FALLBACK_RATE_WINDOW_S = 60.0
+
+
+class FallbackWindow:
+    """The share of fallbacks in the last N rewards replied, and how many fell in the last minute.
+
+    Counters only rise; a watcher that must fail a run whose fallback share passes a bound needs the
+    recent share itself, bounded in memory whatever the traffic.
+    """
+
+    def __init__(self, replies: int = FALLBACK_WINDOW_REPLIES, rate_window_s: float = FALLBACK_RATE_WINDOW_S) -> None:
+        self.rate_window_s = rate_window_s
+        self._recent: collections.deque[bool] = collections.deque(maxlen=replies)
+        self._fallbacks_in_recent = 0
+        self._times: collections.deque[float] = collections.deque()  # fallback times in the rate window
+
+    def add(self, fallback: bool, now: float) -> None:
+        if len(self._recent) == self._recent.maxlen and self._recent[0]:
+            self._fallbacks_in_recent -= 1
+        self._recent.append(fallback)
+        self._fallbacks_in_recent += fallback
+        if fallback:
+            self._times.append(now)
+        self._trim(now)
+
+    def _trim(self, now: float) -> None:
+        while self._times and self._times[0] <= now - self.rate_window_s:
+            self._times.popleft()
+        # memory stays bounded even at thousands of fallbacks a second
+        while len(self._times) > 100_000:
+            self._times.popleft()
+
+    def share(self) -> float:
+        return self._fallbacks_in_recent / len(self._recent) if self._recent else 0.0
+
+    def replies(self) -> int:
+        return len(self._recent)
+
+    def last_minute(self, now: float) -> int:
+        self._trim(now)
+        return len(self._times)
 
 
 class ServiceMetrics:
@@ -79,6 +124,8 @@ class ServiceMetrics:
         self.errors = Counter(f"{p}scorer_errors_total", "Scorings that raised or lost their process (fallback)")
         self.latency = Histogram(f"{p}request_duration_seconds", "POST /score time from request to reply")
         self.health = Counter(f"{p}health_checks_total", "GET /health results", "result")
+        self.fallbacks = Counter(f"{p}fallbacks_total", "Fallback rewards replied, by reason", "reason")
+        self.fallback_window = FallbackWindow()
         self.in_flight = 0
 
     def score_value(self, value: float) -> None:
@@ -87,10 +134,23 @@ class ServiceMetrics:
             key = "other"
         self.scores.inc(key)
 
+    def reward_replied(self, fallback_reason: str | None) -> None:
+        """Every 200 reply passes here: fallback_reason is None for a graded reward."""
+        if fallback_reason is not None:
+            self.fallbacks.inc(fallback_reason)
+        self.fallback_window.add(fallback_reason is not None, time.monotonic())
+
     def render(self, pool: PoolState) -> str:
         p = "rlcheck_reward_"
+        window = self.fallback_window
         lines = [*self.requests.render(), *self.scores.render(), *self.timeouts.render(), *self.errors.render(),
-                 *self.latency.render(), *self.health.render()]
+                 *self.fallbacks.render(), *self.latency.render(), *self.health.render()]
+        lines += _gauge(f"{p}fallback_share", f"Share of fallbacks in the last {FALLBACK_WINDOW_REPLIES} rewards "
+                        "replied (a run should fail above its bound)", {"": round(window.share(), 6)})
+        lines += _gauge(f"{p}fallback_share_replies", "Rewards the share is taken over (fewer at start)",
+                        {"": window.replies()})
+        lines += _gauge(f"{p}fallbacks_last_minute", "Fallback rewards replied in the last 60 s",
+                        {"": window.last_minute(time.monotonic())})
         lines += _gauge(f"{p}in_flight_requests", "POST /score requests being handled", {"": self.in_flight})
         lines += _gauge(f"{p}queued_scorings", "Scorings waiting for a process", {"": pool.queued})
         workers = {"idle": pool.idle, "busy": pool.busy, "slow": pool.slow, "starting": pool.starting}

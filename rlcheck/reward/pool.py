@@ -1,12 +1,14 @@
 """Scorer processes with a deadline per scoring, driven from the front's event loop.
 
-Each job goes to an idle process (or waits in a FIFO). Two timers start with it:
-- once the job has used demote_after_cpu_s of CPU (normal ones use a few ms), its process drops to idle
-  CPU priority and a fresh process takes its place, so one slow expression costs neither a slot nor
-  CPU that normal requests want. CPU time, not wall time: on a busy machine a normal job waits longer
-  for a core, and demoting it then would starve it into a timeout;
-- at timeout_s the process is SIGKILLed and the job ends as "timeout". Killing is the only bound that
-  holds: sympy's big-integer powers run in C, where no signal or exception reaches them.
+Each job goes to an idle process, or waits in a FIFO of at most max_queued (past it, and past
+max_queue_wait_s in line, the caller is told "unavailable": a 503 SLIME retries, never a wrong reward).
+Two budgets run with a job, both in the process's own CPU time, not wall time: on a busy host a normal
+job waits for a core, and a wall-clock deadline would turn that wait into a fallback reward:
+- once the job has used demote_after_cpu_s of CPU, its process drops to idle CPU priority and a fresh
+  process takes its place, so one pathological expression costs neither a slot nor CPU normal ones want;
+- once it has used timeout_s of CPU, or wall_timeout_s have passed whatever it used (the bound that
+  keeps a reply coming on a starved host), the process is SIGKILLed and the job ends as "timeout".
+  Killing is the only bound that holds: sympy's big-integer powers run in C, out of reach of signals.
 A process that was demoted, failed, or timed out is retired; the pool tops itself back up.
 """
 
@@ -41,7 +43,7 @@ class Outcome:
 class _Job:
     job_id: int
     response: str
-    label: str
+    labels: tuple[str, ...]
     future: asyncio.Future[Outcome]
     started: float = 0.0
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
@@ -67,10 +69,12 @@ class PoolState:
 
 class ScorerPool:
     def __init__(self, *, backend: str, size: int, max_slow: int, timeout_s: float, demote_after_cpu_s: float,
-                 max_queue_wait_s: float, max_memory_bytes: int) -> None:
+                 max_queue_wait_s: float, max_memory_bytes: int, wall_timeout_s: float | None = None,
+                 max_queued: int = 1 << 30) -> None:
         self.backend, self.size, self.max_slow = backend, size, max_slow
         self.timeout_s, self.demote_after_cpu_s, self.max_queue_wait_s = timeout_s, demote_after_cpu_s, max_queue_wait_s
-        self.max_memory_bytes = max_memory_bytes
+        self.wall_timeout_s = max(wall_timeout_s or timeout_s, timeout_s)
+        self.max_queued, self.max_memory_bytes = max_queued, max_memory_bytes
         self._procs: set[ScorerProcess] = set()
         self._idle: list[ScorerProcess] = []
         self._queue: collections.deque[_Job] = collections.deque()
@@ -85,7 +89,7 @@ class ScorerPool:
     async def start(self, timeout_s: float = 60.0) -> None:
         """Start `size` processes and wait (bounded) until all are ready."""
         self._loop = asyncio.get_running_loop()
-        await asyncio.to_thread(ensure_forkserver)
+        ensure_forkserver()  # blocks about 1 s, once, before serving; on this (main) thread: see procs.py
         self._top_up()
         deadline = time.monotonic() + timeout_s
         while sum(p.ready for p in self._procs) < self.size:
@@ -94,12 +98,16 @@ class ScorerPool:
                                    f"{timeout_s} s; last error: {self._last_spawn_error or 'none'}")
             await asyncio.sleep(0.02)
 
-    async def score(self, response: str, label: str) -> Outcome:
-        """Score one pair; always returns, by timeout_s after a process took it (or max_queue_wait_s in line)."""
+    async def score(self, response: str, labels: tuple[str, ...]) -> Outcome:
+        """Score one response against its labels (any of them); always returns, by wall_timeout_s after a process
+        took it (or max_queue_wait_s in line)."""
         if self._closing or self._loop is None:
-            return Outcome(status="unavailable", value=None, detail="the pool is not running")
+            return Outcome(status="unavailable", value=None, detail="the pool is not running (shutting down)")
+        if not self._idle and len(self._queue) >= self.max_queued:
+            return Outcome(status="unavailable", value=None,
+                           detail=f"{len(self._queue)} scorings already wait for a process (--max-queued)")
         self._next_id += 1
-        job = _Job(self._next_id, response, label, self._loop.create_future())
+        job = _Job(self._next_id, response, labels, self._loop.create_future())
         self._submit(job)
         return await job.future
 
@@ -110,11 +118,15 @@ class ScorerPool:
                          retired=dict(self._retired), spawn_failures=self._spawn_failures,
                          last_spawn_error=self._last_spawn_error)
 
-    async def close(self, drain_s: float) -> None:
-        """Let running jobs finish for up to drain_s, then stop every process (None, then SIGKILL)."""
+    def begin_close(self) -> None:
+        """Take no more jobs: waiting ones get "unavailable" now (a 503 SLIME retries); running ones finish."""
         self._closing = True
         while self._queue:
             self._queue.popleft().finish(Outcome(status="unavailable", value=None, detail="shutting down"))
+
+    async def close(self, drain_s: float) -> None:
+        """Let running jobs finish for up to drain_s, then stop every process (None, then SIGKILL)."""
+        self.begin_close()
         deadline = time.monotonic() + drain_s
         while (any(p.job for p in self._procs) or self._spawning) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
@@ -130,7 +142,7 @@ class ScorerPool:
             timer.cancel()
         job.started, proc.job = time.perf_counter(), job
         try:
-            proc.conn.send((job.job_id, job.response, job.label))
+            proc.conn.send((job.job_id, job.response, job.labels))
         except OSError:  # it died between jobs: another process takes the job
             proc.job = None
             self._retire(proc, "died")
@@ -203,12 +215,23 @@ class ScorerPool:
         self._top_up()
 
     def _on_deadline(self, proc: ScorerProcess, job: _Job) -> None:
-        if proc.job is not job:
+        if proc.job is not job or self._loop is None:
             return
+        wall_s = time.perf_counter() - job.started
+        cpu_now = proc.cpu_now()
+        used_s = wall_s if cpu_now is None else cpu_now - proc.cpu_s  # no /proc: wall time is all there is
+        if used_s < self.timeout_s and wall_s < self.wall_timeout_s:  # it waited for a core: look again later
+            wait_s = min(self.timeout_s - used_s, self.wall_timeout_s - wall_s)
+            job.timers.append(self._loop.call_later(max(wait_s, 0.01), self._on_deadline, proc, job))
+            return
+        if used_s >= self.timeout_s:
+            detail = f"used {used_s:.2f} CPU s, past the {self.timeout_s:g} s CPU budget"
+        else:
+            detail = (f"starved: {used_s:.2f} CPU s in {wall_s:.1f} s, past the {self.wall_timeout_s:g} s wall "
+                      "bound (the host is short of CPU)")
         proc.job = None
-        job.finish(Outcome(status="timeout", value=None, detail=f"past the {self.timeout_s:g} s deadline",
-                           worker_pid=proc.pid, scoring_s=time.perf_counter() - job.started))
-        self._retire(proc, "timeout")
+        job.finish(Outcome(status="timeout", value=None, detail=detail, worker_pid=proc.pid, scoring_s=wall_s))
+        self._retire(proc, "timeout" if used_s >= self.timeout_s else "starved")
 
     def _on_died(self, proc: ScorerProcess) -> None:
         job, proc.job = proc.job, None

@@ -20,11 +20,19 @@ log = logging.getLogger("rlcheck.reward")
 _CTX: ForkServerContext = multiprocessing.get_context("forkserver")
 
 
+FRONT_PID_ENV = "RLCHECK_REWARD_FRONT_PID"
+
+
 def ensure_forkserver() -> None:
-    """Start the forkserver (about 0.6 s: it imports and warms the scorers). Blocking: run it in a thread."""
+    """Start the forkserver (about 1 s: it imports and warms the scorers).
+
+    Call it from the main thread: the forkserver asks the kernel to kill it when the thread that
+    started it ends (PR_SET_PDEATHSIG, see preload.py), and a worker thread of a pool ends early.
+    """
     # Each child also re-runs the parent's main script (multiprocessing's main-module fix-up); when that
     # is the `rlcheck` console script, preloading rlcheck.cli makes the re-run nearly free.
     _CTX.set_forkserver_preload(["rlcheck.reward.preload", "rlcheck.cli"])
+    os.environ[FRONT_PID_ENV] = str(os.getpid())  # the forkserver inherits it: whose death it follows
     forkserver.ensure_running()
 
 

@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rlcheck.reward.slime_math import score_slime_math
+
 Scorer = Callable[[str, str], float]
 
 
@@ -66,10 +68,31 @@ def score_boxed(response: str, label: str) -> float:
     return 1.0 if answer is not None and normalize(answer) == gold else 0.0
 
 
-SCORERS: dict[str, Scorer] = {"math_verify": score_math_verify, "boxed": score_boxed}
+SCORERS: dict[str, Scorer] = {"slime_math": score_slime_math, "math_verify": score_math_verify, "boxed": score_boxed}
+
+
+def score_any(scorer: Scorer, response: str, labels: tuple[str, ...]) -> float:
+    """The best reward over the labels (a list label means "any of these answers").
+
+    A label that cannot be scored is not read as a wrong answer: when no label gives 1.0 and one raised,
+    the error is raised (a counted fallback).
+    """
+    best, error = 0.0, None
+    for label in labels:
+        try:
+            best = max(best, scorer(response, label))
+        except Exception as exc:  # noqa: BLE001 - re-raised below unless another label matched
+            error = error or exc
+        if best >= 1.0:
+            return best
+    if error is not None:
+        raise error
+    return best
 
 
 def load_scorer(backend: str) -> Scorer:
+    if backend == "slime_math":
+        import sympy  # noqa: F401  (same reason as below)
     if backend == "math_verify":
         import math_verify  # noqa: F401  (import now: a broken install fails the process at start, not per request)
 
@@ -88,6 +111,10 @@ class KnownPair:
 
 
 HEALTH_PAIRS: dict[str, tuple[KnownPair, ...]] = {
+    "slime_math": (
+        KnownPair(response="so the answer is \\boxed{(x+1)^2}", label="x^2+2x+1", expected=1.0),
+        KnownPair(response="so the answer is \\boxed{7}", label="8", expected=0.0),
+    ),
     "math_verify": (
         KnownPair(response="so the answer is \\boxed{\\frac{1}{2}}", label="0.5", expected=1.0),
         KnownPair(response="so the answer is \\boxed{7}", label="8", expected=0.0),

@@ -1,4 +1,4 @@
-"""A scorer process: receives (job_id, response, label), sends back (job_id, value, error, scoring_s, cpu_s).
+"""A scorer process: receives (job_id, response, labels), sends back (job_id, value, error, scoring_s, cpu_s).
 
 cpu_s is the process's CPU time so far: the front measures a running job's CPU use against it.
 
@@ -16,7 +16,7 @@ import signal
 import time
 from multiprocessing.connection import Connection
 
-from rlcheck.reward.scorers import Scorer, load_scorer
+from rlcheck.reward.scorers import Scorer, load_scorer, score_any
 
 READY = "ready"
 _PR_SET_PDEATHSIG = 1
@@ -56,11 +56,11 @@ def serve(conn: Connection, scorer: Scorer) -> None:
             return
         if job is None:
             return
-        job_id, response, label = job
+        job_id, response, labels = job
         started = time.perf_counter()
         value: float | None = None
         try:
-            value = float(scorer(response, label))
+            value = float(score_any(scorer, response, labels))
             error = "" if math.isfinite(value) else f"scorer returned {value}"
         except Exception as exc:  # noqa: BLE001 - any scorer failure becomes a counted, logged fallback
             error = _describe(exc)
