@@ -19,9 +19,9 @@ import aiohttp
 import pytest
 import requests
 
+from rlcheck.process.wait import free_loopback_port
 from rlcheck.reward.harness import ServerProcess, running_server, service_argv
 from rlcheck.reward.metrics import parse_text
-from rlcheck.wait import free_loopback_port
 
 READ_TIMEOUT_S = 1.0
 MARGIN_S = 2.0  # a timer, a close and a loaded 2-core machine
