@@ -61,6 +61,7 @@ BATCH = [
 def test_rules_batch(label, recipe, status, fragment):
     verdict = recipe_rules.evaluate_batch(recipe)
     assert verdict.status is status and fragment in verdict.summary, verdict.render()
+    assert verdict.failure_id == "batch-size-mismatch"
 
 
 LAYOUT = [
@@ -85,6 +86,7 @@ LAYOUT = [
 def test_rules_layout(label, recipe, status, fragment):
     verdict = recipe_rules.evaluate_layout(recipe)
     assert verdict.status is status and fragment in verdict.summary, verdict.render()
+    assert verdict.failure_id == "parallel-layout-mismatch"
 
 
 ENGINES = [
@@ -105,6 +107,7 @@ ENGINES = [
 def test_rules_engines(label, recipe, profile, status, fragment):
     verdict = recipe_rules.evaluate_engines(recipe, profile)
     assert verdict.status is status and fragment in verdict.summary, verdict.render()
+    assert verdict.failure_id == "engine-larger-than-node"
 
 
 def test_rules_engines_dp_attention_may_span_nodes():
@@ -131,3 +134,49 @@ CONNECTIONS = [
 def test_rules_cuda_device_max_connections(label, recipe, profile, status, fragment):
     verdict = recipe_rules.evaluate_connections(recipe, profile)
     assert verdict.status is status and fragment in verdict.summary, verdict.render()
+    assert verdict.failure_id == "cuda-device-max-connections"
+
+
+def test_rules_connections_without_profile_skip_naming_it():
+    verdict = recipe_rules.evaluate_connections(_30b(), None)
+    assert verdict.status is Status.SKIP and verdict.failure_id == "cuda-device-max-connections"
+    assert verdict.summary == "needs a hardware profile (--hardware): found none"
+
+
+def test_rules_all_problems_are_in_the_details():
+    recipe = _rollout(_4b(), rollout_batch_size=17, micro_batch_size=3)  # 136 != 128, and 128 % (3 x 16)
+    verdict = recipe_rules.evaluate_batch(recipe)
+    assert verdict.summary in verdict.details and "not divisible by micro batch 3 x DP 16" in verdict.details
+    assert verdict.remedy
+
+
+@pytest.mark.parametrize(("recipe", "reaches"), [
+    (_parallel(_30b(), cp=1), True),  # TP 2
+    (_parallel(_30b(), tp=1), True),  # CP 2
+    (_parallel(_4b(), tp=2), True),
+    (_4b(), False),
+], ids=["tp2", "cp2", "dense-tp2", "tp1-cp1-dense"])
+def test_rules_megatron_gpu_probes_reached_by_tp_or_cp(recipe, reaches):
+    assert recipe_rules.reaches_gpu_probes(recipe) is reaches
+
+
+def test_rules_grouped_gemm_alone_reaches_the_gpu_probes():
+    moe_tp1 = _parallel(_30b(), tp=1, cp=1)
+    assert "--moe-grouped-gemm" in moe_tp1.argv() and recipe_rules.reaches_gpu_probes(moe_tp1)
+
+
+@pytest.mark.parametrize(("level", "status"), [("info", Status.PASS), ("trace", Status.PASS), ("critical", Status.PASS),
+                                               ("Info", Status.FAIL), ("notset", Status.FAIL)])
+def test_rules_log_level_set_is_uvicorns(level, status):
+    from rlcheck.recipes.recipe import with_sglang
+
+    verdict = recipe_rules.evaluate_log_levels(with_sglang(_4b(), {"log-level": level}))
+    assert verdict.status is status and verdict.failure_id == "uvicorn-log-level"
+    assert f"--sglang-log-level {level}" in verdict.summary
+
+
+def test_rules_log_level_default_is_named():
+    from rlcheck.recipes.recipe import with_sglang
+
+    verdict = recipe_rules.evaluate_log_levels(with_sglang(_4b(), {}, remove=("log-level", "log-level-http")))
+    assert verdict.status is Status.PASS and verdict.summary == "SGLang's default (info): a level uvicorn accepts"

@@ -1,0 +1,96 @@
+"""Mutation score of rlcheck's judges with mutmut: seeded bugs the self-tests must turn red.
+
+mutmut (3.x) was chosen because it is maintained, runs plain pytest, runs for each mutant only the tests
+that reach the mutated function (so a module's run takes minutes on 2 cores, not hours) and lists each
+survivor as a diff (`mutmut show`). It is not part of the reference stack: this command installs it into
+.sidecar/mutmut (needs the package registry) and works on a copy of the checkout under .mutation/.
+
+Usage: python -m benchmarks.mutation.run [TARGET ...]   (TARGET: a key of TARGETS; default: all)
+The result (killed, survived, score per target, every survivor's mutant name) goes to
+benchmarks/results/mutation.json with the command, machine and date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks import results_file
+
+ROOT = Path(__file__).resolve().parents[2]
+WORK = ROOT / ".mutation"
+TOOL = ROOT / ".sidecar" / "mutmut"
+MUTMUT = "mutmut==3.8.1"
+# target -> (module to mutate, the self-tests that judge it)
+TARGETS = {
+    "recipe_rules": ("rlcheck/probes/recipe_rules.py",
+                     ["tests/test_rules_recipe.py", "tests/test_probe_recipe_rules.py", "tests/test_registry.py"]),
+    "node_evaluate": ("rlcheck/probes/node_evaluate.py",
+                      ["tests/test_rules_image_node.py", "tests/test_probe_node.py", "tests/test_registry.py"]),
+    "image": ("rlcheck/probes/image.py",
+              ["tests/test_rules_image_node.py", "tests/test_probe_image.py", "tests/test_registry.py"]),
+    "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py"]),
+    "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py", "tests/test_plugin.py"]),
+}
+PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
+COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
+        "reproducers/"]
+
+
+def ensure_tool() -> None:
+    if not (TOOL / "mutmut").is_dir():
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(TOOL), MUTMUT], check=True)
+
+
+def run_target(name: str) -> dict[str, object]:
+    module, tests = TARGETS[name]
+    work = WORK / name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
+    (work / ".venv").symlink_to(ROOT / ".venv")
+    with (work / "pyproject.toml").open("a", encoding="utf-8") as f:
+        f.write(f"\n[tool.mutmut]\npaths_to_mutate = [{module!r}]\ntests_dir = {json.dumps(tests)}\n"
+                f"also_copy = {json.dumps(COPY)}\npytest_add_cli_args = {json.dumps(PYTEST_ARGS)}\n")
+    env = {"PYTHONPATH": str(TOOL), "PATH": "/usr/bin:/bin"}
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-m", "mutmut", "run"], cwd=work, env=env, capture_output=True, timeout=3600)
+    listing = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=600).stdout
+    states = dict(re.findall(r"^\s*(\S+): (\w[\w ]*)$", listing, re.M))
+    killed = sum(1 for s in states.values() if s == "killed")
+    survivors = sorted(k for k, s in states.items() if s == "survived")
+    total = killed + len(survivors)
+    return {"module": module, "tests": tests, "mutants": len(states), "killed": killed, "survived": len(survivors),
+            "other": len(states) - total, "score": round(killed / total, 3) if total else None,
+            "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"one of {', '.join(TARGETS)} (default: all)")
+    args = parser.parse_args(argv)
+    unknown = [t for t in args.targets if t not in TARGETS]
+    if unknown:
+        parser.error(f"unknown target(s) {unknown}: valid are {', '.join(TARGETS)}")
+    ensure_tool()
+    results = {name: run_target(name) for name in (args.targets or TARGETS)}
+    doc = {"tool": MUTMUT, "targets": results, "goal": ">= 90% of mutants killed per module",
+           "notes": ["survivors are listed by mutant name; `cd .mutation/<target> && mutmut show NAME` prints the "
+                     "diff"]}
+    path = results_file.write("mutation", doc)
+    for name, r in results.items():
+        print(f"{name}: {r['killed']}/{int(r['killed']) + int(r['survived'])} killed (score {r['score']})")
+    print(f"-> {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
