@@ -32,6 +32,7 @@ BOOL_FLAGS = (
 )
 VALUE_FLAGS = (
     "actor-num-gpus-per-node", "actor-num-nodes", "adam-beta1", "adam-beta2", "advantage-estimator",
+    "attention-dropout", "hidden-dropout",
     "context-parallel-size", "decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers", "entropy-coef",
     "eps-clip", "eps-clip-high", "expert-model-parallel-size", "expert-tensor-parallel-size", "ffn-hidden-size",
     "global-batch-size", "hf-checkpoint", "hidden-size", "input-key", "kl-loss-coef", "kl-loss-type", "kv-channels",
