@@ -20,9 +20,9 @@ import pytest
 from rlcheck.cluster import launch
 from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError
 from rlcheck.process import subproc
-from rlcheck.repro import argv_probe
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
+from tests import argv_probe
 
 FAILURE_ID = "ray-argv-loss"
 MODEL_ARGS = ["--num-layers", "36", "--hidden-size", "2560", "--ffn-hidden-size", "9728",

@@ -20,8 +20,8 @@ from rlcheck.process.wait import free_loopback_port
 from rlcheck.reward.config import ServiceConfig
 from rlcheck.reward.harness import ServerProcess, running_server, service_argv
 from rlcheck.reward.metrics import parse_text
-from rlcheck.reward.slime_client import SLIME_CONNECTIONS, Reply, post_like_slime, slime_session
 from rlcheck.verdict import Status, Verdict
+from tests.slime_client import SLIME_CONNECTIONS, Reply, post_like_slime, slime_session
 
 # the wall bound after a scorer process takes it, plus its wait in line behind 128 normal requests and its
 # first 0.2 CPU s at full priority (seconds of wall time on a 2-core machine at load 8), a kill and a reply
