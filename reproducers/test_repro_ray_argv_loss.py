@@ -53,14 +53,15 @@ def describe(got: list[str] | None, out: str) -> str:
     return f"{len(got)} args"
 
 
-def through_ray(dashboard_url: str, tmp_path: Path) -> tuple[bool, bool, str]:
+def through_ray(dashboard_url: str, tmp_path: Path, sh_name: str = "") -> tuple[bool, bool, str]:
+    """(argv lost as the head's /bin/sh loses it, fixes intact, evidence); sh_name: that shell (default: this one)."""
     model, printer = files(tmp_path)
     unsafe = argv_probe.unsafe_bash_c(model, printer)
     cli = cli_submit(dashboard_url, unsafe)
     sdk = sdk_submit(dashboard_url, subprocess.list2cmdline(unsafe))
     launcher = cli_submit(dashboard_url, [str(argv_probe.write_launcher(tmp_path, model, printer)), "--extra", "1"])
     ours = sdk_submit(dashboard_url, launch.entrypoint([sys.executable, str(printer), *MODEL_ARGS, "--extra", "1"]))
-    lost = all(got != MODEL_ARGS for got, _ in (cli, sdk))
+    lost = all(lost_here(sh_name or argv_probe.system_sh(), got, out) for got, out in (cli, sdk))
     intact = all(got == [*MODEL_ARGS, "--extra", "1"] for got, _ in (launcher, ours))
     evidence = (f"CLI bash -c: {describe(*cli)}; SDK: {describe(*sdk)}; launcher: {describe(*launcher)}; "
                 f"rlcheck.cluster.launch: {describe(*ours)} (of {len(MODEL_ARGS)} model args + 2)")
@@ -135,7 +136,7 @@ def test_repro_ray_argv_loss_other_sh(record_verdict, record_reproduction, tmp_p
     prefix, shell = wrapper
     try:
         with EmbeddedRay(wrapper=prefix) as ray:
-            lost, intact, evidence = through_ray(ray.dashboard_url, tmp_path)
+            lost, intact, evidence = through_ray(ray.dashboard_url, tmp_path, shell)
     except EmbeddedRayError as exc:
         record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"Ray with /bin/sh={shell}: {exc}"))
         return
