@@ -1,8 +1,9 @@
 """mbridge-missing: HF -> Megatron conversion needs mbridge, which a --no-deps SLIME install lacks.
 
 Proves, with the real packages in child processes (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE set, nothing
-reaches the network): the conversion tool's imports (megatron.core, then `from mbridge import
-AutoBridge`) fail with Python's own ModuleNotFoundError in an environment without mbridge. mbridge is
+reaches the network): SLIME v0.2.4's converter's import header, in its order (Megatron's
+enums, arguments, checkpointing and training, then slime_plugins.mbridge's first `from mbridge.core import ...`),
+gets through Megatron and stops at mbridge with Python's own ModuleNotFoundError (name 'mbridge'). mbridge is
 made absent, not faked: the child runs with `python -S` on a mirror of this environment's
 site-packages that leaves mbridge out (rlcheck.repro.site_mirror), so the import system itself reports it.
 With mbridge, AutoBridge.from_pretrained maps a tiny local Qwen3 config.json (hidden 64, 2 layers,
@@ -21,7 +22,28 @@ from rlcheck.repro import site_mirror
 from rlcheck.repro.reproduce import Reproduction
 
 FAILURE_ID = "mbridge-missing"
-IMPORTS = "import megatron.core\nprint('megatron.core imported', flush=True)\nfrom mbridge import AutoBridge\n"
+# The import header of SLIME v0.2.4's converter, tools/convert_hf_to_torch_dist.py (bd217a63, lines 7-13), in its
+# order. SLIME is not installed here, so `import slime_plugins.mbridge` (line 12) is replaced by the first mbridge
+# import it executes: slime_plugins/mbridge/__init__.py imports .deepseek_v32, whose line 3 is the one below.
+TOOL_IMPORTS = (
+    "from megatron.core.enums import ModelType",
+    "from megatron.training.arguments import parse_args, validate_args",
+    "from megatron.training.checkpointing import get_checkpoint_name, get_checkpoint_tracker_filename, save_checkpoint",
+    "from megatron.training.training import get_model",
+    "from mbridge.core import register_model  # via import slime_plugins.mbridge",
+    "from mbridge import AutoBridge",
+)
+IMPORTS = """
+import json
+for step, line in enumerate(json.loads(TOOL_IMPORTS_JSON)):
+    try:
+        exec(line)
+    except ImportError as exc:
+        print("STOPPED " + json.dumps({"step": step, "line": line, "type": type(exc).__name__, "name": exc.name,
+                                       "error": str(exc)}), flush=True)
+        raise
+    print(f"IMPORTED {step}", flush=True)
+""".replace("TOOL_IMPORTS_JSON", repr(json.dumps(TOOL_IMPORTS)))
 CONVERT = """
 import json, sys
 import torch.distributed as dist
@@ -62,13 +84,22 @@ def convert_config(tmp_path) -> tuple[dict[str, object] | None, subproc.Complete
     return (json.loads(line.removeprefix("RESULT ")) if line else None), done
 
 
+def stopped_at(done: subproc.Completed) -> dict[str, object] | None:
+    line = next((x for x in done.stdout.splitlines() if x.startswith("STOPPED ")), None)
+    return json.loads(line.removeprefix("STOPPED ")) if line else None
+
+
 def test_repro_mbridge_missing(record_reproduction, tmp_path):
     absent = import_without_mbridge(tmp_path)
-    missing = "megatron.core imported" in absent.stdout and "No module named 'mbridge'" in absent.stderr
+    stop = stopped_at(absent)
+    # the converter's Megatron imports all ran, then its first mbridge import raised for mbridge itself
+    missing = (stop is not None and stop["step"] == 4 and stop["type"] == "ModuleNotFoundError"
+               and stop["name"] == "mbridge" and all(f"IMPORTED {i}" in absent.stdout for i in range(4)))
     mapped, done = convert_config(tmp_path)
     mapped_ok = mapped is not None and all(mapped.get(k) == v for k, v in EXPECTED.items())
-    error = next((x for x in absent.stderr.splitlines() if x.startswith("ModuleNotFoundError")), absent.why())
-    evidence = (f"without mbridge: {error}; with mbridge: AutoBridge.from_pretrained(tiny Qwen3) -> "
+    error = f"{stop['line']!r} -> {stop['type']}: {stop['error']}" if stop else absent.why()
+    evidence = (f"SLIME v0.2.4's converter imports without mbridge: {error}; with mbridge: "
+                f"AutoBridge.from_pretrained(tiny Qwen3) -> "
                 f"{mapped.get('bridge') if mapped else None} {json.dumps(mapped)}")
     result = Reproduction(failure_id=FAILURE_ID, versions={}, reproduced=missing, fix_verified=mapped_ok,
                           evidence=evidence, details=f"{absent.tail()}\n--- with mbridge ---\n{done.tail(5)}")

@@ -17,8 +17,8 @@ import pytest
 
 from rlcheck.cluster import launch
 from rlcheck.process import subproc
-from rlcheck.repro import argv_probe
 from rlcheck.repro.reproduce import Reproduction, versions_for
+from tests import argv_probe
 
 FAILURE_ID = "model-args-glob"
 CASES = {"qwen3-30b-a3b": ("[1,1,1,1]", "1"), "glm5.2": ("[0]*3+[1]*75", "03+175")}

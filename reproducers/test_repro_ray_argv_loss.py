@@ -20,9 +20,9 @@ import pytest
 from rlcheck.cluster import launch
 from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError
 from rlcheck.process import subproc
-from rlcheck.repro import argv_probe
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
+from tests import argv_probe
 
 FAILURE_ID = "ray-argv-loss"
 MODEL_ARGS = ["--num-layers", "36", "--hidden-size", "2560", "--ffn-hidden-size", "9728",
@@ -53,37 +53,58 @@ def describe(got: list[str] | None, out: str) -> str:
     return f"{len(got)} args"
 
 
-def through_ray(dashboard_url: str, tmp_path: Path) -> tuple[bool, bool, str]:
+def through_ray(dashboard_url: str, tmp_path: Path, sh_name: str = "") -> tuple[bool, bool, str]:
+    """(argv lost as the head's /bin/sh loses it, fixes intact, evidence); sh_name: that shell (default: this one)."""
     model, printer = files(tmp_path)
     unsafe = argv_probe.unsafe_bash_c(model, printer)
     cli = cli_submit(dashboard_url, unsafe)
     sdk = sdk_submit(dashboard_url, subprocess.list2cmdline(unsafe))
     launcher = cli_submit(dashboard_url, [str(argv_probe.write_launcher(tmp_path, model, printer)), "--extra", "1"])
     ours = sdk_submit(dashboard_url, launch.entrypoint([sys.executable, str(printer), *MODEL_ARGS, "--extra", "1"]))
-    lost = all(got != MODEL_ARGS for got, _ in (cli, sdk))
+    lost = all(lost_here(sh_name or argv_probe.system_sh(), got, out) for got, out in (cli, sdk))
     intact = all(got == [*MODEL_ARGS, "--extra", "1"] for got, _ in (launcher, ours))
     evidence = (f"CLI bash -c: {describe(*cli)}; SDK: {describe(*sdk)}; launcher: {describe(*launcher)}; "
                 f"rlcheck.cluster.launch: {describe(*ours)} (of {len(MODEL_ARGS)} model args + 2)")
     return lost, intact, evidence
 
 
+def received(sh: str, argv: list[str], *, joined: bool) -> tuple[list[str] | None, str]:
+    """(argv the printer received, stderr): joined as Ray's CLI joins it and run by sh -c, or run as the list."""
+    if joined:
+        done = subprocess.run(subprocess.list2cmdline(argv), shell=True, executable=sh, capture_output=True,
+                              text=True, timeout=60)
+    else:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    return argv_probe.printed_argv(done.stdout), done.stderr
+
+
+def lost_here(sh_name: str, got: list[str] | None, err: str) -> bool:
+    """This shell's signature of the loss: dash stops at the array expansion, bash runs with the array gone."""
+    if sh_name == "dash":
+        return got is None and "Bad substitution" in err
+    return got is not None and not any(t in got for t in MODEL_ARGS)
+
+
 def test_repro_ray_argv_loss_shell_mechanism(record_reproduction, tmp_path):
-    """Ray's join and run, without Ray: list2cmdline + shell=True, under this machine's sh and bash."""
+    """Ray's join and run, without Ray: list2cmdline + shell=True, under this machine's sh and bash, judged by the
+    tokens the program received; the same argv run as a list (no join) is the control that delivers them all."""
     model, printer = files(tmp_path)
     unsafe = argv_probe.unsafe_bash_c(model, printer, quote_expansion=True)
+    control, _ = received("", unsafe, joined=False)
     seen = {}
-    for sh in ("/bin/sh", shutil.which("bash") or "/bin/bash"):
-        done = subprocess.run(subprocess.list2cmdline(unsafe), shell=True, executable=sh, capture_output=True,
-                              text=True, timeout=60)
-        seen[sh] = argv_probe.printed_argv(done.stdout)
+    for sh, name in (("/bin/sh", argv_probe.system_sh()), (shutil.which("bash") or "/bin/bash", "bash")):
+        got, err = received(sh, unsafe, joined=True)
+        seen[f"{sh} ({name})"] = (got, lost_here(name, got, err),
+                                  "never ran: Bad substitution" if "Bad substitution" in err else f"received {got}")
     safe = subprocess.run(launch.entrypoint([sys.executable, str(printer), *MODEL_ARGS]), shell=True,
                           capture_output=True, text=True, timeout=60)
-    evidence = ", ".join(f"{sh} ({argv_probe.system_sh() if sh == '/bin/sh' else 'bash'}): "
-                         f"{'never ran' if got is None else f'{len(got)} args'}" for sh, got in seen.items())
+    evidence = "; ".join(f"{sh}: {text}" for sh, (_, _, text) in seen.items())
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
-                          reproduced=all(got != MODEL_ARGS for got in seen.values()),
+                          reproduced=control == MODEL_ARGS and all(lost for _, lost, _ in seen.values()),
                           fix_verified=argv_probe.printed_argv(safe.stdout) == MODEL_ARGS,
-                          evidence=f"list2cmdline + sh -c: {evidence}; shlex.join: intact")
+                          evidence=f"as a list (no join): {'all' if control == MODEL_ARGS else control} "
+                                   f"{len(MODEL_ARGS)} tokens; list2cmdline + sh -c: {evidence}; shlex.join: "
+                                   f"{'intact' if argv_probe.printed_argv(safe.stdout) == MODEL_ARGS else 'lost'}")
     record_reproduction(result)
 
 
@@ -115,7 +136,7 @@ def test_repro_ray_argv_loss_other_sh(record_verdict, record_reproduction, tmp_p
     prefix, shell = wrapper
     try:
         with EmbeddedRay(wrapper=prefix) as ray:
-            lost, intact, evidence = through_ray(ray.dashboard_url, tmp_path)
+            lost, intact, evidence = through_ray(ray.dashboard_url, tmp_path, shell)
     except EmbeddedRayError as exc:
         record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"Ray with /bin/sh={shell}: {exc}"))
         return

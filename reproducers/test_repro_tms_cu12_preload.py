@@ -5,15 +5,15 @@ torch_memory_saver_hook_mode_preload.abi3.so) picks a file whose NEEDED entries 
 libcudart.so.12; loading it in a fresh process on this CUDA 13 runtime fails with
 `libcudart.so.12: cannot open shared object file`. The package's own CUDA-aware resolver picks the
 _cu13 file, which loads. The NVIDIA driver is absent here: a stub libcuda.so.1 built by the test with
-the C compiler stands in for it (rlcheck.repro.cuda_stub), so only libcudart decides.
+the C compiler stands in for it (tests/cuda_stub.py), so only libcudart decides.
 """
 
 from __future__ import annotations
 
 from rlcheck.probes import tms
-from rlcheck.repro import cuda_stub
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
+from tests import cuda_stub
 
 FAILURE_ID = "tms-cu12-preload"
 

@@ -5,7 +5,7 @@ Proves, with the real torch_memory_saver 0.0.10 wheel and the CUDA 13 runtime fr
 `libcudart.so.13: cannot open shared object file` when the loader cannot see that folder (the
 system's ld.so.cache is hidden from the child with `unshare -m` and a bind mount, as in an image whose
 CUDA comes only from pip), and loads once the folder is on LD_LIBRARY_PATH. A stub libcuda.so.1
-built by the test stands in for the absent driver (rlcheck.repro.cuda_stub).
+built by the test stands in for the absent driver (tests/cuda_stub.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import shutil
 import subprocess
 
 from rlcheck.probes import tms
-from rlcheck.repro import cuda_stub
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
+from tests import cuda_stub
 
 FAILURE_ID = "tms-loader-unresolved"
 HIDE_LD_CACHE = ("unshare", "-m", "--propagation", "private", "sh", "-c",

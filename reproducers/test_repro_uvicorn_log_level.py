@@ -2,8 +2,9 @@
 
 Proves, with the real packages: SGLang 0.5.12.post1's ServerArgs keeps `--log-level WARN` as given;
 real uvicorn rejects it (KeyError) before its socket binds, while the lowercase `warning` serves;
-uvicorn 0.44 (side directory) also rejects `WARNING`; and a health loop without a deadline never
-returns while rlcheck's bounded wait ends within its timeout.
+uvicorn 0.44 (side directory) also rejects `WARNING`; and SLIME v0.2.4's health wait (replayed step for step in
+slime_wait_replay.py, SLIME not being importable here) never returns against the crashed server, though it returns
+against a healthy one, while rlcheck's bounded wait ends within its timeout.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 from rlcheck.process import subproc
 from rlcheck.process.wait import free_loopback_port, wait_http_ok
@@ -33,23 +35,6 @@ SERVER_KEPT_ALIVE = SERVER.replace("uvicorn.run(app, ", "def serve():\n    uvico
 import threading, time
 threading.Thread(target=serve).start()
 time.sleep(600)
-"""
-# SLIME's _wait_server_healthy: poll until 200 or the process is gone; no deadline.
-UNBOUNDED_WAIT = """
-import os, sys, time, urllib.request
-url, pid = sys.argv[1], int(sys.argv[2])
-while True:
-    try:
-        urllib.request.urlopen(url, timeout=1)
-        break
-    except Exception:
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        break
-    time.sleep(0.2)
-print("health wait returned")
 """
 SGLANG_PARSE = """
 import argparse, json, sys
@@ -110,23 +95,37 @@ def test_repro_uvicorn_log_level_older_uvicorn(record_verdict, record_reproducti
     record_reproduction(result)
 
 
+SLIME_WAIT = Path(__file__).with_name("slime_wait_replay.py")
+
+
+def slime_wait(level: str, timeout_s: float) -> subproc.Completed:
+    """SLIME's health wait (replayed: see slime_wait_replay.py) on a real uvicorn server given this log level."""
+    return subproc.run([sys.executable, str(SLIME_WAIT), str(free_loopback_port()), level], timeout_s=timeout_s,
+                       env=subproc.child_env(()))
+
+
 def test_repro_uvicorn_log_level_unbounded_wait(record_reproduction):
+    # the control: the same replayed loop returns once a server answers, so "still waiting" below is not by design
+    control = slime_wait("warning", timeout_s=60)
+    forever = slime_wait("WARN", timeout_s=15)
+    crashed = "KeyError: 'warn'" in forever.stderr
     port = free_loopback_port()
     url = f"http://127.0.0.1:{port}/health_generate"
     server = subproc.start([sys.executable, "-c", SERVER_KEPT_ALIVE, str(port), "WARN"])
     try:
-        forever = subproc.run([sys.executable, "-c", UNBOUNDED_WAIT, url, str(server.pid)], timeout_s=6)
         started = time.monotonic()
         bounded = wait_http_ok(url, timeout_s=3, alive=lambda: server.poll() is None)
         bounded_s = time.monotonic() - started
-        alive_at_end = server.poll() is None
     finally:
         subproc.kill_group(server)
-    hung = forever.timed_out and alive_at_end
+    returned = "SLIME health wait returned" in control.stdout
+    hung = returned and crashed and forever.timed_out and "terminated unexpectedly" not in forever.stderr
     ended = not bounded.ok and bounded_s < 3 + 2
-    evidence = (f"server alive after its HTTP thread died; unbounded /health_generate loop "
-                f"{'still waiting at its 6 s deadline' if forever.timed_out else 'returned'}; "
-                f"rlcheck wait ended in {bounded_s:.1f} s: {bounded.last_error}")
+    evidence = (f"SLIME v0.2.4's health wait (a replay: SLIME is not importable here): with uvicorn log_level "
+                f"'warning' it {'returned' if returned else 'did not return: ' + control.why()}; with 'WARN' uvicorn "
+                f"{'raised KeyError before binding' if crashed else 'did not raise KeyError'} and the wait was "
+                f"{'still polling at its 15 s deadline' if forever.timed_out else 'over: ' + forever.why()}; "
+                f"rlcheck's wait ended in {bounded_s:.1f} s: {bounded.last_error}")
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=hung,
-                          fix_verified=ended, evidence=evidence)
+                          fix_verified=ended, evidence=evidence, details=forever.tail())
     record_reproduction(result)

@@ -8,7 +8,7 @@ import pytest
 
 from rlcheck import recipes
 from rlcheck.cluster import launch
-from rlcheck.repro import argv_probe
+from tests import argv_probe
 from tests.test_recipes import FITS
 
 HOSTILE = ["--note", "two words", "[1,1,1]", "[0]*3+[1]*75", "$HOME", "${MODEL_ARGS[@]}", "'single'", '"double"',

@@ -15,7 +15,7 @@ from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, O
 from rlcheck.probes import gpus, node
 from rlcheck.probes import node_evaluate as judge
 from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
-from rlcheck.probes.cluster_reach import evaluate_reachable, judge_nodes
+from rlcheck.probes.cluster_reach import evaluate_node_answer, evaluate_reachable, judge_nodes
 from rlcheck.process import subproc
 from rlcheck.verdict import Status
 from tests.bad_recipes import BAD_VARIANTS
@@ -92,6 +92,18 @@ def _answer(recording: str, outcome: Outcome = Outcome.ANSWERED, detail: str = "
     data = json.loads((RECORDINGS / recording).read_text())
     return NodeAnswer(node=NodeFacts(**data["node"]), outcome=outcome, elapsed_s=1.0, detail=detail,
                       observation=data["observation"] if outcome is Outcome.ANSWERED else None)
+
+
+@pytest.mark.parametrize(("outcome", "detail", "status", "fragment"), [
+    (Outcome.ANSWERED, "", Status.PASS, "answered in 1.0 s"),
+    (Outcome.TIMEOUT, "no answer within 60 s", Status.UNKNOWN, "did not answer (no answer within 60 s)"),
+    (Outcome.DIED, "NodeDiedError: the raylet died", Status.UNKNOWN, "died during the check"),
+    (Outcome.ERROR, "ran on another node", Status.UNKNOWN, "probe failed (ran on another node)"),
+])
+def test_probe_node_answer_is_pass_only_when_the_node_answered(outcome, detail, status, fragment):
+    verdict = evaluate_node_answer(_answer("h200_node_healthy.json", outcome, detail))
+    assert verdict.status is status and fragment in verdict.summary
+    assert verdict.node and (verdict.remedy == "") == (status is Status.PASS)
 
 
 def test_probe_node_judge_nodes_marks_silent_and_dead_nodes_unknown():

@@ -156,7 +156,16 @@ def test_registry_every_check_has_a_recorded_bad_and_a_healthy_input():
     for cid, cases in CASES.items():
         statuses = {status for *_, status in cases}
         assert Status.PASS in statuses, f"{cid}: no healthy input"
-        assert statuses & {Status.FAIL, Status.WARN, Status.UNKNOWN} - {Status.PASS}, f"{cid}: no bad input"
+        advisory = preflight.get(cid).advisory
+        bad = {Status.FAIL, Status.WARN, Status.UNKNOWN} if advisory else {Status.FAIL}
+        assert statuses & bad, f"{cid}: no recorded input that FAILs ({'advisory' if advisory else 'not advisory'})"
+
+
+def test_registry_advisory_checks_never_fail_on_their_bad_input():
+    """An advisory check's bad case is WARN or UNKNOWN; one that can FAIL must not hide behind advisory."""
+    for check in preflight.all_checks():
+        statuses = {status for *_, status in CASES[check.id]}
+        assert not (check.advisory and Status.FAIL in statuses), f"{check.id}: FAILs, so it is not advisory"
 
 
 @pytest.mark.parametrize(("check_id", "label", "inputs", "observation", "status"), ROWS,

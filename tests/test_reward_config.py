@@ -10,7 +10,7 @@ import pytest
 
 from rlcheck.reward.cli import add_arguments, config_from_args, run
 from rlcheck.reward.config import ServiceConfig, cpu_quota, usable_cpus
-from rlcheck.reward.slime_client import SLIME_TOTAL_TIMEOUT_S
+from tests.slime_client import SLIME_TOTAL_TIMEOUT_S
 
 AIOHTTP_IDLE_CONNECTION_S = 15  # aiohttp's default keepalive_timeout, which SLIME's connector uses
 

@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 
 from benchmarks.reward_load.workload import Request
-from rlcheck.reward.slime_client import SLIME_CONNECTIONS, Reply, post_like_slime, slime_session
+from tests.slime_client import SLIME_CONNECTIONS, Reply, post_like_slime, slime_session
 
 HEALTH_INTERVAL_S = 0.25
 HEALTH_TIMEOUT_S = 5.0  # longer than a probe's 1 s, so a slow /health is measured, not just failed

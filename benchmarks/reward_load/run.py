@@ -30,7 +30,7 @@ from rlcheck.process.wait import free_loopback_port  # noqa: E402
 from rlcheck.reward.config import ServiceConfig  # noqa: E402
 from rlcheck.reward.harness import ServerProcess, running_server, service_argv  # noqa: E402
 from rlcheck.reward.metrics import parse_text  # noqa: E402
-from rlcheck.reward.slime_client import post_like_slime, slime_session  # noqa: E402
+from tests.slime_client import post_like_slime, slime_session  # noqa: E402
 
 WORK = Path(__file__).resolve().parents[1] / ".work" / "reward_load"
 MIXES = {"normal": 0.0, "pathological_1pct": 0.01}

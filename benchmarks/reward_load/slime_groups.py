@@ -32,7 +32,7 @@ from benchmarks.reward_load import ground_truth, stats  # noqa: E402
 from benchmarks.reward_load.run import WORK, scrape_metrics  # noqa: E402
 from rlcheck.process.wait import free_loopback_port  # noqa: E402
 from rlcheck.reward.harness import running_server, service_argv  # noqa: E402
-from rlcheck.reward.slime_client import Reply, post_like_slime, slime_session  # noqa: E402
+from tests.slime_client import Reply, post_like_slime, slime_session  # noqa: E402
 
 GROUP = 256  # samples a SLIME rollout process gathers at once
 SERVICES = ("baseline", "rlcheck", "rlcheck_math_verify")

@@ -16,7 +16,8 @@ def checks_table() -> str:
         needs = ", ".join(sorted(n.value for n in c.needs)) or "the image"
         if c.gpu_count:
             needs += f" ({c.gpu_count} GPU{'s' if c.gpu_count > 1 else ''})"
-        rows.append(f"| `{c.id}` | {', '.join(c.guards)} | {needs} | {c.judges} |")
+        advisory = f" *Advisory (never FAILs): {c.advisory_reason}.*" if c.advisory else ""
+        rows.append(f"| `{c.id}` | {', '.join(c.guards)} | {needs} | {c.judges}{advisory} |")
     return "\n".join(rows)
 
 

@@ -86,12 +86,18 @@ class Check:
     """The collector only looks up what is importable (no subprocess, GPU or network): dry runs run it too."""
     gpu_count: int = 0
     """GPUs this machine must have (checks that need a GPU)."""
+    advisory: bool = False
+    """Never FAILs by design: its worst verdict is WARN or UNKNOWN (the test table accepts that as its bad case)."""
+    advisory_reason: str = ""
+    """Why it never FAILs; required exactly when advisory."""
 
     def __post_init__(self) -> None:
         if not _ID.fullmatch(self.id):
             raise ValueError(f"id={self.id!r}: <area>_<property> in lowercase, area one of {', '.join(AREAS)}")
         if (Need.GPU in self.needs) != (self.gpu_count > 0):
             raise ValueError(f"{self.id}: gpu_count={self.gpu_count} must be > 0 exactly when the check needs a GPU")
+        if self.advisory != bool(self.advisory_reason):
+            raise ValueError(f"{self.id}: advisory={self.advisory} needs a reason exactly when advisory is set")
         if not self.judges or "\n" in self.judges:
             raise ValueError(f"{self.id}: judges must be one non-empty line")
 

@@ -1,4 +1,4 @@
-"""Building blocks for watching argv cross shells and Ray: a model file, an argv printer, a launcher."""
+"""Test building blocks for argv across shells and Ray: a model file, a stand-in train.py that prints argv."""
 
 from __future__ import annotations
 

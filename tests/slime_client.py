@@ -1,4 +1,4 @@
-"""A client that calls a reward service the way SLIME's remote_rm does (v0.2.4, rm_hub/__init__.py).
+"""Test double: a client that calls a reward service the way SLIME's remote_rm does (v0.2.4, rm_hub/__init__.py).
 
 One shared aiohttp session with 64 connections and a 120 s total timeout per attempt; a failed
 attempt (any exception, a non-2xx status included) is retried after min(2**attempt, 30) + U(0, 1)
