@@ -17,7 +17,7 @@ FLOORS = (
     ("rlcheck.probes", "rlcheck.reward", "rlcheck.fixes.tms_preload", "rlcheck.framework"),
     ("rlcheck.preflight", "rlcheck.deploy", "rlcheck.repro", "rlcheck.job"),
     ("rlcheck.e2e",),
-    ("rlcheck.plugin",),
+    ("rlcheck.plugin", "rlcheck.checks"),
     ("rlcheck.cli", "rlcheck.exec_argv"),
 )
 

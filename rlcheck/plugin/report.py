@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,17 +16,38 @@ from rlcheck.verdict import Status, Verdict
 
 PROPERTY = "rlcheck_verdict"
 KINDS = {"checks": "check", "reproducers": "reproducer", "testcases": "case"}
+PACKAGED_CHECKS = Path(__file__).resolve().parents[1] / "checks"
+"""rlcheck/checks/ of this installed copy: its tests are checks wherever pytest's rootdir puts their node ids."""
 
 
 def kind_of(nodeid: str) -> str:
     return KINDS.get(nodeid.split("/", 1)[0], "test")
 
 
-def verdict_id(nodeid: str) -> str:
+def kind_of_item(item: pytest.Item) -> str:
+    """Checks shipped in the package are checks even when run from site-packages (`rlcheck preflight`,
+    `pytest --pyargs rlcheck.checks`), where the node id does not start with checks/."""
+    if Path(item.path).resolve().parent == PACKAGED_CHECKS:
+        return "check"
+    return kind_of(item.nodeid)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    rep = yield
+    rep.rlcheck_kind = kind_of_item(item)  # a plain attribute: xdist carries it to the controller
+    return rep
+
+
+def report_kind(rep: pytest.TestReport) -> str:
+    return getattr(rep, "rlcheck_kind", None) or kind_of(rep.nodeid)
+
+
+def verdict_id(nodeid: str, kind: str | None = None) -> str:
     """A check's id is its registry id, the param of its area's test (checks/test_recipe.py::test_recipe[recipe_batch]
     -> recipe_batch); elsewhere the test's name (test_repro_numpy2_megatron -> repro_numpy2_megatron)."""
     name = nodeid.rsplit("::", 1)[-1]
-    if kind_of(nodeid) == "check" and name.endswith("]"):
+    if (kind or kind_of(nodeid)) == "check" and name.endswith("]"):
         return name[name.index("[") + 1:-1]
     return name.removeprefix("test_")
 
@@ -36,7 +58,7 @@ def record_verdict(request: pytest.FixtureRequest) -> Callable[..., None]:
 
     def record(*verdicts: Verdict, reproduction: dict[str, Any] | None = None) -> None:
         item = request.node
-        named = [v.with_id(verdict_id(item.nodeid)) for v in verdicts]
+        named = [v.with_id(verdict_id(item.nodeid, kind_of_item(item))) for v in verdicts]
         for v in named:
             item.user_properties.append((PROPERTY, json.dumps({"verdict": v.to_dict(), "reproduction": reproduction})))
         bad = [v for v in named if v.status.blocks]
@@ -61,7 +83,7 @@ def record_reproduction(record_verdict: Callable[..., None]) -> Callable[[Reprod
 
 def synthesized(rep: pytest.TestReport) -> Verdict | None:
     """The verdict of a check or reproducer that ended without recording one."""
-    check_id = verdict_id(rep.nodeid)
+    check_id = verdict_id(rep.nodeid, report_kind(rep))
     if rep.skipped:
         reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
         return Verdict(check_id=check_id, status=Status.SKIP, summary=reason.removeprefix("Skipped: "))
@@ -85,23 +107,24 @@ class VerdictCollector:
         self.decision: report.Decision | None = None
         self.paths: tuple[str, ...] = ()
 
-    def _add(self, payload: dict[str, Any], nodeid: str) -> None:
+    def _add(self, payload: dict[str, Any], nodeid: str, kind: str) -> None:
         verdict = Verdict.from_dict(payload["verdict"])
-        self.recorded.append(report.Recorded(verdict=verdict, kind=kind_of(nodeid), test_id=nodeid,
+        self.recorded.append(report.Recorded(verdict=verdict, kind=kind, test_id=nodeid,
                                              reproduction=payload.get("reproduction")))
         self.done.add(nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if kind_of(report.nodeid) == "test" or report.nodeid in self.done:
+        kind = report_kind(report)
+        if kind == "test" or report.nodeid in self.done:
             return
         payloads = [json.loads(str(v)) for k, v in report.user_properties if k == PROPERTY]
         for payload in payloads:
-            self._add(payload, report.nodeid)
+            self._add(payload, report.nodeid, kind)
         if payloads or (report.passed and report.when != "call"):
             return
         verdict = synthesized(report)
         if verdict is not None:
-            self._add({"verdict": verdict.to_dict()}, report.nodeid)
+            self._add({"verdict": verdict.to_dict()}, report.nodeid, kind)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         ctx = get_context(self.config)
