@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from rlcheck import catalog, hardware, scan, scan_output
+from rlcheck import catalog, cli_run, hardware, scan, scan_output
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_UNJUDGED = 0, 1, 2
 """0: judged, nothing known found; 1: judged, a known failure found; 2: could not judge (usage, data, I/O)."""
@@ -178,27 +178,6 @@ def _job(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_job)
 
 
-def cmd_preflight(args: argparse.Namespace) -> int:
-    """The checks shipped in the package, through pytest and rlcheck's plugin: the same run as `pytest checks/`
-    in a checkout, from any directory of a machine that only has the wheel installed."""
-    import pytest
-
-    import rlcheck.checks
-
-    where = str(Path(rlcheck.checks.__file__).parent)
-    # -p rlcheck.plugin: also when plugin autoloading is off; no:cacheprovider: the rootdir is site-packages
-    return int(pytest.main([where, "-p", "rlcheck.plugin", "-p", "no:cacheprovider", *args.pytest_args]))
-
-
-def _preflight(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("preflight", help="run the preflight checks shipped in the package (pytest + GO / NO-GO)",
-                       description="Every argument after `preflight` goes to pytest: --hardware, --recipe, --job, "
-                                   "--ray-address, --report-dir, -k, --junitxml, ... (`rlcheck preflight --help`: "
-                                   "pytest's help with rlcheck's options)")
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS")
-    p.set_defaults(func=cmd_preflight)
-
-
 def _reward_service(sub: argparse._SubParsersAction) -> None:
     try:
         from rlcheck.reward import cli as reward_cli
@@ -239,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_watch)
     _job(sub)
-    _preflight(sub)
+    cli_run.add_preflight(sub)
+    cli_run.add_slurm(sub)
     _reward_service(sub)
     return parser
 
@@ -277,7 +257,7 @@ def _guarded(command: str, func: Callable[[argparse.Namespace], int], args: argp
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["preflight"]:  # every argument after it is pytest's, options included (argparse would eat them)
-        return cmd_preflight(argparse.Namespace(pytest_args=argv[1:]))
+        return cli_run.cmd_preflight(argparse.Namespace(pytest_args=argv[1:]))
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     if args.command in ("scan", "catalog", "render"):
