@@ -3,6 +3,7 @@ the test, no GO / NO-GO where nothing was judged, and `--dry-run` without --hard
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -108,3 +109,27 @@ def test_dry_run_without_hardware_renders_each_case_on_every_hardware_it_fits(tm
     assert "e2e[glm5.2-gb300]: renders for gb300:" in out
     assert "e2e[glm5.2-gb300]: renders for h200" not in out
     assert "needs a hardware profile" not in out
+
+
+def test_history_keeps_every_report_json(project):
+    project.makepyfile(**{"checks/test_cluster": PER_NODE})
+    for _ in range(2):
+        project.runpytest("--hardware=h200", "--history=hist")
+    kept = sorted((project.path / "hist").glob("report-*-h200*.json"))
+    assert len(kept) == 2, kept
+    docs = [json.loads(p.read_text()) for p in kept]
+    assert all(d["go"] is False and d["verdicts"][1]["summary"] == "Xid 79: fell off the bus" for d in docs)
+
+
+def test_history_names_where_it_kept_the_report(project):
+    project.makepyfile(**{"checks/test_cluster": PER_NODE})
+    result = project.runpytest("--hardware=none", "--history=hist")
+    result.stdout.fnmatch_lines(["report: rlcheck-report/report.json, rlcheck-report/report.md, "
+                                 "history hist/report-*-none.json"])
+
+
+def test_history_unwritable_is_a_usage_error(project):
+    (project.path / "afile").write_text("")
+    result = project.runpytest("--hardware=none", "--history=afile/hist")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--history='afile/hist' cannot be written: afile is not a folder" in result.stderr.str()

@@ -182,9 +182,20 @@ class VerdictCollector:
             self.paths = (why,)
             self.decision = report.Decision(go=False, line=f"NO-GO: {why} (the checks said: {self.decision.line})")
             status = report.EXIT_UNJUDGED
+        if ctx.history_dir is not None:
+            self.paths += (self._keep(doc, ctx.history_dir),)
         if status != report.EXIT_GO:
             session.exitstatus = status
         _suite_properties(self.config, self.decision)
+
+    @staticmethod
+    def _keep(doc: dict[str, Any], history_dir: Path) -> str:
+        """The history copy's path, or why it could not be kept (said with the report's paths; the run's
+        decision stands: the report itself was written)."""
+        try:
+            return f"history {report.keep(doc, history_dir)}"
+        except OSError as exc:
+            return f"history NOT kept in {history_dir}: {exc.strerror or exc}"
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.decision is None:
