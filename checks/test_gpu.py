@@ -1,12 +1,7 @@
-"""GPU smoke on this machine: bf16 GEMM rate and NCCL all-reduce bus bandwidth against the profile's floors."""
+"""The gpu checks, as shipped in the package (rlcheck/checks/test_gpu.py): one source for a checkout and a wheel."""
 
 from __future__ import annotations
 
-import pytest
+from rlcheck.checks.test_gpu import test_gpu
 
-from rlcheck.plugin.resources import check_params
-
-
-@pytest.mark.parametrize("check", check_params("gpu"))
-def test_gpu(check, check_inputs, record_verdict):
-    record_verdict(*check.run(check_inputs))
+__all__ = ["test_gpu"]

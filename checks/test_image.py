@@ -1,12 +1,7 @@
-"""Image checks: what is installed in the training image, judged before a GPU is allocated."""
+"""The image checks, as shipped in the package (rlcheck/checks/test_image.py): one source for a checkout and a wheel."""
 
 from __future__ import annotations
 
-import pytest
+from rlcheck.checks.test_image import test_image
 
-from rlcheck.plugin.resources import check_params
-
-
-@pytest.mark.parametrize("check", check_params("image"))
-def test_image(check, check_inputs, record_verdict):
-    record_verdict(*check.run(check_inputs))
+__all__ = ["test_image"]

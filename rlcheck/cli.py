@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from rlcheck import catalog, hardware, scan, scan_output
+from rlcheck import catalog, cli_run, hardware, scan, scan_output
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_UNJUDGED = 0, 1, 2
 """0: judged, nothing known found; 1: judged, a known failure found; 2: could not judge (usage, data, I/O)."""
@@ -218,6 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_watch)
     _job(sub)
+    cli_run.add_preflight(sub)
+    cli_run.add_slurm(sub)
     _reward_service(sub)
     return parser
 
@@ -253,6 +255,9 @@ def _guarded(command: str, func: Callable[[argparse.Namespace], int], args: argp
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["preflight"]:  # every argument after it is pytest's, options included (argparse would eat them)
+        return cli_run.cmd_preflight(argparse.Namespace(pytest_args=argv[1:]))
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     if args.command in ("scan", "catalog", "render"):

@@ -145,6 +145,23 @@ def render_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def keep(doc: dict[str, Any], history_dir: Path) -> Path:
+    """A copy of report.json in the history folder, named by when and on what hardware it ran; never overwrites."""
+    history_dir.mkdir(parents=True, exist_ok=True)
+    stamp = str(doc["created"]).replace(":", "").replace("+0000", "Z")
+    hw = str((doc.get("hardware") or {}).get("profile") or "none")
+    text = json.dumps(doc, indent=2) + "\n"
+    for n in range(1000):
+        path = history_dir / f"report-{stamp}-{hw}{f'-{n}' if n else ''}.json"
+        try:
+            with path.open("x", encoding="utf-8") as out:  # "x": two runs in one second keep both
+                out.write(text)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{history_dir}: 1000 reports from the same second and hardware already there")
+
+
 def write(doc: dict[str, Any], report_dir: Path) -> tuple[Path, Path]:
     report_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = report_dir / "report.json", report_dir / "report.md"

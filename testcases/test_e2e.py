@@ -2,6 +2,7 @@
 
     pytest testcases/ --hardware=b300 --ray-address=http://HEAD:8265
     pytest testcases/ --dry-run --hardware=h200      # render and validate every case, no cluster
+    pytest testcases/ --dry-run --hardware=none      # each case on every hardware it fits
 
 Without --ray-address each case is skipped with the reason; no test here runs SLIME anywhere else.
 """
@@ -13,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from rlcheck import recipes
+from rlcheck import hardware, recipes
 from rlcheck.deploy import render
 from rlcheck.e2e import runner as e2e
 from rlcheck.e2e.baselines import outside
@@ -47,6 +48,10 @@ def dry_run(case, profile) -> Verdict:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_e2e(case, record_verdict, rlcheck_context, request):
     profile = rlcheck_context.profile
+    if rlcheck_context.dry_run and profile is None:  # no --hardware: render the case on every hardware it fits
+        profiles = hardware.load_profiles()
+        record_verdict(*(dry_run(case, profiles[name]) for name in case.hardware))
+        return
     if profile.name not in case.hardware:
         pytest.skip(f"{case.name} fits {', '.join(case.hardware)}: found --hardware={profile.name}")
     if rlcheck_context.dry_run:

@@ -17,8 +17,8 @@ FLOORS = (
     ("rlcheck.probes", "rlcheck.reward", "rlcheck.fixes.tms_preload", "rlcheck.framework"),
     ("rlcheck.preflight", "rlcheck.deploy", "rlcheck.repro", "rlcheck.job"),
     ("rlcheck.e2e",),
-    ("rlcheck.plugin",),
-    ("rlcheck.cli", "rlcheck.exec_argv"),
+    ("rlcheck.plugin", "rlcheck.checks"),
+    ("rlcheck.cli", "rlcheck.cli_run", "rlcheck.exec_argv"),
 )
 
 

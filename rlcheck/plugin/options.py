@@ -44,6 +44,8 @@ class RunContext:
     job: Job | None = None
     """The captured job; None with job_error when it could not be captured."""
     job_error: str = ""
+    history_dir: Path | None = None
+    """--history: where every run's report.json is kept; None: only the latest, in report_dir."""
 
     @property
     def subject(self) -> str:
@@ -78,6 +80,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"the --job file's format when detection guesses wrong: {', '.join(CAPTURE_FORMATS)}")
     group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
                     help="where report.json and report.md go (default: rlcheck-report/)")
+    group.addoption("--history", default=None, metavar="DIR",
+                    help="also keep every report.json in DIR (one file per run, never overwritten)")
     group.addoption("--hardware-timeout-s", default=gpus.DETECT_TIMEOUT_S, type=float, metavar="S",
                     help="--hardware=auto: how long nvidia-smi (or torch) may take to answer (default: 30)")
     group.addoption("--quick", action="store_true", help="skip tests marked slow")
@@ -148,11 +152,15 @@ def pytest_configure(config: pytest.Config) -> None:
     _validate_ray_address(address)
     report_dir = Path(config.getoption("report_dir"))
     _validate_report_dir(report_dir)
+    history = config.getoption("history")
+    if history is not None and (problem := report.unwritable(Path(history))):
+        raise pytest.UsageError(f"--history={history!r} cannot be written: {problem}")
     profile, evidence, unknown = resolve_hardware(config.getoption("hardware"), config.getoption("hardware_timeout_s"))
     config.stash[context_key] = RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
         dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"), hardware_unknown=unknown,
+        history_dir=Path(history) if history is not None else None,
         **capture_job(config.getoption("job"), config.getoption("job_format")),
     )
 

@@ -3,29 +3,74 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest import junitxml  # its xml_key: the one way to add testsuite properties outside a test
 
 from rlcheck import report
 from rlcheck.plugin.options import get_context
 from rlcheck.repro.reproduce import Reproduction, judge
 from rlcheck.verdict import Status, Verdict
 
-PROPERTY = "rlcheck_verdict"
+PLUGIN_DIR = Path(__file__).resolve().parent
+verdicts_key = pytest.StashKey[list[str]]()
+"""The verdicts a test recorded, as JSON: carried on its report (also from xdist workers), not in JUnit."""
 KINDS = {"checks": "check", "reproducers": "reproducer", "testcases": "case"}
+PACKAGED_CHECKS = Path(__file__).resolve().parents[1] / "checks"
+"""rlcheck/checks/ of this installed copy: its tests are checks wherever pytest's rootdir puts their node ids."""
 
 
 def kind_of(nodeid: str) -> str:
     return KINDS.get(nodeid.split("/", 1)[0], "test")
 
 
-def verdict_id(nodeid: str) -> str:
+def kind_of_item(item: pytest.Item) -> str:
+    """Checks shipped in the package are checks even when run from site-packages (`rlcheck preflight`,
+    `pytest --pyargs rlcheck.checks`), where the node id does not start with checks/."""
+    if Path(item.path).resolve().parent == PACKAGED_CHECKS:
+        return "check"
+    return kind_of(item.nodeid)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    rep = yield
+    rep.rlcheck_kind = kind_of_item(item)  # plain attributes: xdist carries them to the controller
+    if call.when == "call":
+        rep.rlcheck_verdicts = item.stash[verdicts_key] if verdicts_key in item.stash else []
+    _skip_at_the_test(item, rep)
+    return rep
+
+
+def _skip_at_the_test(item: pytest.Item, rep: pytest.TestReport) -> None:
+    """A skip raised by rlcheck's plugin (record_verdict, the gates) is reported at the test it skipped."""
+    if not (rep.skipped and isinstance(rep.longrepr, tuple)):
+        return
+    where, _, reason = rep.longrepr
+    if Path(item.config.invocation_params.dir, where).resolve().parent != PLUGIN_DIR:
+        return
+    path, line, _ = item.reportinfo()
+    rep.longrepr = (str(path), (line or 0) + 1, reason)
+
+
+def _junit_properties(verdict: Verdict) -> list[tuple[str, str]]:
+    """What a CI tool shows of a verdict: one readable property each, repeated per verdict (per node)."""
+    props = [("rlcheck_status", verdict.status.value), ("rlcheck_summary", verdict.summary)]
+    return [*props, ("rlcheck_node", verdict.node)] if verdict.node else props
+
+
+def report_kind(rep: pytest.TestReport) -> str:
+    return getattr(rep, "rlcheck_kind", None) or kind_of(rep.nodeid)
+
+
+def verdict_id(nodeid: str, kind: str | None = None) -> str:
     """A check's id is its registry id, the param of its area's test (checks/test_recipe.py::test_recipe[recipe_batch]
     -> recipe_batch); elsewhere the test's name (test_repro_numpy2_megatron -> repro_numpy2_megatron)."""
     name = nodeid.rsplit("::", 1)[-1]
-    if kind_of(nodeid) == "check" and name.endswith("]"):
+    if (kind or kind_of(nodeid)) == "check" and name.endswith("]"):
         return name[name.index("[") + 1:-1]
     return name.removeprefix("test_")
 
@@ -36,9 +81,11 @@ def record_verdict(request: pytest.FixtureRequest) -> Callable[..., None]:
 
     def record(*verdicts: Verdict, reproduction: dict[str, Any] | None = None) -> None:
         item = request.node
-        named = [v.with_id(verdict_id(item.nodeid)) for v in verdicts]
+        named = [v.with_id(verdict_id(item.nodeid, kind_of_item(item))) for v in verdicts]
+        stash = item.stash.setdefault(verdicts_key, [])
         for v in named:
-            item.user_properties.append((PROPERTY, json.dumps({"verdict": v.to_dict(), "reproduction": reproduction})))
+            stash.append(json.dumps({"verdict": v.to_dict(), "reproduction": reproduction}))
+            item.user_properties.extend(_junit_properties(v))
         bad = [v for v in named if v.status.blocks]
         if bad:
             pytest.fail("\n".join(v.render() for v in bad), pytrace=False)
@@ -60,8 +107,10 @@ def record_reproduction(record_verdict: Callable[..., None]) -> Callable[[Reprod
 
 
 def synthesized(rep: pytest.TestReport) -> Verdict | None:
-    """The verdict of a check or reproducer that ended without recording one."""
-    check_id = verdict_id(rep.nodeid)
+    """The verdict of a check or reproducer that ended without recording one. A test case in testcases/ that
+    passed without one is a plain test there, not a verdict."""
+    kind = report_kind(rep)
+    check_id = verdict_id(rep.nodeid, kind)
     if rep.skipped:
         reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
         return Verdict(check_id=check_id, status=Status.SKIP, summary=reason.removeprefix("Skipped: "))
@@ -70,7 +119,7 @@ def synthesized(rep: pytest.TestReport) -> Verdict | None:
         last = crash.message.splitlines()[0] if crash else (str(rep.longrepr).strip().splitlines() or ["?"])[-1]
         return Verdict(check_id=check_id, status=Status.UNKNOWN, summary=f"could not run ({rep.when}): {last}",
                        details=str(rep.longrepr)[-4000:])
-    if rep.when == "call":
+    if rep.when == "call" and kind != "case":
         return Verdict(check_id=check_id, status=Status.UNKNOWN, summary="the test recorded no verdict")
     return None
 
@@ -84,30 +133,38 @@ class VerdictCollector:
         self.done: set[str] = set()
         self.decision: report.Decision | None = None
         self.paths: tuple[str, ...] = ()
+        self.judged = False
+        """A check ran, or something recorded a verdict or could not run: only then is there GO / NO-GO.
+        A self-test run whose reproducers and cases only skipped ends without one."""
 
-    def _add(self, payload: dict[str, Any], nodeid: str) -> None:
+    def _add(self, payload: dict[str, Any], nodeid: str, kind: str) -> None:
         verdict = Verdict.from_dict(payload["verdict"])
-        self.recorded.append(report.Recorded(verdict=verdict, kind=kind_of(nodeid), test_id=nodeid,
+        self.judged = self.judged or kind == "check" or verdict.status is not Status.SKIP
+        self.recorded.append(report.Recorded(verdict=verdict, kind=kind, test_id=nodeid,
                                              reproduction=payload.get("reproduction")))
         self.done.add(nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if kind_of(report.nodeid) == "test" or report.nodeid in self.done:
+        kind = report_kind(report)
+        if kind == "test" or report.nodeid in self.done:
             return
-        payloads = [json.loads(str(v)) for k, v in report.user_properties if k == PROPERTY]
+        payloads = [json.loads(v) for v in getattr(report, "rlcheck_verdicts", None) or []]
         for payload in payloads:
-            self._add(payload, report.nodeid)
+            self.judged = True
+            self._add(payload, report.nodeid, kind)
         if payloads or (report.passed and report.when != "call"):
             return
         verdict = synthesized(report)
         if verdict is not None:
-            self._add({"verdict": verdict.to_dict()}, report.nodeid)
+            self._add({"verdict": verdict.to_dict()}, report.nodeid, kind)
 
+    @pytest.hookimpl(tryfirst=True)  # before the junitxml plugin writes its file with the testsuite properties
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         ctx = get_context(self.config)
         if ctx.hardware_unknown and self.recorded:
             self.recorded.insert(0, report.detection_unknown(ctx.hardware_unknown))
-        if not self.recorded:
+            self.judged = True
+        if not self.recorded or not self.judged:
             return
         hw = ctx.profile.name if ctx.profile else "none"
         self.decision = report.decide(self.recorded, ctx.subject, hw)
@@ -125,8 +182,20 @@ class VerdictCollector:
             self.paths = (why,)
             self.decision = report.Decision(go=False, line=f"NO-GO: {why} (the checks said: {self.decision.line})")
             status = report.EXIT_UNJUDGED
+        if ctx.history_dir is not None:
+            self.paths += (self._keep(doc, ctx.history_dir),)
         if status != report.EXIT_GO:
             session.exitstatus = status
+        _suite_properties(self.config, self.decision)
+
+    @staticmethod
+    def _keep(doc: dict[str, Any], history_dir: Path) -> str:
+        """The history copy's path, or why it could not be kept (said with the report's paths; the run's
+        decision stands: the report itself was written)."""
+        try:
+            return f"history {report.keep(doc, history_dir)}"
+        except OSError as exc:
+            return f"history NOT kept in {history_dir}: {exc.strerror or exc}"
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.decision is None:
@@ -139,6 +208,14 @@ class VerdictCollector:
             tr.write_line(line)
         tr.write_line(f"report: {', '.join(self.paths)}")
         tr.write_line(f"rlcheck {self.decision.line}", bold=True, green=self.decision.go, red=not self.decision.go)
+
+
+def _suite_properties(config: pytest.Config, decision: report.Decision) -> None:
+    """GO / NO-GO as JUnit testsuite properties, where CI tools show them for the whole run (--junitxml)."""
+    xml = config.stash.get(junitxml.xml_key, None)
+    if xml is not None:
+        xml.add_global_property("rlcheck_decision", "GO" if decision.go else "NO-GO")
+        xml.add_global_property("rlcheck_decision_line", decision.line)
 
 
 def pytest_configure(config: pytest.Config) -> None:

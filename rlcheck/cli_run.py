@@ -1,0 +1,71 @@
+"""rlcheck's commands for the places it runs outside a checkout: `rlcheck preflight` (the packaged checks through
+pytest) and `rlcheck slurm prolog|epilog` (the quick per-node tier, draining the node on FAIL)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from rlcheck import hardware
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    """The checks shipped in the package, through pytest and rlcheck's plugin: the same run as `pytest checks/`
+    in a checkout, from any directory of a machine that only has the wheel installed."""
+    import pytest
+
+    import rlcheck.checks
+
+    where = str(Path(rlcheck.checks.__file__).parent)
+    # -p rlcheck.plugin: also when plugin autoloading is off; no:cacheprovider: the rootdir is site-packages
+    return int(pytest.main([where, "-p", "rlcheck.plugin", "-p", "no:cacheprovider", *args.pytest_args]))
+
+
+def add_preflight(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("preflight", help="run the preflight checks shipped in the package (pytest + GO / NO-GO)",
+                       description="Every argument after `preflight` goes to pytest: --hardware, --recipe, --job, "
+                                   "--ray-address, --report-dir, -k, --junitxml, ... (`rlcheck preflight --help`: "
+                                   "pytest's help with rlcheck's options)")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS")
+    p.set_defaults(func=cmd_preflight)
+
+
+def cmd_slurm(args: argparse.Namespace) -> int:
+    """Slurm prolog / epilog: the quick per-node tier (or a recorded report), drain with the reason on FAIL."""
+    from rlcheck.preflight import slurm
+    from rlcheck.probes import gpus
+
+    try:
+        if args.report is not None:
+            verdicts = slurm.verdicts_from_report(args.report.read_text(encoding="utf-8"), str(args.report))
+        else:
+            profiles = hardware.load_profiles()
+            if args.hardware not in (*profiles, "auto", "none"):
+                raise ValueError(f"--hardware={args.hardware!r}: one of {', '.join(profiles)}, auto, none")
+            profile = (gpus.detect(timeout_s=min(10.0, args.budget_s / 3)).profile if args.hardware == "auto"
+                       else profiles.get(args.hardware))
+            verdicts = slurm.judge_node(profile, args.recipe, args.budget_s)
+    except Exception as exc:  # rlcheck itself broken: said in slurmd's log, but never drains the cluster
+        print(f"rlcheck slurm {args.phase}: could not judge this node, node stays up: {exc}", file=sys.stderr)
+        return 0
+    outcome = slurm.act(verdicts, args.phase, os.environ.get("SLURMD_NODENAME"), scontrol=args.scontrol)
+    for line in outcome.lines:
+        print(line, file=sys.stderr)
+    return outcome.exit_code
+
+
+def add_slurm(sub: argparse._SubParsersAction) -> None:
+    from rlcheck.recipes import DEFAULT_RECIPE
+
+    p = sub.add_parser("slurm", help="Slurm prolog / epilog: the quick per-node tier; drains this node on FAIL")
+    p.add_argument("phase", choices=("prolog", "epilog"))
+    p.add_argument("--budget-s", type=float, default=25.0, metavar="S",
+                   help="time for the whole tier; checks not judged by then are UNKNOWN (default: 25)")
+    p.add_argument("--hardware", default="auto", metavar="NAME", help="profile, auto (detect) or none (default: auto)")
+    p.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe the image checks judge against")
+    p.add_argument("--report", type=Path, metavar="REPORT_JSON",
+                   help="act on a recorded report.json (e.g. this node's last preflight) instead of running checks")
+    p.add_argument("--scontrol", default="scontrol", metavar="PATH", help="the scontrol to drain with")
+    p.set_defaults(func=cmd_slurm)
