@@ -9,19 +9,37 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rlcheck.job.job import FORMATS, Job, framework_of
 from rlcheck.job.rayjob import read_rayjob
+from rlcheck.job.sandbox import check_env
 from rlcheck.job.script import capture_script
 from rlcheck.job.submit import CaptureFailed, JobFormatError, env_vars, from_submit
 
-__all__ = ["CAPTURE_FORMATS", "CaptureFailed", "JobFormatError", "capture", "detect"]
+__all__ = ["CAPTURE_FORMATS", "CaptureFailed", "JobFormatError", "capture", "detect", "parse_env"]
 
 CAPTURE_FORMATS = tuple(f for f in FORMATS if f != "recipe")
 # A Miles launcher imports Miles' launch helpers (`import miles.utils.external_utils.command_utils as U`).
 _MILES_IMPORT = re.compile(r"^\s*(from|import)\s+miles(\.|\s)", re.MULTILINE)
+
+
+def parse_env(items: Sequence[str], environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """--job-env values: NAME=VALUE, or NAME alone for this shell's value (keeps a secret out of argv and history);
+    JobFormatError names the bad item."""
+    out: list[tuple[str, str]] = []
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq:
+            if name not in environ:
+                raise JobFormatError(f"--job-env {name}: not set in this environment; give NAME=VALUE or export it")
+            value = environ[name]
+        out.append((name, value))
+    try:
+        return check_env(out)
+    except ValueError as exc:
+        raise JobFormatError(str(exc)) from exc
 
 
 def detect(path: Path) -> str:

@@ -115,7 +115,7 @@ def _runtime_env(config: Any, num_gpus_fsdp: bool, extra: dict[str, str], megatr
         try:
             env.update(json.loads(text))
         except ValueError:
-            env.update(item.split("=", 1) for item in text.split() if "=" in item)
+            env.update(tuple(item.split("=", 1)) for item in text.split() if "=" in item)
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in (megatron_path, env.get("PYTHONPATH")) if p))
     return env
 
@@ -213,7 +213,10 @@ class _App:
         self.commands: list[Any] = []
 
     def command(self, *a: Any, **k: Any) -> Any:
-        return lambda func: self.commands.append(func) or func
+        def register(func: Any) -> Any:
+            self.commands.append(func)
+            return func
+        return register
 
     def __call__(self) -> Any:
         return self.commands[-1]() if self.commands else None

@@ -3,9 +3,8 @@ a ScriptArgs dataclass, argv built as strings, handed to Miles' execute_train.""
 
 from dataclasses import dataclass
 
-import typer
-
 import miles.utils.external_utils.command_utils as U
+import typer
 
 
 @dataclass
