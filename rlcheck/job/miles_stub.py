@@ -37,9 +37,10 @@ _CMD = "miles.utils.external_utils.command_utils"
 _LAUNCHER: list[Path] = []
 
 
-def _record(name: str) -> None:
+def _record(name: str, cmd: str = "miles-stub") -> None:
+    """miles-stub NAME: a helper this stub does not model was used; miles-note TEXT: what capture could not see."""
     with open(os.environ["RLCHECK_RECORD"], "a", encoding="utf-8") as out:
-        out.write(json.dumps({"cmd": "miles-stub", "argv": [name], "cwd": os.getcwd()}) + "\n")
+        out.write(json.dumps({"cmd": cmd, "argv": [name], "cwd": os.getcwd()}) + "\n")
 
 
 class Unknown:
@@ -88,11 +89,11 @@ def _model_args(model_type: Any) -> str:
     if model_type is None:
         return ""
     if isinstance(model_type, Unknown) or not _LAUNCHER:
-        _record(f"model args of megatron_model_type {model_type!s}")
+        _record("the model args: megatron_model_type came from a helper the stub does not model", "miles-note")
         return ""
     path = _LAUNCHER[0].parent / "models" / f"{model_type}.py"
     if not path.is_file():
-        _record(f"model args {path} (no such file)")
+        _record(f"the model args: no {path} (Miles' scripts/models/<megatron_model_type>.py)", "miles-note")
         return ""
     sys.modules.setdefault("model_args_utils", sys.modules[_CMD])
     spec = importlib.util.spec_from_file_location(f"rlcheck_model_{path.stem.replace('.', '_')}", path)
@@ -176,6 +177,16 @@ def _wandb_args(test_file: str, run_name_prefix: str | None = None, run_id: str 
             f"--wandb-key '{key}' --disable-wandb-random-suffix ")
 
 
+def moe_layer_freq(*, nlayers: int, first_k_dense_replace: int) -> str:
+    """Megatron's --moe-layer-freq list as Miles' model scripts write it: 0 for each dense layer, then 1 (MoE)."""
+    dense = max(0, min(first_k_dense_replace, nlayers))
+    return "[" + ",".join(["0"] * dense + ["1"] * (nlayers - dense)) + "]"
+
+
+def _noop(*args: Any, **kwargs: Any) -> None:
+    """Preparation (downloads, checkpoint conversion, rsync, ssh to workers): nothing of the trainer's argv."""
+
+
 def create_run_id() -> str:
     return time.strftime("%y%m%d-%H%M%S")
 
@@ -185,7 +196,9 @@ _KNOWN: dict[str, Any] = {
     "execute_train": execute_train, "exec_command_cpu": _bash, "exec_command_gpu": _bash,
     "ExecuteTrainConfig": ExecuteTrainConfig, "dataclass_cli": dataclass_cli, "get_default_wandb_args": _wandb_args,
     "create_run_id": create_run_id, "get_bool_env_var": _bool_env, "NUM_GPUS_OF_HARDWARE": _HARDWARE_GPUS,
-    "shell_safe_model_args": _model_args, "repo_base_dir": Path.cwd(),
+    "shell_safe_model_args": _model_args, "repo_base_dir": Path.cwd(), "moe_layer_freq": moe_layer_freq,
+    **dict.fromkeys(("convert_checkpoint", "hf_download_dataset", "rsync_simple", "fp8_cast_bf16",
+                     "ssh_start_ray_workers"), _noop),
 }
 
 

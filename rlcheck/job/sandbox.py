@@ -30,18 +30,19 @@ _RECORDER = Path(__file__).with_name("recorder.py")
 # Inside the namespaces: keep the work dir writable, make every other mount read-only, then run the command.
 _PROLOGUE = r"""
 set -e
-# A private /tmp (tmpfs) so `mktemp` works; the capture's own directory may sit under /tmp, so hold it open and
-# bind it back over the tmpfs (-c: mount must not resolve the fd link to the now hidden path).
+# A private /tmp (tmpfs) so `mktemp` works. The capture's own directory and the script's tree may sit under /tmp:
+# hold them open and bind them back over the tmpfs (-c: mount must not resolve the fd link to the now hidden path).
 private_tmp=
-exec 3<"$RLCHECK_BASE"
+exec 3<"$RLCHECK_BASE" 4<"${RLCHECK_KEEP:-/}"
 if mount -t tmpfs -o mode=1777 tmpfs /tmp 2>/dev/null; then
   private_tmp=1
   mkdir -p "$RLCHECK_BASE"
   mount -c --bind /proc/self/fd/3 "$RLCHECK_BASE"
+  if [ -n "$RLCHECK_KEEP" ]; then mkdir -p "$RLCHECK_KEEP" && mount -c --bind /proc/self/fd/4 "$RLCHECK_KEEP"; fi
 else
   echo "rlcheck: no private /tmp here (tmpfs mount refused): /tmp is read-only for the script" >&2
 fi
-exec 3<&-
+exec 3<&- 4<&-
 mount --bind "$RLCHECK_WORK" "$RLCHECK_WORK"
 cd "$RLCHECK_WORK"  # onto the writable bind mount, not the directory beneath it
 awk '{print $5}' /proc/self/mountinfo | sort -u | while read -r m; do
@@ -114,9 +115,19 @@ def check_env(env: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(env)
 
 
-def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[tuple[str, str]] = ()) -> Run:
+def _keep(script: Path | None) -> str:
+    """The top directory under /tmp holding the script ('' when elsewhere): it stays visible, read-only, over the
+    private /tmp, so the script and what it sources beside it are found."""
+    if script is None:
+        return ""
+    parts = script.resolve().parts
+    return str(Path(*parts[:3])) if len(parts) > 3 and parts[1] == "tmp" else ""
+
+
+def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[tuple[str, str]] = (),
+        script: Path | None = None) -> Run:
     """Run command (e.g. ['bash', '/abs/launch.sh']) in a fresh sandbox whose working directory is empty;
-    env: the user's variables (--job-env) on top of the sandbox's own."""
+    env: the user's variables (--job-env) on top of the sandbox's own; script: the file run, kept in view."""
     why = available()
     if why:
         raise SandboxUnavailable(f"{why}; capture where it is allowed (`rlcheck job capture SCRIPT -o job.json`) "
@@ -127,7 +138,7 @@ def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[t
         _shims(Path(tmp) / "bin")
         record = work / ".rlcheck-calls.jsonl"
         own = {"PATH": f"{tmp}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "RLCHECK_WORK": str(work),
-               "RLCHECK_BASE": tmp, "RLCHECK_RECORD": str(record), "LANG": "C.UTF-8"}
+               "RLCHECK_BASE": tmp, "RLCHECK_KEEP": _keep(script), "RLCHECK_RECORD": str(record), "LANG": "C.UTF-8"}
         argv = ["unshare", "-rmn", "--propagation", "private", "sh", "-c", _PROLOGUE, "sandbox", *command]
         code, err, timed_out = _run_group(argv, cwd=work, env={**dict(check_env(env)), **own}, timeout_s=timeout_s)
         lines = record.read_text(encoding="utf-8").splitlines() if record.is_file() else []
