@@ -115,19 +115,19 @@ def check_env(env: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(env)
 
 
-def _keep(script: Path | None) -> str:
-    """The top directory under /tmp holding the script ('' when elsewhere): it stays visible, read-only, over the
-    private /tmp, so the script and what it sources beside it are found."""
-    if script is None:
-        return ""
-    parts = script.resolve().parts
-    return str(Path(*parts[:3])) if len(parts) > 3 and parts[1] == "tmp" else ""
+def _keep(command: Sequence[str]) -> str:
+    """The top directory under /tmp of the last file the command names ('' when none is there): it stays in view,
+    read-only, over the private /tmp, so the script and what it sources beside it are found."""
+    for arg in reversed(command):
+        parts = Path(arg).resolve().parts if arg.startswith("/") else ()
+        if len(parts) > 3 and parts[1] == "tmp" and Path(arg).is_file():
+            return str(Path(*parts[:3]))
+    return ""
 
 
-def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[tuple[str, str]] = (),
-        script: Path | None = None) -> Run:
+def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[tuple[str, str]] = ()) -> Run:
     """Run command (e.g. ['bash', '/abs/launch.sh']) in a fresh sandbox whose working directory is empty;
-    env: the user's variables (--job-env) on top of the sandbox's own; script: the file run, kept in view."""
+    env: the user's variables (--job-env) on top of the sandbox's own."""
     why = available()
     if why:
         raise SandboxUnavailable(f"{why}; capture where it is allowed (`rlcheck job capture SCRIPT -o job.json`) "
@@ -138,7 +138,7 @@ def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[t
         _shims(Path(tmp) / "bin")
         record = work / ".rlcheck-calls.jsonl"
         own = {"PATH": f"{tmp}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "RLCHECK_WORK": str(work),
-               "RLCHECK_BASE": tmp, "RLCHECK_KEEP": _keep(script), "RLCHECK_RECORD": str(record), "LANG": "C.UTF-8"}
+               "RLCHECK_BASE": tmp, "RLCHECK_KEEP": _keep(command), "RLCHECK_RECORD": str(record), "LANG": "C.UTF-8"}
         argv = ["unshare", "-rmn", "--propagation", "private", "sh", "-c", _PROLOGUE, "sandbox", *command]
         code, err, timed_out = _run_group(argv, cwd=work, env={**dict(check_env(env)), **own}, timeout_s=timeout_s)
         lines = record.read_text(encoding="utf-8").splitlines() if record.is_file() else []

@@ -41,7 +41,7 @@ def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "
     command = ["bash", str(path.resolve())] if fmt == "bash" else [sys.executable, str(_MILES_STUB),
                                                                    str(path.resolve())]
     try:
-        run = sandbox.run(command, env=env, script=path)
+        run = sandbox.run(command, env=env)
     except sandbox.SandboxUnavailable as exc:
         raise CaptureFailed(f"{path}: not run: {exc}") from exc
     job = _job_of(path, run, fmt)
