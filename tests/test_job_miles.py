@@ -132,3 +132,15 @@ def test_sandbox_script_under_tmp_stays_read_only(tmp_path):
     assert not (tmp_path / "beside").exists()
     assert "Read-only file system" in "\n".join(run.stderr_tail)
     assert dataclasses.replace(run, stderr_tail=()).calls[-1][0] == "ray"
+
+
+@needs_sandbox
+def test_miles_typer_app_runs_its_train_command_and_says_so(tmp_path):
+    launcher = tmp_path / "run_app.py"
+    launcher.write_text(_HEADER + "app = typer.Typer()\n\n\n@app.command()\ndef prepare():\n"
+                        "    raise SystemExit(3)\n\n\n"
+                        "@app.command()\ndef train():\n    U.execute_train(train_args='--lr 1e-6', num_gpus_per_node=4,"
+                        " megatron_model_type=None)\n\n\n@app.callback()\ndef _cb():\n    pass\n\n\napp()\n")
+    job = capture.capture(launcher)
+    assert job.argv == ("python3", "train.py", "--lr", "1e-6") and job.gpus_per_node == 4
+    assert "the launcher's typer commands are prepare, train: judged 'train'" in job.findings

@@ -89,11 +89,12 @@ def _model_args(model_type: Any) -> str:
     if model_type is None:
         return ""
     if isinstance(model_type, Unknown) or not _LAUNCHER:
-        _record("the model args: megatron_model_type came from a helper the stub does not model", "miles-note")
+        _record("not seen: the model args: megatron_model_type came from a helper the stub does not model",
+                "miles-note")
         return ""
     path = _LAUNCHER[0].parent / "models" / f"{model_type}.py"
     if not path.is_file():
-        _record(f"the model args: no {path} (Miles' scripts/models/<megatron_model_type>.py)", "miles-note")
+        _record(f"not seen: the model args: no {path} (Miles' scripts/models/<megatron_model_type>.py)", "miles-note")
         return ""
     sys.modules.setdefault("model_args_utils", sys.modules[_CMD])
     spec = importlib.util.spec_from_file_location(f"rlcheck_model_{path.stem.replace('.', '_')}", path)
@@ -184,7 +185,8 @@ def moe_layer_freq(*, nlayers: int, first_k_dense_replace: int) -> str:
 
 
 def _noop(*args: Any, **kwargs: Any) -> None:
-    """Preparation (downloads, checkpoint conversion, rsync, ssh to workers): nothing of the trainer's argv."""
+    """Preparation (downloads, checkpoint conversion, rsync, ssh to workers, commands on every node): nothing of
+    the trainer's argv."""
 
 
 def create_run_id() -> str:
@@ -198,7 +200,7 @@ _KNOWN: dict[str, Any] = {
     "create_run_id": create_run_id, "get_bool_env_var": _bool_env, "NUM_GPUS_OF_HARDWARE": _HARDWARE_GPUS,
     "shell_safe_model_args": _model_args, "repo_base_dir": Path.cwd(), "moe_layer_freq": moe_layer_freq,
     **dict.fromkeys(("convert_checkpoint", "hf_download_dataset", "rsync_simple", "fp8_cast_bf16",
-                     "ssh_start_ray_workers"), _noop),
+                     "ssh_start_ray_workers", "exec_command_multi_node"), _noop),
 }
 
 
@@ -222,17 +224,28 @@ class _Typer(types.ModuleType):
 
 
 class _App:
-    def __init__(self, *a: Any, **k: Any) -> None:
-        self.commands: list[Any] = []
+    """A typer app: its commands are registered; calling it runs `train` (what Miles' launchers run to train),
+    else the only (or last) one."""
 
-    def command(self, *a: Any, **k: Any) -> Any:
+    def __init__(self, *a: Any, **k: Any) -> None:
+        self.commands: dict[str, Any] = {}
+
+    def command(self, name: str | None = None, *a: Any, **k: Any) -> Any:
         def register(func: Any) -> Any:
-            self.commands.append(func)
+            self.commands[name or func.__name__.replace("_", "-")] = func
             return func
         return register
 
+    def callback(self, *a: Any, **k: Any) -> Any:
+        return lambda func: func
+
     def __call__(self) -> Any:
-        return self.commands[-1]() if self.commands else None
+        if not self.commands:
+            return None
+        chosen = "train" if "train" in self.commands else list(self.commands)[-1]
+        if len(self.commands) > 1:
+            _record(f"the launcher's typer commands are {', '.join(self.commands)}: judged {chosen!r}", "miles-note")
+        return self.commands[chosen]()
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -50,7 +50,7 @@ def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "
     stubbed = sorted({argv[0] for cmd, argv in run.calls if cmd == "miles-stub" and argv})
     seen = [f"Miles helper {name} is not modelled by rlcheck's stub: what it adds to the launch is not judged"
             for name in stubbed]
-    seen += sorted({f"not seen: {argv[0]}" for cmd, argv in run.calls if cmd == "miles-note" and argv})
+    seen += sorted({argv[0] for cmd, argv in run.calls if cmd == "miles-note" and argv})
     nodes = next((int(argv[0]) for cmd, argv in run.calls if cmd == "miles-nodes" and argv and argv[0].isdigit()),
                  job.nodes)
     return dataclasses.replace(job, framework="miles", nodes=nodes or None, findings=(*job.findings, *seen))
