@@ -148,7 +148,7 @@ def cmd_job(args: argparse.Namespace) -> int:
     from rlcheck.job import capture, job
 
     try:
-        captured = capture.capture(args.path, args.job_format)
+        captured = capture.capture(args.path, args.job_format, capture.parse_env(args.job_env, os.environ))
     except capture.JobFormatError as exc:
         print(f"rlcheck job: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -170,11 +170,14 @@ def cmd_job(args: argparse.Namespace) -> int:
 def _job(sub: argparse._SubParsersAction) -> None:
     from rlcheck.job.capture import CAPTURE_FORMATS
 
-    p = sub.add_parser("job", help="capture a launch (script, ray job submit line, RayJob, argv JSON) as a Job")
+    p = sub.add_parser("job", help="capture a launch (script, Miles launcher, ray job submit line, RayJob, argv JSON) "
+                                   "as a Job")
     p.add_argument("action", choices=("capture", "show"))
     p.add_argument("path", metavar="PATH")
     p.add_argument("-o", "--output", metavar="FILE", help="capture: write the Job JSON here (pass it to --job)")
     p.add_argument("--job-format", default=None, choices=CAPTURE_FORMATS, help="override format detection")
+    p.add_argument("--job-env", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="a variable for the script in the sandbox (repeatable; NAME alone passes this shell's value)")
     p.set_defaults(func=cmd_job)
 
 

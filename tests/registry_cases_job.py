@@ -1,4 +1,5 @@
-"""Registry rows for the checks that judge a job as launched: recipe_argv_intact and recipe_no_inline_secrets."""
+"""Registry rows for the checks that judge a job as launched: recipe_argv_intact, recipe_no_inline_secrets and
+recipe_job_shape."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from rlcheck.verdict import Status
 
 JOBS = Path(__file__).parent / "data" / "jobs"
 H200 = get_profile("h200")
+GB200 = get_profile("gb200")
 RENDERED = capture.capture(JOBS / "render.json")  # argv-json: read without the sandbox
 ARGV = RENDERED.argv
 FAKE_HF = "hf_" + "rlcheckMadeUpTokenShape" + "0" * 10
@@ -52,5 +54,12 @@ CASES = {
         ("hf-token-in-runtime-env", _on_h200(_job(env=(*RENDERED.env, ("HF_TOKEN", FAKE_HF)))), None,
          Status.FAIL),
         ("token-shape-in-argv", _on_h200(_job(argv=(*ARGV, "--custom-config", FAKE_HF))), None, Status.FAIL),
+    ],
+    "recipe_job_shape": [
+        ("recipe", gate.inputs_for("qwen3-30b-a3b-disaggregated", H200), None, Status.PASS),
+        ("2x8-on-h200", _on_h200(_job(nodes=2, gpus_per_node=8)), None, Status.PASS),
+        ("ray-start-8-on-gb200", inputs_for_job(_job(nodes=1, gpus_per_node=8), GB200), None, Status.FAIL),
+        ("4-per-node-on-h200", _on_h200(_job(nodes=2, gpus_per_node=4)), None, Status.WARN),
+        ("submit-line-states-none", _on_h200(_job()), None, Status.SKIP),
     ],
 }

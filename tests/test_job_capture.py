@@ -89,14 +89,14 @@ def test_job_secret_in_runtime_env_json_fails_and_is_never_shown():
 @pytest.mark.parametrize(("name", "fmt", "fragment"), [
     ("not_rayjob.yaml", None, "not a RayJob (found kind RayCluster)"),
     ("missing.sh", None, "no such file"),
-    ("launch.sh", "csv", "one of bash, ray-submit, rayjob, argv-json, job-json"),
+    ("launch.sh", "csv", "one of bash, miles-py, ray-submit, rayjob, argv-json, job-json"),
 ])
 def test_job_bad_input_is_a_usage_error_naming_what_is_allowed(name, fmt, fragment, tmp_path):
     with pytest.raises(capture.JobFormatError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         capture.capture(JOBS / name, fmt)
     plain = tmp_path / "notes.txt"
     plain.write_text("hello\n")
-    with pytest.raises(capture.JobFormatError, match="pass --job-format, one of bash, ray-submit"):
+    with pytest.raises(capture.JobFormatError, match="pass --job-format, one of bash, miles-py, ray-submit"):
         capture.capture(plain)
 
 

@@ -49,4 +49,20 @@ def test_plugin_job_unknown_format_is_a_usage_error(project, tmp_path):
     notes.write_text("hello\n")
     result = project.runpytest("checks/test_recipe.py", "--hardware=h200", f"--job={notes}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*cannot tell its format; pass --job-format, one of bash, ray-submit, rayjob*"])
+    result.stderr.fnmatch_lines(["*cannot tell its format; pass --job-format, one of bash, miles-py, ray-submit*"])
+
+
+@pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
+def test_plugin_job_miles_launcher_judged_with_job_env(project):
+    result = project.runpytest("checks/test_recipe.py", "--hardware=h200", f"--job={JOBS / 'launch_miles.py'}",
+                               "--job-env", "SLURM_JOB_NUM_NODES=2", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["PASS    recipe_batch: 12 x 8 = 96 samples*",
+                                 "WARN    recipe_argv_intact: *48` reaches /bin/sh unquoted*",
+                                 f"rlcheck GO: * for job {JOBS / 'launch_miles.py'} (miles-py) on hardware h200"])
+
+
+def test_plugin_job_env_bad_name_is_a_usage_error(project):
+    result = project.runpytest("checks/test_recipe.py", "--hardware=h200", f"--job={JOBS / 'render.json'}",
+                               "--job-env", "1BAD=x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--job-env '1BAD': a variable name is letters, digits and _*"])

@@ -14,9 +14,10 @@ FAKE = {"hf": "hf_" + "A" * 34, "ghp": "ghp_" + "b" * 36, "akia": "AKIA" + "ABCD
 
 @pytest.mark.parametrize(("name", "secret"), [
     ("HF_TOKEN", True), ("GITHUB_PAT", True), ("WANDB_API_KEY", True), ("AWS_SECRET_ACCESS_KEY", True),
-    ("DB_PASSWORD", True), ("--hf-token", True), ("--wandb-key", False), ("TOKENIZERS_PARALLELISM", False),
+    ("DB_PASSWORD", True), ("--hf-token", True), ("--wandb-key", True), ("TOKENIZERS_PARALLELISM", False),
     ("PYTHONPATH", False), ("--moe-token-dispatcher-type", False), ("--max-tokens-per-gpu", False),
-    ("--input-key", False), ("--reward-key", False), ("--pass-rate", False),
+    ("--input-key", False), ("--reward-key", False), ("--pass-rate", False), ("WANDB_PROJECT", False),
+    ("--wandb-group", False), ("--wandb-key-file", False),
 ])
 def test_probe_secret_name_whole_words_at_the_end(name, secret):
     assert inline_secrets.secret_name(name) is secret

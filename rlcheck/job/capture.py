@@ -7,17 +7,41 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rlcheck.job.job import FORMATS, Job, framework_of
 from rlcheck.job.rayjob import read_rayjob
+from rlcheck.job.sandbox import check_env
 from rlcheck.job.script import capture_script
 from rlcheck.job.submit import CaptureFailed, JobFormatError, env_vars, from_submit
 
-__all__ = ["CAPTURE_FORMATS", "CaptureFailed", "JobFormatError", "capture", "detect"]
+__all__ = ["CAPTURE_FORMATS", "CaptureFailed", "JobFormatError", "capture", "detect", "parse_env"]
 
 CAPTURE_FORMATS = tuple(f for f in FORMATS if f != "recipe")
+# A Miles launcher imports Miles' launch helpers (`import miles.utils.external_utils.command_utils as U`).
+_MILES_IMPORT = re.compile(r"^\s*(from|import)\s+miles(\.|\s)", re.MULTILINE)
+
+
+def parse_env(items: Sequence[str], environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """--job-env values: NAME=VALUE, or NAME alone for this shell's value (keeps a secret out of argv and history);
+    JobFormatError names the bad item."""
+    out: list[tuple[str, str]] = []
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq:
+            if name not in environ:
+                raise JobFormatError(f"--job-env {name}: not set in this environment; give NAME=VALUE or export it")
+            value = environ[name]
+        out.append((name, value))
+    try:
+        return check_env(out)
+    except ValueError as exc:
+        raise JobFormatError(str(exc)) from exc
+
+
 def detect(path: Path) -> str:
     """The format of a job file, from its name and first lines; JobFormatError lists the formats."""
     suffix = path.suffix.lower()
@@ -31,6 +55,12 @@ def detect(path: Path) -> str:
         return "rayjob"
     text = path.read_text(encoding="utf-8", errors="replace")
     code = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if suffix == ".py":
+        if _MILES_IMPORT.search(text):
+            return "miles-py"
+        raise JobFormatError(f"{path}: a Python file that imports nothing of Miles; a Miles launcher imports "
+                             f"miles.utils.external_utils.command_utils (else pass --job-format, one of "
+                             f"{', '.join(CAPTURE_FORMATS)})")
     if suffix in (".sh", ".bash") or text.startswith(("#!/bin/bash", "#!/usr/bin/env bash", "#!/bin/sh")):
         return "bash"
     if code and code[0].startswith("ray job submit") and len(code) <= 1 + sum(c.endswith("\\") for c in code):
@@ -38,15 +68,16 @@ def detect(path: Path) -> str:
     raise JobFormatError(f"{path}: cannot tell its format; pass --job-format, one of {', '.join(CAPTURE_FORMATS)}")
 
 
-def capture(path: str | Path, fmt: str | None = None) -> Job:
+def capture(path: str | Path, fmt: str | None = None, env: Sequence[tuple[str, str]] = ()) -> Job:
+    """The Job of a launch file; env: variables for a script run in the sandbox (--job-env)."""
     path = Path(path)
     if fmt is not None and fmt not in CAPTURE_FORMATS:
         raise JobFormatError(f"--job-format={fmt!r}: one of {', '.join(CAPTURE_FORMATS)}")
     if not path.is_file():
         raise JobFormatError(f"--job={str(path)!r}: no such file")
     fmt = fmt or detect(path)
-    if fmt == "bash":
-        return capture_script(path)
+    if fmt in ("bash", "miles-py"):
+        return capture_script(path, env, fmt)
     text = path.read_text(encoding="utf-8", errors="replace")
     readers = {"job-json": _job_json, "argv-json": _argv_json, "rayjob": _rayjob, "ray-submit": _submit_line}
     return readers[fmt](text, str(path))

@@ -16,9 +16,10 @@ from rlcheck.probes.inline_secrets import REDACTED, secret_name, value_shape
 from rlcheck.probes.inline_secrets import redact as redact_argv
 from rlcheck.recipes.recipe import Recipe
 
-FORMATS = ("bash", "ray-submit", "rayjob", "argv-json", "job-json", "recipe")
-"""Where a Job can come from: a launch script (run in a sandbox), a pasted `ray job submit ... -- ...` line, a
-KubeRay RayJob YAML, `rlcheck render --format json` output, `rlcheck job capture` output, a built-in recipe."""
+FORMATS = ("bash", "miles-py", "ray-submit", "rayjob", "argv-json", "job-json", "recipe")
+"""Where a Job can come from: a launch script or a Miles Python launcher (run in a sandbox), a pasted
+`ray job submit ... -- ...` line, a KubeRay RayJob YAML, `rlcheck render --format json` output, `rlcheck job capture`
+output, a built-in recipe."""
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Job:

@@ -1,9 +1,11 @@
 """Run a launch script where it cannot touch the host: the capture sandbox.
 
 A user namespace (`unshare -rmn`) gives a fresh network namespace with only a down loopback (no network) and a
-private mount table in which every mount is remounted read-only except the throwaway working directory. The
+private mount table in which every mount is remounted read-only except the throwaway working directory and a
+private /tmp (a tmpfs that vanishes with the namespace, so `mktemp /tmp/...` works). The
 commands a launch would use to reach the cluster or the GPUs (FAKES) are shims on PATH that record their argv
-and exit 0. A time limit ends it. Where user namespaces are not allowed the sandbox refuses to run the script.
+and exit 0. The user's variables (--job-env) join the sandbox's own environment, which is otherwise
+empty. A time limit ends it. Where user namespaces are not allowed the sandbox refuses to run the script.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,22 +24,37 @@ from pathlib import Path
 
 FAKES = ("ray", "python", "python3", "pkill", "nvidia-smi", "sleep", "aws", "kubectl")
 TIMEOUT_S = 30.0
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OWN = ("PATH", "HOME", "LANG")  # what the sandbox sets for itself: a user value would unseat the fakes
 _RECORDER = Path(__file__).with_name("recorder.py")
 # Inside the namespaces: keep the work dir writable, make every other mount read-only, then run the command.
 _PROLOGUE = r"""
 set -e
+# A private /tmp (tmpfs) so `mktemp` works. The capture's own directory and the script's tree may sit under /tmp:
+# hold them open and bind them back over the tmpfs (-c: mount must not resolve the fd link to the now hidden path).
+private_tmp=
+exec 3<"$RLCHECK_BASE" 4<"${RLCHECK_KEEP:-/}"
+if mount -t tmpfs -o mode=1777 tmpfs /tmp 2>/dev/null; then
+  private_tmp=1
+  mkdir -p "$RLCHECK_BASE"
+  mount -c --bind /proc/self/fd/3 "$RLCHECK_BASE"
+  if [ -n "$RLCHECK_KEEP" ]; then mkdir -p "$RLCHECK_KEEP" && mount -c --bind /proc/self/fd/4 "$RLCHECK_KEEP"; fi
+else
+  echo "rlcheck: no private /tmp here (tmpfs mount refused): /tmp is read-only for the script" >&2
+fi
+exec 3<&- 4<&-
 mount --bind "$RLCHECK_WORK" "$RLCHECK_WORK"
 cd "$RLCHECK_WORK"  # onto the writable bind mount, not the directory beneath it
 awk '{print $5}' /proc/self/mountinfo | sort -u | while read -r m; do
   case "$m" in
     "$RLCHECK_WORK"|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*) ;;
+    /tmp) [ -n "$private_tmp" ] || mount -o remount,bind,ro "$m" 2>/dev/null || true ;;
     *) mount -o remount,bind,ro "$m" 2>/dev/null || true ;;
   esac
 done
 set +e
 exec "$@"
 """
-
 
 class SandboxUnavailable(RuntimeError):
     """User namespaces are not permitted here: capture on another machine."""
@@ -87,8 +105,29 @@ def _run_group(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: fl
         return -1, err or "", True
 
 
-def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S) -> Run:
-    """Run command (e.g. ['bash', '/abs/launch.sh']) in a fresh sandbox whose working directory is empty."""
+def check_env(env: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """The user's variables for the script (--job-env); ValueError names a bad name or one rlcheck needs itself."""
+    for name, _ in env:
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"--job-env {name!r}: a variable name is letters, digits and _, not starting with a digit")
+        if name in _OWN or name.startswith("RLCHECK_"):
+            raise ValueError(f"--job-env {name}: the sandbox sets it itself ({', '.join(_OWN)}, RLCHECK_*)")
+    return tuple(env)
+
+
+def _keep(command: Sequence[str]) -> str:
+    """The top directory under /tmp of the last file the command names ('' when none is there): it stays in view,
+    read-only, over the private /tmp, so the script and what it sources beside it are found."""
+    for arg in reversed(command):
+        parts = Path(arg).resolve().parts if arg.startswith("/") else ()
+        if len(parts) > 3 and parts[1] == "tmp" and Path(arg).is_file():
+            return str(Path(*parts[:3]))
+    return ""
+
+
+def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[tuple[str, str]] = ()) -> Run:
+    """Run command (e.g. ['bash', '/abs/launch.sh']) in a fresh sandbox whose working directory is empty;
+    env: the user's variables (--job-env) on top of the sandbox's own."""
     why = available()
     if why:
         raise SandboxUnavailable(f"{why}; capture where it is allowed (`rlcheck job capture SCRIPT -o job.json`) "
@@ -98,10 +137,10 @@ def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S) -> Run:
         work.mkdir()
         _shims(Path(tmp) / "bin")
         record = work / ".rlcheck-calls.jsonl"
-        env = {"PATH": f"{tmp}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "RLCHECK_WORK": str(work),
-               "RLCHECK_RECORD": str(record), "LANG": "C.UTF-8"}
+        own = {"PATH": f"{tmp}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "RLCHECK_WORK": str(work),
+               "RLCHECK_BASE": tmp, "RLCHECK_KEEP": _keep(command), "RLCHECK_RECORD": str(record), "LANG": "C.UTF-8"}
         argv = ["unshare", "-rmn", "--propagation", "private", "sh", "-c", _PROLOGUE, "sandbox", *command]
-        code, err, timed_out = _run_group(argv, cwd=work, env=env, timeout_s=timeout_s)
+        code, err, timed_out = _run_group(argv, cwd=work, env={**dict(check_env(env)), **own}, timeout_s=timeout_s)
         lines = record.read_text(encoding="utf-8").splitlines() if record.is_file() else []
     calls = []
     for line in lines:

@@ -1,8 +1,11 @@
-"""A launch script run in the capture sandbox: what its fake `ray job submit` (or python train.py) received."""
+"""A launch script (bash, or a Miles Python launcher under rlcheck.job.miles_stub) run in the capture sandbox:
+what its fake `ray job submit` (or python train.py) received."""
 
 from __future__ import annotations
 
 import dataclasses
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from rlcheck.job import sandbox
@@ -29,12 +32,31 @@ def _failed(path: Path, run: sandbox.Run, what: str) -> CaptureFailed:
     return CaptureFailed(f"{path}: {what}; {why}; fake commands it ran: {seen}; last output: {tail}")
 
 
-def capture_script(path: Path) -> Job:
-    """Run the script in the sandbox (CaptureFailed when the sandbox cannot be made or no trainer command ran)."""
+_MILES_STUB = Path(__file__).with_name("miles_stub.py")
+
+
+def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "bash") -> Job:
+    """Run the script (fmt bash, or miles-py: a Miles launcher under the Miles stub) in the sandbox with the
+    user's env; CaptureFailed when the sandbox cannot be made or no trainer command ran."""
+    command = ["bash", str(path.resolve())] if fmt == "bash" else [sys.executable, str(_MILES_STUB),
+                                                                   str(path.resolve())]
     try:
-        run = sandbox.run(["bash", str(path.resolve())])
+        run = sandbox.run(command, env=env)
     except sandbox.SandboxUnavailable as exc:
         raise CaptureFailed(f"{path}: not run: {exc}") from exc
+    job = _job_of(path, run, fmt)
+    if fmt != "miles-py":
+        return job
+    stubbed = sorted({argv[0] for cmd, argv in run.calls if cmd == "miles-stub" and argv})
+    seen = [f"Miles helper {name} is not modelled by rlcheck's stub: what it adds to the launch is not judged"
+            for name in stubbed]
+    seen += sorted({argv[0] for cmd, argv in run.calls if cmd == "miles-note" and argv})
+    nodes = next((int(argv[0]) for cmd, argv in run.calls if cmd == "miles-nodes" and argv and argv[0].isdigit()),
+                 job.nodes)
+    return dataclasses.replace(job, framework="miles", nodes=nodes or None, findings=(*job.findings, *seen))
+
+
+def _job_of(path: Path, run: sandbox.Run, fmt: str) -> Job:
     submits = [argv for cmd, argv in run.calls if cmd == "ray" and argv[:2] == ("job", "submit")]
     gpus = _ray_start_gpus(run)
     nodes = 1 if gpus else None
@@ -42,7 +64,7 @@ def capture_script(path: Path) -> Job:
     if submits:
         if len(submits) > 1:
             notes.append(f"{len(submits)} `ray job submit` calls: judged the first")
-        job = from_submit(list(submits[0][2:]), str(path), "bash", nodes=nodes, gpus_per_node=gpus)
+        job = from_submit(list(submits[0][2:]), str(path), fmt, nodes=nodes, gpus_per_node=gpus)
         return dataclasses.replace(job, findings=(*notes, *job.findings))
     trainer = next(((cmd, *argv) for cmd, argv in run.calls
                     if cmd in ("python", "python3") and argv and argv[0].endswith(".py")), None)
@@ -50,7 +72,7 @@ def capture_script(path: Path) -> Job:
         what = "the script failed" if run.returncode else "the script never reached `ray job submit` or a train.py"
         raise _failed(path, run, what)
     return Job(argv=tuple(trainer), intended_argv=tuple(trainer), entrypoint="", working_dir=str(path.parent),
-               framework=framework_of(tuple(trainer), str(path.parent)), source=str(path), source_format="bash",
+               framework=framework_of(tuple(trainer), str(path.parent)), source=str(path), source_format=fmt,
                findings=(*notes, "the trainer runs directly, not through `ray job submit`"), nodes=nodes,
                gpus_per_node=gpus)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +76,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--recipe", default=DEFAULT_RECIPE, metavar="ID",
                     help=f"recipe the checks judge: {', '.join(RECIPE_IDS)} (default: {DEFAULT_RECIPE})")
     group.addoption("--job", default=None, metavar="PATH",
-                    help="judge your own launch instead of --recipe: a SLIME-style bash script (run in a sandbox), "
+                    help="judge your own launch instead of --recipe: a SLIME-style bash script or a Miles Python "
+                         "launcher (run in a sandbox), "
                          "a `ray job submit` line, a KubeRay RayJob YAML, an argv JSON or `rlcheck job capture` JSON")
     group.addoption("--job-format", default=None, choices=CAPTURE_FORMATS,
                     help=f"the --job file's format when detection guesses wrong: {', '.join(CAPTURE_FORMATS)}")
+    group.addoption("--job-env", action="append", default=[], metavar="NAME[=VALUE]",
+                    help="a variable for a --job script run in the capture sandbox (repeatable; NAME alone passes "
+                         "this shell's value), e.g. --job-env BASE_DIR=/fsx")
     group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
                     help="where report.json and report.md go (default: rlcheck-report/)")
     group.addoption("--history", default=None, metavar="DIR",
@@ -130,13 +136,15 @@ def _validate_report_dir(report_dir: Path) -> None:
         raise pytest.UsageError(f"--report-dir={str(report_dir)!r} cannot be written: {problem}")
 
 
-def capture_job(path: str | None, fmt: str | None) -> dict[str, Any]:
-    """RunContext fields for --job: a bad file is a usage error; a launch that gives no trainer is kept as an error."""
+def capture_job(path: str | None, fmt: str | None, env: Sequence[str] = ()) -> dict[str, Any]:
+    """RunContext fields for --job: a bad file or --job-env is a usage error; a launch that gives no trainer is kept
+    as an error."""
     if path is None:
         return {}
     try:
         fmt = fmt or capture.detect(Path(path)) if Path(path).is_file() else fmt
-        return {"job_path": path, "job_format": fmt, "job": capture.capture(path, fmt)}
+        variables = capture.parse_env(env, os.environ)
+        return {"job_path": path, "job_format": fmt, "job": capture.capture(path, fmt, variables)}
     except capture.JobFormatError as exc:
         raise pytest.UsageError(str(exc)) from exc
     except capture.CaptureFailed as exc:
@@ -161,7 +169,7 @@ def pytest_configure(config: pytest.Config) -> None:
         recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
         dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"), hardware_unknown=unknown,
         history_dir=Path(history) if history is not None else None,
-        **capture_job(config.getoption("job"), config.getoption("job_format")),
+        **capture_job(config.getoption("job"), config.getoption("job_format"), config.getoption("job_env")),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rlcheck.framework import argv as framework_argv
 from rlcheck.framework.detect import Installed, choose, collect_installed
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import argv_shell, inline_secrets, memory, memory_kv, proxy_env, recipe_rules
+from rlcheck.probes import argv_shell, inline_secrets, job_shape, memory, memory_kv, proxy_env, recipe_rules
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
 
@@ -37,9 +37,23 @@ def _meant_and_got(inputs: Inputs) -> tuple[list[str], list[str], str, str, str]
     return list(job.intended_argv), list(job.argv), job.entrypoint, job.shell_error, job.unseen
 
 
+def evaluate_shape(obs: None, inputs: Inputs) -> Verdict:
+    """The job's stated GPUs per node (a built-in recipe's placement) against the profile's nodes."""
+    if inputs.job is None:
+        placement = inputs.recipe.placement
+        nodes = -(-placement.placement_group_gpus // placement.num_gpus_per_node)
+        return job_shape.evaluate_job_shape(nodes, placement.num_gpus_per_node, inputs.profile,
+                                            f"recipe {inputs.recipe.id}")
+    job = inputs.job
+    return job_shape.evaluate_job_shape(job.nodes, job.gpus_per_node, inputs.profile, f"job {job.source}")
+
+
 CHECKS = (
     Check(id="recipe_fits_hardware", guards=("deepep-gb300-megatron",), needs=RECIPE_AND_PROFILE,
           judges="the recipe has a shape for `--hardware`", judge=evaluate_fits),
+    Check(id="recipe_job_shape", guards=("placement-group-oversubscribed",), needs=RECIPE_AND_PROFILE,
+          judges="GPUs per node the launch states (`ray start --num-gpus`, RayJob worker groups) against the profile",
+          judge=evaluate_shape),
     Check(id="recipe_batch", guards=("batch-size-mismatch",),
           judges="rollout_batch_size x n_samples = global_batch x steps; global batch divides by micro batch x DP",
           judge=lambda obs, i: recipe_rules.evaluate_batch(i.recipe)),

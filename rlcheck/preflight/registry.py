@@ -21,7 +21,7 @@ from rlcheck.recipes.recipe import Recipe
 from rlcheck.verdict import Status, Verdict
 
 AREAS = ("image", "recipe", "cluster", "gpu")
-JOB_CHECKS = frozenset({"recipe_argv_intact", "recipe_no_inline_secrets"})
+JOB_CHECKS = frozenset({"recipe_argv_intact", "recipe_no_inline_secrets", "recipe_job_shape"})
 """Checks that judge a job's argv and env as launched, so they run even when no recipe can be read from it."""
 _ID = re.compile(r"(image|recipe|cluster|gpu)_[a-z0-9_]+")
 

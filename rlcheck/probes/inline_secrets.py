@@ -15,9 +15,10 @@ from rlcheck.verdict import Status, Verdict
 # Names that hold a secret: the last word (between underscores, dashes read as underscores) is TOKEN, SECRET,
 # PASS(WORD), PAT or CREDENTIALS, or it ends in an API/access/secret/private/auth key. Whole words at the end, so
 # TOKENIZERS_PARALLELISM, PYTHONPATH, --moe-token-dispatcher-type, --max-tokens-per-gpu and SLIME's dict-key
-# flags (--input-key, --label-key, --reward-key) are not secrets; HF_TOKEN, GITHUB_PAT, WANDB_API_KEY are.
+# flags (--input-key, --label-key, --reward-key) are not secrets; HF_TOKEN, GITHUB_PAT, WANDB_API_KEY are, and so is
+# SLIME's and Miles' --wandb-key (Miles' launch helper get_default_wandb_args writes WANDB_API_KEY's value after it).
 SECRET_NAME = re.compile(r"(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PAT|CREDENTIALS?)$"
-                         r"|(^|_)(API|ACCESS|SECRET|PRIVATE|AUTH)_?KEY$|(^|_)SECRET_", re.IGNORECASE)
+                         r"|(^|_)(API|ACCESS|SECRET|PRIVATE|AUTH|WANDB)_?KEY$|(^|_)SECRET_", re.IGNORECASE)
 # Well-known token shapes: Hugging Face, GitHub (classic and fine-grained), AWS access key ids.
 SECRET_VALUE = {
     "hf-token": re.compile(r"\bhf_[A-Za-z0-9]{30,}"),

@@ -1,0 +1,276 @@
+"""Run a Miles Python launcher in the capture sandbox with Miles' launch helpers replaced by recorders.
+
+Run as `python3 miles_stub.py LAUNCHER.py` inside the sandbox (rlcheck.job.miles_py); standard library only, it
+imports nothing of rlcheck and none of Miles. A Miles launcher (Miles' scripts/run_*.py) builds the trainer's
+arguments as Python strings and hands them to `miles.utils.external_utils.command_utils.execute_train`, which
+runs `ray start --head --num-gpus N` and `ray job submit --runtime-env-json=... -- python3 train.py MODEL_ARGS
+TRAIN_ARGS` through `bash -c`. Here:
+
+- `execute_train` builds those same two commands (the runtime env vars Miles documents it sets, the model args of
+  scripts/models/<megatron_model_type>.py beside the launcher) and runs them through `bash -c`, where the
+  sandbox's fake `ray` records them, so the capture reads them like a bash launcher's;
+- `exec_command_cpu`/`exec_command_gpu` run their command through `bash -c` too (fakes record; a command that
+  fails, such as a download without network, does not stop the launcher);
+- `dataclass_cli` and `typer.run` call the launcher's main with its defaults (MILES_SCRIPT_<FIELD> overrides);
+- any other `miles.*` name is a placeholder that formats as '' and is recorded as `miles-stub NAME`, so the
+  capture can say which helper's share of the launch it could not see.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import runpy
+import shlex
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+_CMD = "miles.utils.external_utils.command_utils"
+_LAUNCHER: list[Path] = []
+
+
+def _record(name: str, cmd: str = "miles-stub") -> None:
+    """miles-stub NAME: a helper this stub does not model was used; miles-note TEXT: what capture could not see."""
+    with open(os.environ["RLCHECK_RECORD"], "a", encoding="utf-8") as out:
+        out.write(json.dumps({"cmd": cmd, "argv": [name], "cwd": os.getcwd()}) + "\n")
+
+
+class Unknown:
+    """A Miles name this stub does not model: callable, indexable, formats as '' and records its first use."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def _use(self) -> Unknown:
+        _record(self._name)
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Unknown:
+        return Unknown(f"{self._name}()")._use()
+
+    def __getattr__(self, attr: str) -> Unknown:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return Unknown(f"{self._name}.{attr}")
+
+    def __format__(self, spec: str) -> str:
+        self._use()
+        return ""
+
+    __str__ = __repr__ = lambda self: self.__format__("")  # noqa: E731
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def keys(self) -> list[str]:
+        self._use()
+        return []
+
+
+def _bash(cmd: str, capture_output: bool = False) -> str | None:
+    print(f"EXEC: {cmd}", file=sys.stderr, flush=True)
+    done = subprocess.run(["bash", "-c", cmd], check=False, capture_output=capture_output, text=True)
+    return done.stdout if capture_output else None
+
+
+def _model_args(model_type: Any) -> str:
+    """scripts/models/<type>.py beside the launcher, its model_args() quoted token by token; '' if not there."""
+    if model_type is None:
+        return ""
+    if isinstance(model_type, Unknown) or not _LAUNCHER:
+        _record("not seen: the model args: megatron_model_type came from a helper the stub does not model",
+                "miles-note")
+        return ""
+    path = _LAUNCHER[0].parent / "models" / f"{model_type}.py"
+    if not path.is_file():
+        _record(f"not seen: the model args: no {path} (Miles' scripts/models/<megatron_model_type>.py)", "miles-note")
+        return ""
+    sys.modules.setdefault("model_args_utils", sys.modules[_CMD])
+    spec = importlib.util.spec_from_file_location(f"rlcheck_model_{path.stem.replace('.', '_')}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return " ".join(shlex.quote(token) for token in module.model_args().split())
+
+
+def _runtime_env(config: Any, num_gpus_fsdp: bool, extra: dict[str, str], megatron_path: str) -> dict[str, str]:
+    """The env vars Miles' execute_train puts in --runtime-env-json (its documented behaviour, not its code)."""
+    master = os.environ.get("MASTER_ADDR", "127.0.0.1")
+    env = {"PYTHONUNBUFFERED": "1", **({} if num_gpus_fsdp else {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}),
+           "NCCL_NVLS_ENABLE": os.environ.get("NCCL_NVLS_ENABLE") or "0",
+           **{k: os.environ[k] for k in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_DEBUG", "NCCL_DEBUG_FILE")
+              if k in os.environ},
+           "no_proxy": f"127.0.0.1,{master}", "MASTER_ADDR": master, **extra}
+    text = getattr(config, "extra_env_vars", "") or ""
+    if text:
+        try:
+            env.update(json.loads(text))
+        except ValueError:
+            env.update(tuple(item.split("=", 1)) for item in text.split() if "=" in item)
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in (megatron_path, env.get("PYTHONPATH")) if p))
+    return env
+
+
+def execute_train(train_args: str, num_gpus_per_node: int, megatron_model_type: Any, train_script: str = "train.py",
+                  before_ray_job_submit: Any = None, extra_env_vars: Any = None, config: Any = None,
+                  megatron_path: str = "/root/Megatron-LM") -> None:
+    """Start the head and submit the job as Miles would, through the sandbox's fake `ray`."""
+    with open(os.environ["RLCHECK_RECORD"], "a", encoding="utf-8") as out:  # the cluster shape Miles assumes
+        out.write(json.dumps({"cmd": "miles-nodes", "argv": [str(getattr(config, "num_nodes", 1))]}) + "\n")
+    external_ray = _bool_env("MILES_SCRIPT_EXTERNAL_RAY")
+    if not external_ray:
+        _bash(f"ray start --head --node-ip-address {os.environ.get('MASTER_ADDR', '127.0.0.1')} "
+              f"--num-gpus {num_gpus_per_node} --disable-usage-stats")
+    if before_ray_job_submit is not None:
+        before_ray_job_submit()
+    env = _runtime_env(config, "--train-backend fsdp" in train_args, dict(extra_env_vars or {}), megatron_path)
+    if _bool_env("MILES_SCRIPT_ENABLE_RAY_SUBMIT", "1"):
+        address = "" if "RAY_ADDRESS" in os.environ else '--address="http://127.0.0.1:8265" '
+        _bash(f"ray job submit {address}--runtime-env-json={shlex.quote(json.dumps({'env_vars': env}))} "
+              f"-- python3 {train_script} {_model_args(megatron_model_type)} {train_args}")
+
+
+def _bool_env(name: str, default: str = "false") -> bool:
+    return os.environ.get(name, default).strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclasses.dataclass
+class ExecuteTrainConfig:
+    """The base of a launcher's ScriptArgs (the fields Miles gives it)."""
+
+    cuda_core_dump: bool = False
+    num_nodes: int = dataclasses.field(default_factory=lambda: int(os.environ.get("SLURM_JOB_NUM_NODES", "1")))
+    extra_env_vars: str = ""
+    output_dir: str = "/root/shared_data"
+
+
+def dataclass_cli(func: Any = None, **_: Any) -> Any:
+    """The launcher's main with its ScriptArgs defaults; MILES_SCRIPT_<FIELD> overrides a field, as in Miles."""
+    def wrap(inner: Any) -> Any:
+        def main() -> Any:
+            cls = next(iter(inner.__annotations__.values()))
+            cls = inner.__globals__[cls] if isinstance(cls, str) else cls
+            overrides = {f.name: os.environ[f"MILES_SCRIPT_{f.name.upper()}"] for f in dataclasses.fields(cls)
+                         if f"MILES_SCRIPT_{f.name.upper()}" in os.environ}
+            return inner(cls(**overrides))
+        return main
+    return wrap(func) if func is not None else wrap
+
+
+def _wandb_args(test_file: str, run_name_prefix: str | None = None, run_id: str | None = None) -> str:
+    """Miles inlines WANDB_API_KEY into the argv when it is set: keep that, the secret check must see it."""
+    key = os.environ.get("WANDB_API_KEY")
+    if not key:
+        return ""
+    name = "_".join(x for x in (run_name_prefix, run_id or create_run_id()) if x)
+    return (f"--use-wandb --wandb-project miles-{Path(test_file).stem} --wandb-group {name} "
+            f"--wandb-key '{key}' --disable-wandb-random-suffix ")
+
+
+def moe_layer_freq(*, nlayers: int, first_k_dense_replace: int) -> str:
+    """Megatron's --moe-layer-freq list as Miles' model scripts write it: 0 for each dense layer, then 1 (MoE)."""
+    dense = max(0, min(first_k_dense_replace, nlayers))
+    return "[" + ",".join(["0"] * dense + ["1"] * (nlayers - dense)) + "]"
+
+
+def _noop(*args: Any, **kwargs: Any) -> None:
+    """Preparation (downloads, checkpoint conversion, rsync, ssh to workers, commands on every node): nothing of
+    the trainer's argv."""
+
+
+def create_run_id() -> str:
+    return time.strftime("%y%m%d-%H%M%S")
+
+
+_HARDWARE_GPUS = {"H100": 8, "H200": 8, "B200": 8, "B300": 8, "GB200": 4, "GB300": 4, "MI350X": 8, "MI355X": 8}
+_KNOWN: dict[str, Any] = {
+    "execute_train": execute_train, "exec_command_cpu": _bash, "exec_command_gpu": _bash,
+    "ExecuteTrainConfig": ExecuteTrainConfig, "dataclass_cli": dataclass_cli, "get_default_wandb_args": _wandb_args,
+    "create_run_id": create_run_id, "get_bool_env_var": _bool_env, "NUM_GPUS_OF_HARDWARE": _HARDWARE_GPUS,
+    "shell_safe_model_args": _model_args, "repo_base_dir": Path.cwd(), "moe_layer_freq": moe_layer_freq,
+    **dict.fromkeys(("convert_checkpoint", "hf_download_dataset", "rsync_simple", "fp8_cast_bf16",
+                     "ssh_start_ray_workers", "exec_command_multi_node"), _noop),
+}
+
+
+class _MilesModule(types.ModuleType):
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        if self.__name__ == _CMD and attr in _KNOWN:
+            return _KNOWN[attr]
+        return Unknown(f"{self.__name__}.{attr}")
+
+
+class _Typer(types.ModuleType):
+    """typer: run(main) calls main; Typer().command() registers, calling the app runs the last one."""
+
+    def __init__(self) -> None:
+        super().__init__("typer")
+        self.run = lambda func: func()
+        self.Typer = _App
+        self.Option = self.Argument = lambda *a, **k: a[0] if a else None
+
+
+class _App:
+    """A typer app: its commands are registered; calling it runs `train` (what Miles' launchers run to train),
+    else the only (or last) one."""
+
+    def __init__(self, *a: Any, **k: Any) -> None:
+        self.commands: dict[str, Any] = {}
+
+    def command(self, name: str | None = None, *a: Any, **k: Any) -> Any:
+        def register(func: Any) -> Any:
+            self.commands[name or func.__name__.replace("_", "-")] = func
+            return func
+        return register
+
+    def callback(self, *a: Any, **k: Any) -> Any:
+        return lambda func: func
+
+    def __call__(self) -> Any:
+        if not self.commands:
+            return None
+        chosen = "train" if "train" in self.commands else list(self.commands)[-1]
+        if len(self.commands) > 1:
+            _record(f"the launcher's typer commands are {', '.join(self.commands)}: judged {chosen!r}", "miles-note")
+        return self.commands[chosen]()
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name == "typer" or name == "miles" or name.startswith("miles."):
+            return importlib.machinery.ModuleSpec(name, self, is_package=name != "typer")
+        return None
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        return _Typer() if spec.name == "typer" else _MilesModule(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        if module.__name__ != "typer":
+            module.__path__ = []
+
+
+def main() -> int:
+    launcher = Path(sys.argv[1]).resolve()
+    _LAUNCHER.append(launcher)
+    sys.meta_path.insert(0, _Finder())
+    sys.argv = [str(launcher)]
+    sys.path.insert(0, str(launcher.parent))
+    runpy.run_path(str(launcher), run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

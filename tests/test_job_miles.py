@@ -1,0 +1,146 @@
+"""Capturing a Miles Python launcher, the user's variables in the sandbox (--job-env) and its private /tmp."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from rlcheck import recipes
+from rlcheck.hardware import get_profile
+from rlcheck.job import capture, sandbox
+from rlcheck.job.inputs import inputs_for_job
+from rlcheck.preflight import all_checks
+from rlcheck.verdict import Status
+
+JOBS = Path(__file__).parent / "data" / "jobs"
+LAUNCH = recipes.get("qwen3-30b-a3b-disaggregated", "h200")
+needs_sandbox = pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
+_HEADER = "import typer\n\nimport miles.utils.external_utils.command_utils as U\n\n\n"
+
+
+def _judge(job, check_id):
+    inputs = inputs_for_job(job, get_profile("h200"))
+    return next(v for c in all_checks() if c.id == check_id for v in c.run(inputs))
+
+
+@needs_sandbox
+def test_miles_launcher_is_the_same_launch_as_the_other_formats():
+    job = capture.capture(JOBS / "launch_miles.py", env=[("SLURM_JOB_NUM_NODES", "2")])
+    assert (job.source_format, job.framework, job.nodes, job.gpus_per_node) == ("miles-py", "miles", 2, 8)
+    assert job.argv == job.intended_argv == tuple(LAUNCH.argv())
+    env = job.env_dict()
+    assert set(LAUNCH.env) <= set(job.env)  # the launch's own variables, plus what Miles' executor adds:
+    assert (env["PYTHONUNBUFFERED"], env["MASTER_ADDR"], env["no_proxy"]) == ("1", "127.0.0.1", "127.0.0.1,127.0.0.1")
+    assert [f for f in job.findings if "Miles helper" in f or "not seen" in f] == []
+
+
+@needs_sandbox
+def test_miles_launcher_reads_the_env_it_is_given():
+    alone = capture.capture(JOBS / "launch_miles.py")  # Miles' default: SLURM_JOB_NUM_NODES or 1 node
+    assert alone.nodes == 1 and alone.argv[alone.argv.index("--actor-num-nodes") + 1] == "1"
+    assert _judge(alone, "recipe_batch").status is not Status.UNKNOWN
+
+
+@needs_sandbox
+def test_miles_wandb_key_from_job_env_is_inlined_and_fails_never_shown():
+    job = capture.capture(JOBS / "launch_miles.py", env=[("WANDB_API_KEY", "wandb0123456789abcdef0123456789abcd")])
+    assert "--wandb-key" in job.argv  # Miles' get_default_wandb_args puts the key into the argv
+    verdict = _judge(job, "recipe_no_inline_secrets")
+    assert verdict.status is Status.FAIL and "--wandb-key" in verdict.summary
+    assert "wandb0123456789" not in verdict.summary + verdict.details
+
+
+@needs_sandbox
+def test_miles_unmodelled_helper_and_missing_model_args_are_findings_and_unknown(tmp_path):
+    launcher = tmp_path / "run_mine.py"
+    text = (JOBS / "launch_miles.py").read_text().replace('"qwen3-30B-A3B"', '"my-model"')
+    launcher.write_text(text.replace("    U.execute_train(", "    U.start_mooncake_master()\n    U.execute_train("))
+    job = capture.capture(launcher)
+    assert any("start_mooncake_master() is not modelled" in f for f in job.findings)
+    assert any(f"not seen: the model args: no {tmp_path / 'models' / 'my-model.py'}" in f for f in job.findings)
+    verdict = _judge(job, "recipe_stage_memory")
+    assert verdict.status is Status.UNKNOWN
+
+
+@needs_sandbox
+def test_miles_launcher_that_raises_is_capture_failed_with_its_error(tmp_path):
+    launcher = tmp_path / "run_fail.py"
+    launcher.write_text(_HEADER + "import os\n\nassert os.environ.get('MASTER_ADDR'), 'MASTER_ADDR is not set'\n")
+    with pytest.raises(capture.CaptureFailed, match="exited 1.*MASTER_ADDR is not set"):
+        capture.capture(launcher)
+
+
+def test_miles_detection_by_import_and_python_without_miles_named(tmp_path):
+    assert capture.detect(JOBS / "launch_miles.py") == "miles-py"
+    plain = tmp_path / "tool.py"
+    plain.write_text("import json\nprint(json.dumps({}))\n")
+    with pytest.raises(capture.JobFormatError, match="imports nothing of Miles.*one of bash, miles-py"):
+        capture.detect(plain)
+    other = tmp_path / "milestones.py"
+    other.write_text("import milestones\n")
+    with pytest.raises(capture.JobFormatError):
+        capture.detect(other)
+
+
+@pytest.mark.parametrize(("items", "environ", "expected"), [
+    (["BASE_DIR=/fsx", "A=b=c", "EMPTY="], {}, (("BASE_DIR", "/fsx"), ("A", "b=c"), ("EMPTY", ""))),
+    (["WANDB_API_KEY"], {"WANDB_API_KEY": "k"}, (("WANDB_API_KEY", "k"),)),
+])
+def test_job_env_parses_name_value_and_name_alone(items, environ, expected):
+    assert capture.parse_env(items, environ) == expected
+
+
+@pytest.mark.parametrize(("item", "fragment"), [
+    ("UNSET_HERE", "not set in this environment"), ("1X=y", "a variable name is letters"),
+    ("A-B=y", "a variable name is letters"), ("PATH=/evil", "the sandbox sets it itself"),
+    ("RLCHECK_RECORD=/x", "the sandbox sets it itself"),
+])
+def test_job_env_bad_item_is_named(item, fragment):
+    with pytest.raises(capture.JobFormatError, match=fragment):
+        capture.parse_env([item], {})
+
+
+@needs_sandbox
+def test_job_env_reaches_a_script_that_needs_base_dir(tmp_path):
+    script = tmp_path / "needs_base.sh"
+    script.write_text('#!/bin/bash\nset -e\n: "${BASE_DIR:?BASE_DIR must be set}"\n'
+                      'ray job submit -- python3 train.py --load "$BASE_DIR/ckpt"\n')
+    with pytest.raises(capture.CaptureFailed, match="BASE_DIR must be set"):
+        capture.capture(script)
+    job = capture.capture(script, env=[("BASE_DIR", "/fsx")])
+    assert job.argv == ("python3", "train.py", "--load", "/fsx/ckpt")
+
+
+@needs_sandbox
+def test_sandbox_private_tmp_is_writable_and_leaves_the_host_tmp_alone(tmp_path):
+    marker = f"rlcheck-test-{tmp_path.name}"
+    script = tmp_path / "mktemp.sh"
+    script.write_text(f'#!/bin/bash\nset -e\nT=$(mktemp /tmp/args.XXXXXX)\necho "--lr 1e-6" > "$T"\n'
+                      f'echo x > /tmp/{marker}\nray job submit -- python3 train.py $(cat "$T")\n')
+    job = capture.capture(script)
+    assert job.argv == ("python3", "train.py", "--lr", "1e-6")
+    assert not (Path("/tmp") / marker).exists()
+
+
+@needs_sandbox
+def test_sandbox_script_under_tmp_stays_read_only(tmp_path):
+    script = tmp_path / "write_beside.sh"  # pytest's tmp_path is under /tmp: kept in view over the private /tmp
+    script.write_text(f"echo x > {tmp_path / 'beside'}\nray job submit -- python3 train.py\n")
+    run = sandbox.run(["bash", str(script)], timeout_s=20)
+    assert not (tmp_path / "beside").exists()
+    assert "Read-only file system" in "\n".join(run.stderr_tail)
+    assert dataclasses.replace(run, stderr_tail=()).calls[-1][0] == "ray"
+
+
+@needs_sandbox
+def test_miles_typer_app_runs_its_train_command_and_says_so(tmp_path):
+    launcher = tmp_path / "run_app.py"
+    launcher.write_text(_HEADER + "app = typer.Typer()\n\n\n@app.command()\ndef prepare():\n"
+                        "    raise SystemExit(3)\n\n\n"
+                        "@app.command()\ndef train():\n    U.execute_train(train_args='--lr 1e-6', num_gpus_per_node=4,"
+                        " megatron_model_type=None)\n\n\n@app.callback()\ndef _cb():\n    pass\n\n\napp()\n")
+    job = capture.capture(launcher)
+    assert job.argv == ("python3", "train.py", "--lr", "1e-6") and job.gpus_per_node == 4
+    assert "the launcher's typer commands are prepare, train: judged 'train'" in job.findings
