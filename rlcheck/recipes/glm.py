@@ -20,16 +20,32 @@ def is_skip_topk_layer(layer_number: int) -> bool:
     return max(layer_number - INDEX_SKIP_OFFSET, 0) % INDEX_TOPK_FREQ != 0
 
 
-def stage_starts(num_layers: int, pp: int, first: int | None, last: int | None) -> list[int]:
-    """1-based first layer of each pipeline stage for Megatron's first/last-stage split."""
+def stage_sizes(num_layers: int, pp: int, first: int | None, last: int | None) -> list[int]:
+    """Layers per pipeline stage as Megatron computes them (megatron-core 0.19.2, TransformerConfig's uneven PP
+    checks and transformer_block's layer count): a given first/last stage keeps its size, and the stages not
+    given share what is left evenly. So last=18 alone on 78 layers and PP 4 gives 20/20/20/18."""
     if pp == 1:
-        return [1]
-    first = first if first is not None else num_layers // pp
-    last = last if last is not None else num_layers // pp
-    middle, rest = divmod(num_layers - first - last, pp - 2) if pp > 2 else (0, num_layers - first - last)
-    if rest:
-        raise ValueError(f"pp split {first}/.../{last} of {num_layers} layers: the middle stages do not divide evenly")
-    return [1] + [1 + first + i * middle for i in range(pp - 1)]
+        return [num_layers]
+    if first is None and last is None:
+        if num_layers % pp:
+            raise ValueError(f"{num_layers} layers do not divide evenly over PP {pp} (no first/last stage size given)")
+        return [num_layers // pp] * pp
+    given = [n for n in (first, last) if n is not None]
+    left, stages = num_layers - sum(given), pp - len(given)
+    if bool(left) != bool(stages) or left < 0:
+        raise ValueError(f"pp split {first or '-'}/.../{last or '-'} of {num_layers} layers on PP {pp}: "
+                         f"{left} layer(s) left for {stages} stage(s) not given")
+    if stages and left % stages:
+        raise ValueError(f"pp split {first or '-'}/.../{last or '-'} of {num_layers} layers on PP {pp}: the "
+                         f"{left} layers left do not divide evenly over the {stages} stage(s) not given")
+    even = left // stages if stages else 0
+    return [first if first is not None else even, *[even] * (pp - 2), last if last is not None else even]
+
+
+def stage_starts(num_layers: int, pp: int, first: int | None, last: int | None) -> list[int]:
+    """1-based first layer of each pipeline stage, by Megatron's split (stage_sizes)."""
+    sizes = stage_sizes(num_layers, pp, first, last)
+    return [1 + sum(sizes[:i]) for i in range(len(sizes))]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
