@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from rlcheck import hardware, report
+from rlcheck.framework.detect import Installed, parse_declared, resolve
 from rlcheck.job import capture
 from rlcheck.job.capture import CAPTURE_FORMATS
 from rlcheck.job.job import Job
@@ -44,6 +45,8 @@ class RunContext:
     job: Job | None = None
     """The captured job; None with job_error when it could not be captured."""
     job_error: str = ""
+    framework: Installed | None = None
+    """The SLIME/Miles judged: --framework, else what is installed here (framework None: neither)."""
 
     @property
     def subject(self) -> str:
@@ -76,6 +79,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "a `ray job submit` line, a KubeRay RayJob YAML, an argv JSON or `rlcheck job capture` JSON")
     group.addoption("--job-format", default=None, choices=CAPTURE_FORMATS,
                     help=f"the --job file's format when detection guesses wrong: {', '.join(CAPTURE_FORMATS)}")
+    group.addoption("--framework", default=None, metavar="slime==VERSION",
+                    help="the SLIME or Miles version the job runs under (slime==0.2.4, slime==main, miles==main); "
+                         "default: the one installed here (package metadata, or a git checkout's tag)")
     group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
                     help="where report.json and report.md go (default: rlcheck-report/)")
     group.addoption("--hardware-timeout-s", default=gpus.DETECT_TIMEOUT_S, type=float, metavar="S",
@@ -148,11 +154,16 @@ def pytest_configure(config: pytest.Config) -> None:
     _validate_ray_address(address)
     report_dir = Path(config.getoption("report_dir"))
     _validate_report_dir(report_dir)
+    try:
+        declared = parse_declared(config.getoption("framework")) if config.getoption("framework") else None
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from exc
     profile, evidence, unknown = resolve_hardware(config.getoption("hardware"), config.getoption("hardware_timeout_s"))
     config.stash[context_key] = RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
         dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"), hardware_unknown=unknown,
+        framework=resolve(declared),
         **capture_job(config.getoption("job"), config.getoption("job_format")),
     )
 

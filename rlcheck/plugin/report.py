@@ -9,12 +9,21 @@ from typing import Any
 import pytest
 
 from rlcheck import report
+from rlcheck.framework.detect import Installed
 from rlcheck.plugin.options import get_context
 from rlcheck.repro.reproduce import Reproduction, judge
 from rlcheck.verdict import Status, Verdict
 
 PROPERTY = "rlcheck_verdict"
 KINDS = {"checks": "check", "reproducers": "reproducer", "testcases": "case"}
+
+
+def framework_context(framework: Installed | None) -> dict[str, Any]:
+    """The report's statement of the framework judged: name, version, how it was known, and one line."""
+    if framework is None:
+        return {"name": None, "version": None, "source": "", "judged": "not detected"}
+    return {"name": framework.framework, "version": framework.version, "source": framework.source,
+            "judged": framework.describe()}
 
 
 def kind_of(nodeid: str) -> str:
@@ -114,6 +123,7 @@ class VerdictCollector:
         context = {"hardware": {"requested": ctx.hardware_requested, "profile": hw,
                                 "evidence": ctx.hardware_evidence},
                    "recipe": ctx.recipe, "ray_address": ctx.ray_address,
+                   "framework": framework_context(ctx.framework),
                    "job": {"path": ctx.job_path, "format": ctx.job_format, "error": ctx.job_error} if ctx.job_path
                    else None}
         doc = report.build_document(self.recorded, self.decision, context)
@@ -135,6 +145,7 @@ class VerdictCollector:
         tr.section("rlcheck verdicts")
         ctx = get_context(self.config)
         tr.write_line(f"hardware: {ctx.hardware_evidence}")
+        tr.write_line(f"framework: {ctx.framework.describe() if ctx.framework else 'not detected'}")
         for line in report.summary_lines(self.recorded):
             tr.write_line(line)
         tr.write_line(f"report: {', '.join(self.paths)}")

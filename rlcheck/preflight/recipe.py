@@ -65,7 +65,7 @@ CHECKS = (
     Check(id="recipe_framework_args", guards=("framework-arg-rejected", "sglang-dead-flag"),
           judges="the argv against the framework's argument schema (installed SLIME/Miles, else the recipe's; "
                  "SLIME v0.2.4 by default): types, choices, unknown or dropped options, abbreviations, options twice",
-          collect=lambda i: collect_installed(), light_collect=True, judge=evaluate_framework_args),
+          collect=lambda i: i.framework or collect_installed(), light_collect=True, judge=evaluate_framework_args),
     Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=RECIPE_AND_PROFILE,
           judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer, "
                  "Megatron's activation formula for the recompute setting, fp32 logits) against 0.94 of HBM",
