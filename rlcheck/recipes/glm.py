@@ -59,6 +59,8 @@ class GlmOptions:
     bf16 GLM-5.2 engine is at most a node wide (4 GB300 GPUs), and 744B x 2 B / 4 does not fit a GPU."""
     megatron_use_deepep: bool = False
     enable_mtp: bool = False
+    blackwell: bool = True
+    """B200/GB300: Miles pins the bf16 rollout's MoE runner to triton there (unless balanced)."""
 
     def __post_init__(self) -> None:
         if self.sglang_config not in ("low-latency", "balanced"):
@@ -114,6 +116,11 @@ def _sglang(opts: GlmOptions) -> tuple[tuple[str, str | None], ...]:
         flags |= {"enable-dp-attention": None, "dp-size": str(engine)}
     if balanced:
         flags["moe-a2a-backend"] = "deepep"
+    # Miles' GLM-5.2 launcher: decode CUDA graphs capped at 8 with PD (wide dp-attention engines), 32 without;
+    # on B200/GB300 a bf16 rollout runs the triton MoE runner (its trtllm path breaks the bf16 weight update).
+    flags["cuda-graph-max-bs"] = "8" if opts.enable_pd else "32"
+    if opts.blackwell and not balanced:
+        flags["moe-runner-backend"] = "triton"
     if opts.enable_mtp:
         steps, draft = (1, 2) if balanced else (5, 6)
         flags |= {"speculative-algorithm": "EAGLE", "speculative-num-steps": str(steps),
