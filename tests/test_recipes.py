@@ -84,6 +84,10 @@ def test_glm_gb300_topology_from_the_seed():
     balanced = glm.glm_recipe(glm.GlmOptions(enable_pd=False, sglang_config="balanced"))
     assert balanced.sglang_value("moe-runner-backend") is None
     assert glm.glm_recipe(glm.GlmOptions(blackwell=False)).sglang_value("moe-runner-backend") is None
+    # No reference model (Miles' script): SLIME/Miles build one when --use-kl-loss is given or --kl-coef != 0.
+    argv = r.argv()
+    assert "--use-kl-loss" not in argv and argv[argv.index("--kl-coef") + 1] == "0.00"
+    assert "--use-kl-loss" in recipes.get("qwen3-4b-colocated").argv()  # kept there: see docs/recipes.md
 
 
 def test_glm_rules_one_node_smoke_and_engines():

@@ -12,6 +12,8 @@ SglangConfig = Literal["low-latency", "balanced"]
 # SLIME's and Miles' --update-weight-buffer-size is type=int, in bytes: "2GiB" exits the parser (Miles' GLM-5.2
 # script passes 2 * 1024 ** 3).
 UPDATE_WEIGHT_BUFFER_BYTES = 2 * 1024**3
+NO_REFERENCE_GRPO = ("--advantage-estimator", "grpo", "--kl-loss-coef", "0.00", "--kl-loss-type", "low_var_kl",
+                     "--kl-coef", "0.00", "--entropy-coef", "0.00", "--eps-clip", "0.2", "--eps-clip-high", "0.28")
 INDEX_TOPK_FREQ, INDEX_SKIP_OFFSET = 4, 3  # DSA index sharing: computing layers 1, 2, 3, 7, 11, ..., 75
 
 
@@ -143,6 +145,9 @@ def glm_recipe(opts: GlmOptions = GlmOptions(), recipe_id: str = "glm5.2-gb300")
         optimizer=Optimizer(cpu_offload=opts.num_nodes == 1), reward=Reward(rm_type="deepscaler"),
         framework="miles", sglang=_sglang(opts), hf_checkpoint="/root/models/GLM-5.2",
         ref_load="/root/models/GLM-5.2_torch_dist",
+        # As Miles' script: KL coefficients 0 and no --use-kl-loss, so SLIME/Miles build no reference model
+        # (with_ref = kl_coef != 0 or use_kl_loss): on 744B that is a whole second copy of the weights.
+        grpo=NO_REFERENCE_GRPO,
         env=(("SGLANG_NSA_FORCE_MLA", "1"), ("INDEXER_ROPE_NEOX_STYLE", "0"), ("NVSHMEM_DISABLE_NCCL", "1")),
         extra_args=(*dispatcher, *prefill, "--recompute-granularity", "full", "--recompute-method", "uniform",
                     "--recompute-num-layers", "1", "--use-tis", "--tis-clip-low", "0.5", "--tis-clip", "2.0",
