@@ -122,6 +122,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out = [f"# rlcheck report: {'GO' if doc['go'] else 'NO-GO'}", "", f"**{_cell(doc['decision'])}**", ""]
     out += [f"- hardware: {_cell(doc['hardware']['evidence'])}", f"- recipe: {doc['recipe']}" if not doc.get("job") else
             f"- job: {doc['job']['path']} ({doc['job']['format']})",
+            f"- framework: {_cell((doc.get('framework') or {}).get('judged') or 'not stated')}",
             f"- ray: {doc['ray_address'] or 'embedded loopback Ray'}", f"- created: {doc['created']}", ""]
     out += ["| status | check | node | summary | known failure |", "|---|---|---|---|---|"]
     for v in doc["verdicts"]:

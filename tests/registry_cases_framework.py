@@ -7,6 +7,7 @@ import dataclasses
 
 from rlcheck import recipes
 from rlcheck.framework.detect import Installed
+from rlcheck.framework.live import LiveParse
 from rlcheck.hardware import get_profile
 from rlcheck.preflight.registry import Inputs
 from rlcheck.verdict import Status
@@ -47,5 +48,20 @@ CASES = {
         ("sglang-abbreviation", _qwen("--sglang-mem-fraction", "0.5"), NONE, Status.FAIL),
         ("flag-twice", _qwen("--lr", "2e-6"), NONE, Status.FAIL),
         ("installed-slime-0.3.1", _qwen(), Installed(framework="slime", version="0.3.1"), Status.PASS),
+    ],
+    # The framework's own parser, as its child process reported (argparse's words are its `error:` line).
+    "recipe_framework_parse_live": [
+        ("not-importable", _qwen(), LiveParse(framework=None), Status.SKIP),
+        ("slime-accepts", _qwen(), LiveParse(framework="slime", exit_code=0), Status.PASS),
+        ("glm-buffer-2GiB", glm_as_shipped_before_the_fix(), LiveParse(
+            framework="miles", exit_code=2,
+            message="train.py: error: argument --update-weight-buffer-size: invalid int value: '2GiB'"), Status.FAIL),
+        ("validate-args-assert", _qwen(), LiveParse(
+            framework="slime", exit_code=0, error="AssertionError: rollout_batch_size must be divisible"), Status.FAIL),
+        ("checkpoint-not-here", _qwen(), LiveParse(
+            framework="slime", exit_code=0, error="FileNotFoundError: /root/Qwen3-4B/config.json"), Status.UNKNOWN),
+        ("no-profile", _qwen(), LiveParse(
+            framework="slime", error="no hardware profile (--hardware): the GPU probes have no answer"),
+         Status.UNKNOWN),
     ],
 }

@@ -107,11 +107,25 @@ def test_plugin_ray_address_lifts_cluster_skip(project):
                             "qwen3-30b-a3b-disaggregated, qwen3-4b-remote-rm, glm5.2-gb300"),
     (["--ray-address=10.0.0.1:6379"], "--ray-address='10.0.0.1:6379' is malformed: use ray://HOST:10001 or "
                                       "http://HOST:8265"),
+    (["--framework=slime-0.2.4"], "--framework='slime-0.2.4': expected slime==VERSION or miles==VERSION"),
+    (["--framework=verl==0.5"], "--framework='verl==0.5': expected slime==VERSION or miles==VERSION"),
 ])
 def test_plugin_usage_errors_list_valid_values(project, args, message):
     result = project.runpytest(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
+
+
+def test_plugin_report_states_the_framework_judged(project):
+    project.makepyfile(**{"checks/test_image": CHECK_PASS})
+    result = project.runpytest("--hardware=h200", "--framework=slime==0.3.1")
+    result.stdout.fnmatch_lines(["framework: slime 0.3.1 (--framework)"])
+    doc = json.loads((project.path / "rlcheck-report" / "report.json").read_text())
+    assert doc["framework"] == {"name": "slime", "version": "0.3.1", "source": "--framework",
+                                "judged": "slime 0.3.1 (--framework)"}
+    assert "- framework: slime 0.3.1 (--framework)" in (project.path / "rlcheck-report" / "report.md").read_text()
+    # Not declared, none installed here: said so, never a silent default.
+    project.runpytest("--hardware=h200").stdout.fnmatch_lines(["framework: neither SLIME nor Miles importable here*"])
 
 
 def test_plugin_verdicts_gathered_across_xdist_workers(project):

@@ -12,7 +12,7 @@ import pytest
 
 from rlcheck import hardware, recipes
 from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
-from rlcheck.probes import gpus, node
+from rlcheck.probes import gpus, node, tms
 from rlcheck.probes import node_evaluate as judge
 from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
 from rlcheck.probes.cluster_reach import evaluate_node_answer, evaluate_reachable, judge_nodes
@@ -44,6 +44,12 @@ TABLE = [
     ("tms_cu12_on_cuda13.json", TMS, H200, Status.FAIL,
      "preloads torch_memory_saver_hook_mode_preload.abi3.so (NEEDED libcudart.so.12) on a CUDA 13.0 runtime"),
     ("tms_cu13_loader_unresolved.json", TMS, H200, Status.FAIL, "the loader finds no libcudart.so.13"),
+    # One CUDA 12 image with the 0.0.10 wheel under each SLIME rule: only main's cu13-first pick breaks it.
+    ("tms_main_cu13_on_cuda12.json", TMS, H200, Status.FAIL,
+     "SLIME (slime-main) preloads torch_memory_saver_hook_mode_preload_cu13.abi3.so (NEEDED libcudart.so.13) on a "
+     "CUDA 12.8 runtime"),
+    ("tms_v031_cu12_on_cuda12.json", TMS, H200, Status.PASS, "_cu12.abi3.so (NEEDED libcudart.so.12) resolves"),
+    ("tms_v024_on_cuda12.json", TMS, H200, Status.PASS, "preload.abi3.so (NEEDED libcudart.so.12) resolves"),
     ("shm_64mib.json", SHM, H200, Status.FAIL, "/dev/shm is 0.06 GiB; expected >= 10 GiB (h200)"),
     ("efa_8_of_16.json", EFA, H200, Status.FAIL, "8 EFA device(s); h200 has 16"),
     ("head_has_gpus.json", HEAD, H200, Status.FAIL, "advertises 8 GPUs to Ray; expected 0"),
@@ -51,7 +57,8 @@ TABLE = [
     ("head_sees_gpus_advertises_none.json", HEAD, H200, Status.WARN, "sees 8 x NVIDIA H200 (sm_90) but advertises 0"),
 ]
 FAILURE_IDS = {"tms_cu12_on_cuda13.json": "tms-cu12-preload",
-               "tms_cu13_loader_unresolved.json": "tms-loader-unresolved"}
+               "tms_cu13_loader_unresolved.json": "tms-loader-unresolved",
+               "tms_main_cu13_on_cuda12.json": "tms-cu12-preload"}
 
 
 def load(recording: str) -> tuple[NodeFacts, node.NodeObservation]:
@@ -216,3 +223,22 @@ def test_probe_node_collector_module_imports_nothing_heavy():
             "print(sorted(m for m in ('ray', 'torch', 'numpy', 'pytest', 'packaging') if m in sys.modules))")
     done = subproc.python(code, timeout_s=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.tail()
+
+
+@pytest.mark.parametrize(("rule", "library"), [("slime-v0.2.4", f"{tms.STEM}.abi3.so"),
+                                                ("slime-v0.3.1", f"{tms.STEM}_cu12.abi3.so"),
+                                                ("slime-main", f"{tms.STEM}_cu13.abi3.so")])
+def test_probe_node_read_tms_follows_the_rule_it_is_given(rule, library):
+    reading = node.read_tms(rule, "")
+    assert reading.rule == rule and reading.library == library and not reading.error
+
+
+def test_probe_node_read_tms_package_rule_asks_torch_memory_saver():
+    """Miles' rule: the package's own CUDA-aware pick for this torch (cu13 here: torch is a cu130 build)."""
+    reading = node.read_tms(tms.PACKAGE_RULE, "")
+    assert reading.rule == tms.PACKAGE_RULE and reading.library.startswith(tms.STEM) and not reading.error, reading
+
+
+def test_probe_node_unknown_tms_rule_is_refused_naming_the_rules():
+    with pytest.raises(ValueError, match="tms_rule='slime-v9': one of slime-v0.2.4, slime-v0.3.1, slime-main, miles"):
+        node.collect_node(tms_rule="slime-v9")

@@ -25,6 +25,24 @@ def test_probe_tms_selection_rules(tmp_path, files, rule, expected):
     assert (chosen.name if chosen else None) == expected
 
 
+@pytest.mark.parametrize(("framework", "version", "rule"), [
+    ("slime", "0.2.4", "slime-v0.2.4"), ("slime", "0.2.0.post1", "slime-v0.2.4"), ("slime", "0.3.0", "slime-v0.3.1"),
+    ("slime", "0.3.1", "slime-v0.3.1"), ("slime", "0.3.1.post1", "slime-v0.3.1"), ("slime", "0.3.2", "slime-main"),
+    ("slime", None, "slime-main"), ("slime", "main", "slime-main"), ("miles", "0.1.0", tms.PACKAGE_RULE),
+    ("miles", None, tms.PACKAGE_RULE), (None, None, "slime-v0.2.4"),
+])
+def test_probe_tms_rule_for_framework_version(framework, version, rule):
+    assert tms.rule_for(framework, version) == rule
+
+
+@pytest.mark.parametrize(("rule", "suffix", "major"), [
+    ("slime-v0.2.4", "", 12), ("slime-v0.3.1", "_cu12", 12), ("slime-main", "_cu13", 13)])
+def test_probe_tms_each_rule_on_the_real_0_0_10_wheel(rule, suffix, major):
+    """What the tms_*_on_cuda12 node recordings say each rule picks is what it picks from the real wheel's files."""
+    chosen = tms.choose(rule, tms.package_dir())
+    assert chosen is not None and chosen.name == f"{STEM}{suffix}.abi3.so" and tms.cudart_major(chosen) == major
+
+
 def test_elf_needed_of_the_real_wheel_files():
     folder = tms.package_dir()
     assert folder is not None

@@ -78,6 +78,16 @@ def test_glm_gb300_topology_from_the_seed():
     assert "--moe-enable-deepep" not in r.argv() and "--prefill-num-servers" in r.argv()
     no_pd = glm.GlmOptions(enable_pd=False)
     assert no_pd.engine_gpus == 4 and glm.glm_recipe(no_pd).sglang_value("dp-size") is None
+    # Miles' launcher on B200/GB300: bf16 rollout on the triton MoE runner (not with balanced); graphs capped 8 / 32.
+    assert r.sglang_value("moe-runner-backend") == "triton" and r.sglang_value("cuda-graph-max-bs") == "8"
+    assert glm.glm_recipe(no_pd).sglang_value("cuda-graph-max-bs") == "32"
+    balanced = glm.glm_recipe(glm.GlmOptions(enable_pd=False, sglang_config="balanced"))
+    assert balanced.sglang_value("moe-runner-backend") is None
+    assert glm.glm_recipe(glm.GlmOptions(blackwell=False)).sglang_value("moe-runner-backend") is None
+    # No reference model (Miles' script): SLIME/Miles build one when --use-kl-loss is given or --kl-coef != 0.
+    argv = r.argv()
+    assert "--use-kl-loss" not in argv and argv[argv.index("--kl-coef") + 1] == "0.00"
+    assert "--use-kl-loss" in recipes.get("qwen3-4b-colocated").argv()  # kept there: see docs/recipes.md
 
 
 def test_glm_rules_one_node_smoke_and_engines():

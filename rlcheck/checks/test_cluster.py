@@ -12,6 +12,7 @@ import pytest
 
 from rlcheck.cluster.fanout import fan_out
 from rlcheck.plugin.resources import check_params
+from rlcheck.preflight.gpu import tms_rule
 from rlcheck.preflight.registry import Inputs
 
 CONNECT_TIMEOUT_S = 30.0
@@ -20,7 +21,9 @@ NODE_TIMEOUT_S = 60.0
 
 @pytest.fixture(scope="module")
 def cluster_inputs(ray_cluster, check_inputs) -> Inputs:
-    result = fan_out(ray_cluster.gcs_address, connect_timeout_s=CONNECT_TIMEOUT_S, node_timeout_s=NODE_TIMEOUT_S)
+    # Each node reads torch_memory_saver by the preload rule of the framework judged (--framework, else detected).
+    result = fan_out(ray_cluster.gcs_address, kwargs={"tms_rule": tms_rule(check_inputs)},
+                     connect_timeout_s=CONNECT_TIMEOUT_S, node_timeout_s=NODE_TIMEOUT_S)
     return dataclasses.replace(check_inputs, fanout=result)
 
 

@@ -93,11 +93,17 @@ def _unresolved(name: str, matches: list[Option], schema: Schema) -> Finding | N
                                                       f"{fate}")
 
 
-def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Finding], list[str], int]:
-    """(findings, options under an opaque prefix, options read) for argv (leading python/script tokens skipped)."""
+def options_of(argv: list[str] | tuple[str, ...]) -> list[str]:
+    """The trainer's options: argv without its leading python and script tokens."""
     tokens = list(argv)
     while tokens and not _is_flag(tokens[0]) and (tokens[0].startswith("python") or tokens[0].endswith(".py")):
         tokens.pop(0)
+    return tokens
+
+
+def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Finding], list[str], int]:
+    """(findings, options under an opaque prefix, options read) for argv (leading python/script tokens skipped)."""
+    tokens = options_of(argv)
     findings: list[Finding] = []
     opaque: list[str] = []
     seen: dict[str, tuple[str, list[str]]] = {}

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from rlcheck import hardware, report
+from rlcheck.framework.detect import Installed, parse_declared, resolve
 from rlcheck.job import capture
 from rlcheck.job.capture import CAPTURE_FORMATS
 from rlcheck.job.job import Job
@@ -48,6 +49,8 @@ class RunContext:
     job_error: str = ""
     history_dir: Path | None = None
     """--history: where every run's report.json is kept; None: only the latest, in report_dir."""
+    framework: Installed | None = None
+    """The SLIME/Miles judged: --framework, else what is installed here (framework None: neither)."""
 
     @property
     def subject(self) -> str:
@@ -84,6 +87,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--job-env", action="append", default=[], metavar="NAME[=VALUE]",
                     help="a variable for a --job script run in the capture sandbox (repeatable; NAME alone passes "
                          "this shell's value), e.g. --job-env BASE_DIR=/fsx")
+    group.addoption("--framework", default=None, metavar="slime==VERSION",
+                    help="the SLIME or Miles version the job runs under (slime==0.2.4, slime==main, miles==main); "
+                         "default: the one installed here (package metadata, or a git checkout's tag)")
     group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
                     help="where report.json and report.md go (default: rlcheck-report/)")
     group.addoption("--history", default=None, metavar="DIR",
@@ -163,12 +169,17 @@ def pytest_configure(config: pytest.Config) -> None:
     history = config.getoption("history")
     if history is not None and (problem := report.unwritable(Path(history))):
         raise pytest.UsageError(f"--history={history!r} cannot be written: {problem}")
+    try:
+        declared = parse_declared(config.getoption("framework")) if config.getoption("framework") else None
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from exc
     profile, evidence, unknown = resolve_hardware(config.getoption("hardware"), config.getoption("hardware_timeout_s"))
     config.stash[context_key] = RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
         dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"), hardware_unknown=unknown,
         history_dir=Path(history) if history is not None else None,
+        framework=resolve(declared),
         **capture_job(config.getoption("job"), config.getoption("job_format"), config.getoption("job_env")),
     )
 

@@ -11,6 +11,7 @@ import pytest
 from _pytest import junitxml  # its xml_key: the one way to add testsuite properties outside a test
 
 from rlcheck import report
+from rlcheck.framework.detect import Installed
 from rlcheck.plugin.options import get_context
 from rlcheck.repro.reproduce import Reproduction, judge
 from rlcheck.verdict import Status, Verdict
@@ -21,6 +22,14 @@ verdicts_key = pytest.StashKey[list[str]]()
 KINDS = {"checks": "check", "reproducers": "reproducer", "testcases": "case"}
 PACKAGED_CHECKS = Path(__file__).resolve().parents[1] / "checks"
 """rlcheck/checks/ of this installed copy: its tests are checks wherever pytest's rootdir puts their node ids."""
+
+
+def framework_context(framework: Installed | None) -> dict[str, Any]:
+    """The report's statement of the framework judged: name, version, how it was known, and one line."""
+    if framework is None:
+        return {"name": None, "version": None, "source": "", "judged": "not detected"}
+    return {"name": framework.framework, "version": framework.version, "source": framework.source,
+            "judged": framework.describe()}
 
 
 def kind_of(nodeid: str) -> str:
@@ -171,6 +180,7 @@ class VerdictCollector:
         context = {"hardware": {"requested": ctx.hardware_requested, "profile": hw,
                                 "evidence": ctx.hardware_evidence},
                    "recipe": ctx.recipe, "ray_address": ctx.ray_address,
+                   "framework": framework_context(ctx.framework),
                    "job": {"path": ctx.job_path, "format": ctx.job_format, "error": ctx.job_error} if ctx.job_path
                    else None}
         doc = report.build_document(self.recorded, self.decision, context)
@@ -204,6 +214,7 @@ class VerdictCollector:
         tr.section("rlcheck verdicts")
         ctx = get_context(self.config)
         tr.write_line(f"hardware: {ctx.hardware_evidence}")
+        tr.write_line(f"framework: {ctx.framework.describe() if ctx.framework else 'not detected'}")
         for line in report.summary_lines(self.recorded):
             tr.write_line(line)
         tr.write_line(f"report: {', '.join(self.paths)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,8 +42,10 @@ def check_inputs(pytestconfig: pytest.Config) -> Inputs:
     """What the registry's checks judge: --job, else --recipe on --hardware (the one place that decides the fit)."""
     ctx = get_context(pytestconfig)
     if ctx.job_path:
-        return inputs_for_job(ctx.job, ctx.profile, ctx.job_error)
-    return gate.inputs_for(ctx.recipe, ctx.profile)
+        inputs = inputs_for_job(ctx.job, ctx.profile, ctx.job_error)
+    else:
+        inputs = gate.inputs_for(ctx.recipe, ctx.profile)
+    return dataclasses.replace(inputs, framework=ctx.framework)
 
 
 def check_params(area: str) -> list[Any]:

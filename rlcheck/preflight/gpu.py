@@ -11,8 +11,8 @@ import socket
 
 from rlcheck.cluster.fanout_result import NodeFacts
 from rlcheck.hardware import HardwareProfile
-from rlcheck.preflight.registry import Check, Need
-from rlcheck.probes import gpus
+from rlcheck.preflight.registry import Check, Inputs, Need
+from rlcheck.probes import gpus, tms
 from rlcheck.probes import node_health as health
 from rlcheck.probes.gpu_smoke import collect_allreduce, collect_bf16_gemm, evaluate_allreduce, evaluate_bf16_gemm
 from rlcheck.probes.node import NodeObservation, collect_node
@@ -23,9 +23,18 @@ HEALTH_JUDGES = (health.evaluate_node_xid, health.evaluate_node_ecc, health.eval
                  health.evaluate_node_nvlink, health.evaluate_node_bus)
 
 
-def collect_this_node() -> tuple[NodeFacts, NodeObservation]:
+def tms_rule(inputs: Inputs) -> str:
+    """The preload rule of the framework judged; none known here: the recipe's framework as the reference image
+    ships it (SLIME v0.2.4; Miles asks the package)."""
+    judged = inputs.judged_framework()
+    if judged.framework is not None:
+        return tms.rule_for(judged.framework, judged.version)
+    return tms.rule_for("miles", None) if inputs.recipe.framework == "miles" else tms.rule_for(None, None)
+
+
+def collect_this_node(rule: str) -> tuple[NodeFacts, NodeObservation]:
     """This machine read as the fan-out reads a node (no Ray here: it stands for itself)."""
-    obs = collect_node()
+    obs = collect_node(tms_rule=rule)
     return NodeFacts(node_id="this-machine", address="127.0.0.1", hostname=socket.gethostname(), is_head=False,
                      ray_gpus=float(len(obs.gpus))), obs
 
@@ -46,6 +55,6 @@ CHECKS = (
     Check(id="gpu_node_health", guards=(), needs=frozenset({Need.GPU}), gpu_count=1,
           judges="(GPU machines) this machine's Xid errors, ECC / row remapping, throttling, NVLink errors and PCI "
                  "bus, judged as `cluster_node_*` judges every node",
-          collect=lambda i: collect_this_node(),
+          collect=lambda i: collect_this_node(tms_rule(i)),
           judge=lambda obs, i: judge_this_node(obs, i.profile)),
 )

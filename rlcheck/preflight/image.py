@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from rlcheck.catalog import installed_versions
+from rlcheck.framework.detect import overlay_versions
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import image, recipe_rules, slime_source, torch_pg
 from rlcheck.probes.numpy_megatron import collect_numpy_megatron, evaluate_numpy_megatron
 
 
 def _versions(inputs: Inputs) -> dict[str, str | None]:
-    return installed_versions(image.affected_packages())
+    """Installed versions; SLIME/Miles as judged (--framework, or a checkout's tag, which has no metadata)."""
+    return overlay_versions(installed_versions(image.affected_packages()), inputs.judged_framework())
+
+
+def _mbridge(inputs: Inputs) -> image.MbridgeObservation:
+    """mbridge importable, and the SLIME judged (--framework, metadata or a checkout's tag) for its version rule."""
+    judged = inputs.judged_framework()
+    slime = judged.version if judged.framework == "slime" else None
+    return image.MbridgeObservation(has_mbridge=image.collect_mbridge().has_mbridge, slime=slime)
 
 
 CHECKS = (
@@ -21,7 +30,7 @@ CHECKS = (
           collect=lambda i: image.collect_megatron(), judge=lambda obs, i: image.evaluate_megatron_training(obs)),
     Check(id="image_mbridge", guards=("mbridge-missing",),
           judges="mbridge importable when the recipe is MoE (its checkpoint is converted); SKIP on SLIME >= 0.3.1",
-          collect=lambda i: image.collect_mbridge(),
+          collect=_mbridge,
           judge=lambda obs, i: image.evaluate_mbridge(i.recipe.model.moe is not None, i.recipe.id, obs.has_mbridge,
                                                       obs.slime)),
     Check(id="image_versions", guards=(), needs=frozenset(),

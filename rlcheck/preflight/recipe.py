@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rlcheck.framework import argv as framework_argv
+from rlcheck.framework import live
 from rlcheck.framework.detect import Installed, choose, collect_installed
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import argv_shell, inline_secrets, job_shape, memory, memory_kv, proxy_env, recipe_rules
@@ -20,6 +21,12 @@ def evaluate_fits(obs: None, inputs: Inputs) -> Verdict:
         return Verdict(status=Status.SKIP,
                        summary="needs a hardware profile (--hardware): found none; judging the base recipe")
     return Verdict(status=Status.PASS, summary=f"{inputs.recipe.id} is shaped for {inputs.profile.name}")
+
+
+def _collect_live(inputs: Inputs) -> live.LiveParse:
+    judged = inputs.judged_framework()
+    cap = live.capability_of(inputs.profile.sm) if inputs.profile else None
+    return live.collect_live(judged.framework, framework_argv.options_of(inputs.launch_argv()), cap)
 
 
 def evaluate_framework_args(installed: Installed, inputs: Inputs) -> Verdict:
@@ -76,10 +83,14 @@ CHECKS = (
           judges="every `--sglang-*` flag exists in the installed SGLang (strict parse; SLIME's is lenient)",
           collect=lambda i: collect_sglang_options(),
           judge=lambda obs, i: evaluate_sglang_flags(i.launch_argv(), obs)),
+    Check(id="recipe_framework_parse_live", guards=("framework-arg-rejected",),
+          judges="the installed SLIME/Miles' own parse_args + validate_args on the argv (GPU probes answered from "
+                 "the profile); SKIP where neither is importable",
+          collect=_collect_live, light_collect=True, judge=lambda obs, i: live.evaluate_live(obs)),
     Check(id="recipe_framework_args", guards=("framework-arg-rejected", "sglang-dead-flag"),
           judges="the argv against the framework's argument schema (installed SLIME/Miles, else the recipe's; "
                  "SLIME v0.2.4 by default): types, choices, unknown or dropped options, abbreviations, options twice",
-          collect=lambda i: collect_installed(), light_collect=True, judge=evaluate_framework_args),
+          collect=lambda i: i.framework or collect_installed(), light_collect=True, judge=evaluate_framework_args),
     Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=RECIPE_AND_PROFILE,
           judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer, "
                  "Megatron's activation formula for the recompute setting, fp32 logits) against 0.94 of HBM",

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rlcheck.cluster.fanout_result import FanoutResult
+from rlcheck.framework.detect import Installed, collect_installed
 from rlcheck.hardware import HardwareProfile
 from rlcheck.job.job import Job
 from rlcheck.recipes.recipe import Recipe
@@ -53,6 +54,12 @@ class Inputs:
     """The launch under check (--job); None: the built-in recipe, judged as rlcheck would launch it."""
     missing: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """check id -> the fact the job does not give ('*': every check); such a check is UNKNOWN naming it."""
+    framework: Installed | None = None
+    """The SLIME/Miles version judged (--framework, else detected here); None: each check detects it itself."""
+
+    def judged_framework(self) -> Installed:
+        """--framework when given, else what is installed here (which may be nothing, outside the image)."""
+        return self.framework or collect_installed()
 
     def launch_argv(self) -> list[str]:
         """What the trainer receives: the job's argv, or the recipe's rendered argv."""

@@ -25,7 +25,8 @@ from rlcheck.probes.gpu_health import HealthReading, collect_gpu_health
 from rlcheck.probes.gpus import GpuInfo, read_gpus
 
 TMS_RULE = "slime-v0.2.4"
-"""SLIME's rule for the preload library in the reference image (file name, not CUDA major: THUDM/slime#2186)."""
+"""The preload rule when no framework is detected or declared: the reference image's SLIME (THUDM/slime#2186).
+The preflight passes the detected one (rlcheck.probes.tms.rule_for) as the collector's tms_rule."""
 EFA_NAME_PREFIXES = ("rdmap", "efa")
 INFINIBAND_DIR = Path("/sys/class/infiniband")
 SHM_DIR = Path("/dev/shm")
@@ -111,7 +112,13 @@ def read_tms(rule: str, ld_library_path: str) -> TmsReading:
     folder = tms.package_dir()
     if folder is None:
         return TmsReading(package_dir="", rule=rule)
-    chosen = tms.choose(rule, folder)
+    if rule == tms.PACKAGE_RULE:
+        resolved = tms.resolve_with_package()
+        if resolved.path is None:
+            return TmsReading(package_dir=str(folder), rule=rule, error=resolved.error)
+        chosen: Path | None = resolved.path
+    else:
+        chosen = tms.choose(rule, folder)
     if chosen is None:
         return TmsReading(package_dir=str(folder), rule=rule)
     try:
@@ -154,6 +161,8 @@ def read_efa_devices(class_dir: Path = INFINIBAND_DIR) -> tuple[str, ...]:
 
 def collect_node(*, tool_timeout_s: float = 20.0, tms_rule: str = TMS_RULE) -> NodeObservation:
     """Read this node. Every subprocess is bounded by tool_timeout_s."""
+    if tms_rule not in (*tms.SELECTION_RULES, tms.PACKAGE_RULE):
+        raise ValueError(f"tms_rule={tms_rule!r}: one of {', '.join((*tms.SELECTION_RULES, tms.PACKAGE_RULE))}")
     reading = read_gpus(tool_timeout_s)
     torch_version, torch_cuda = read_torch()
     ld_path = os.environ.get("LD_LIBRARY_PATH", "")

@@ -106,8 +106,9 @@ def evaluate_node_driver(node: NodeFacts, obs: NodeObservation, profile: Hardwar
 
 def evaluate_node_tms(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
     tms = obs.tms
+    candidates = ", ".join(SELECTION_RULES.get(tms.rule, ("the package picks",)))
     base = {"node": node.label,
-            "details": f"SLIME rule {tms.rule}: {', '.join(SELECTION_RULES.get(tms.rule, ()))} in "
+            "details": f"preload rule {tms.rule}: {candidates} in "
                        f"{tms.package_dir or '-'}; LD_LIBRARY_PATH={obs.ld_library_path!r}"}
     if obs.gpu_error:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"{node.where}: could not read GPUs: {obs.gpu_error}")

@@ -108,18 +108,26 @@ def evaluate_connections(recipe: Recipe, profile: HardwareProfile | None) -> Ver
 
 
 def evaluate_pp_split(recipe: Recipe) -> Verdict:
+    """Megatron's stage sizes (glm.stage_sizes), then GLM-5.2's DSA rule: each stage starts on a computing layer.
+    Index sharing comes from the checkpoint's config.json (index_topk_freq: 4 on GLM-5.2, absent on GLM-5), which
+    a job's argv does not give: there a start on a skip layer is a WARN naming that fact."""
     base = {"failure_id": "pp-split-skip-layer"}
     p, layers = recipe.parallel, recipe.model.num_layers
     if not recipe.model.name.startswith("GLM-5"):
         return Verdict(**base, status=Status.SKIP, summary=f"{recipe.model.name} has no DSA index sharing")
     try:
-        starts = glm.stage_starts(layers, p.pp, p.pp_first_layers, p.pp_last_layers)
+        sizes = glm.stage_sizes(layers, p.pp, p.pp_first_layers, p.pp_last_layers)
     except ValueError as exc:
-        return _fail(base["failure_id"], str(exc))
+        return _fail(base["failure_id"], f"Megatron refuses this split: {exc}")
+    starts = glm.stage_starts(layers, p.pp, p.pp_first_layers, p.pp_last_layers)
+    split = f"stages of {'/'.join(map(str, sizes))} layers start at {starts}"
     skipping = [s for s in starts if glm.is_skip_topk_layer(s)]
+    if skipping and recipe.id.startswith("job:"):
+        return Verdict(**base, status=Status.WARN,
+                       summary=f"{split}: {skipping} are DSA skip layers if the checkpoint shares indices "
+                               "(config.json index_topk_freq 4, as GLM-5.2; GLM-5 does not): check it",
+                       remedy=catalog.get(base["failure_id"]).remedy)
     if skipping:
-        return _fail(base["failure_id"],
-                     f"pipeline stage(s) start on DSA skip layer(s) {skipping} (stage starts {starts}); "
-                     "each must start on a computing layer (1, 2, 3, 7, 11, ...)")
-    return Verdict(**base, status=Status.PASS, summary=f"{p.pp} stage(s) of {layers} layers start on computing "
-                                                       f"layers {starts}")
+        return _fail(base["failure_id"], f"{split}: stage(s) start on DSA skip layer(s) {skipping}; "
+                                         "each must start on a computing layer (1, 2, 3, 7, 11, ...)")
+    return Verdict(**base, status=Status.PASS, summary=f"{split}: each on a computing layer")

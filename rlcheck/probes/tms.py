@@ -18,11 +18,33 @@ from rlcheck.probes.packages import package_root
 from rlcheck.process import subproc
 
 STEM = "torch_memory_saver_hook_mode_preload"
-# How SLIME picks the LD_PRELOAD library, by file name (slime/ray/actor_group.py).
+# How SLIME picks the LD_PRELOAD library, by file name (slime/ray/actor_group.py, checked at each tag): the first
+# candidate that exists. Miles main asks torch_memory_saver's own get_binary_path_from_package instead.
 SELECTION_RULES = {
-    "slime-v0.2.4": (f"{STEM}.abi3.so",),  # hard-coded name: the cu12 build in 0.0.10 (THUDM/slime#2186)
-    "slime-main": (f"{STEM}_cu13.abi3.so", f"{STEM}_cu12.abi3.so", f"{STEM}.abi3.so"),  # since #2262
+    "slime-v0.2.4": (f"{STEM}.abi3.so",),  # v0.2.x: hard-coded name, the cu12 build in 0.0.10 (THUDM/slime#2186)
+    "slime-v0.3.1": (f"{STEM}_cu12.abi3.so", f"{STEM}.abi3.so"),  # v0.3.0 and v0.3.1
+    "slime-main": (f"{STEM}_cu13.abi3.so", f"{STEM}_cu12.abi3.so", f"{STEM}.abi3.so"),  # after v0.3.1 (#2262)
 }
+PACKAGE_RULE = "miles-main"
+"""Miles (miles/ray/train/actor_factory.py): torch_memory_saver's CUDA-aware choice, asked in a child process."""
+MAIN_AFTER = (0, 3, 1)
+"""The last SLIME release before main's cu13-first rule; a later release is taken to carry it."""
+
+
+def rule_for(framework: str | None, version: str | None) -> str:
+    """The preload rule of a framework version: Miles asks the package; SLIME by release; a SLIME of unknown
+    release (a checkout of main) is main; no framework known is the reference image's v0.2.4."""
+    if framework == "miles":
+        return PACKAGE_RULE
+    if framework is None:
+        return "slime-v0.2.4"
+    head = re.match(r"(\d+(?:\.\d+)*)", version or "")
+    key = tuple(int(x) for x in head.group(1).split(".")) if head else None
+    if key is None or key > MAIN_AFTER:
+        return "slime-main"
+    return "slime-v0.3.1" if key >= (0, 3, 0) else "slime-v0.2.4"
+
+
 RESOLVE = f"""
 import json, torch
 from torch_memory_saver.utils import get_binary_path_from_package
@@ -38,7 +60,7 @@ def package_dir() -> Path | None:
 
 
 def choose(rule: str, folder: Path) -> Path | None:
-    """The file SLIME's rule picks: the first candidate that exists."""
+    """The file SLIME's rule picks: the first candidate that exists (not for PACKAGE_RULE: resolve_with_package)."""
     return next((folder / name for name in SELECTION_RULES[rule] if (folder / name).exists()), None)
 
 

@@ -12,6 +12,8 @@ SglangConfig = Literal["low-latency", "balanced"]
 # SLIME's and Miles' --update-weight-buffer-size is type=int, in bytes: "2GiB" exits the parser (Miles' GLM-5.2
 # script passes 2 * 1024 ** 3).
 UPDATE_WEIGHT_BUFFER_BYTES = 2 * 1024**3
+NO_REFERENCE_GRPO = ("--advantage-estimator", "grpo", "--kl-loss-coef", "0.00", "--kl-loss-type", "low_var_kl",
+                     "--kl-coef", "0.00", "--entropy-coef", "0.00", "--eps-clip", "0.2", "--eps-clip-high", "0.28")
 INDEX_TOPK_FREQ, INDEX_SKIP_OFFSET = 4, 3  # DSA index sharing: computing layers 1, 2, 3, 7, 11, ..., 75
 
 
@@ -20,16 +22,32 @@ def is_skip_topk_layer(layer_number: int) -> bool:
     return max(layer_number - INDEX_SKIP_OFFSET, 0) % INDEX_TOPK_FREQ != 0
 
 
-def stage_starts(num_layers: int, pp: int, first: int | None, last: int | None) -> list[int]:
-    """1-based first layer of each pipeline stage for Megatron's first/last-stage split."""
+def stage_sizes(num_layers: int, pp: int, first: int | None, last: int | None) -> list[int]:
+    """Layers per pipeline stage as Megatron computes them (megatron-core 0.19.2, TransformerConfig's uneven PP
+    checks and transformer_block's layer count): a given first/last stage keeps its size, and the stages not
+    given share what is left evenly. So last=18 alone on 78 layers and PP 4 gives 20/20/20/18."""
     if pp == 1:
-        return [1]
-    first = first if first is not None else num_layers // pp
-    last = last if last is not None else num_layers // pp
-    middle, rest = divmod(num_layers - first - last, pp - 2) if pp > 2 else (0, num_layers - first - last)
-    if rest:
-        raise ValueError(f"pp split {first}/.../{last} of {num_layers} layers: the middle stages do not divide evenly")
-    return [1] + [1 + first + i * middle for i in range(pp - 1)]
+        return [num_layers]
+    if first is None and last is None:
+        if num_layers % pp:
+            raise ValueError(f"{num_layers} layers do not divide evenly over PP {pp} (no first/last stage size given)")
+        return [num_layers // pp] * pp
+    given = [n for n in (first, last) if n is not None]
+    left, stages = num_layers - sum(given), pp - len(given)
+    if bool(left) != bool(stages) or left < 0:
+        raise ValueError(f"pp split {first or '-'}/.../{last or '-'} of {num_layers} layers on PP {pp}: "
+                         f"{left} layer(s) left for {stages} stage(s) not given")
+    if stages and left % stages:
+        raise ValueError(f"pp split {first or '-'}/.../{last or '-'} of {num_layers} layers on PP {pp}: the "
+                         f"{left} layers left do not divide evenly over the {stages} stage(s) not given")
+    even = left // stages if stages else 0
+    return [first if first is not None else even, *[even] * (pp - 2), last if last is not None else even]
+
+
+def stage_starts(num_layers: int, pp: int, first: int | None, last: int | None) -> list[int]:
+    """1-based first layer of each pipeline stage, by Megatron's split (stage_sizes)."""
+    sizes = stage_sizes(num_layers, pp, first, last)
+    return [1 + sum(sizes[:i]) for i in range(len(sizes))]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -43,6 +61,8 @@ class GlmOptions:
     bf16 GLM-5.2 engine is at most a node wide (4 GB300 GPUs), and 744B x 2 B / 4 does not fit a GPU."""
     megatron_use_deepep: bool = False
     enable_mtp: bool = False
+    blackwell: bool = True
+    """B200/GB300: Miles pins the bf16 rollout's MoE runner to triton there (unless balanced)."""
 
     def __post_init__(self) -> None:
         if self.sglang_config not in ("low-latency", "balanced"):
@@ -98,6 +118,11 @@ def _sglang(opts: GlmOptions) -> tuple[tuple[str, str | None], ...]:
         flags |= {"enable-dp-attention": None, "dp-size": str(engine)}
     if balanced:
         flags["moe-a2a-backend"] = "deepep"
+    # Miles' GLM-5.2 launcher: decode CUDA graphs capped at 8 with PD (wide dp-attention engines), 32 without;
+    # on B200/GB300 a bf16 rollout runs the triton MoE runner (its trtllm path breaks the bf16 weight update).
+    flags["cuda-graph-max-bs"] = "8" if opts.enable_pd else "32"
+    if opts.blackwell and not balanced:
+        flags["moe-runner-backend"] = "triton"
     if opts.enable_mtp:
         steps, draft = (1, 2) if balanced else (5, 6)
         flags |= {"speculative-algorithm": "EAGLE", "speculative-num-steps": str(steps),
@@ -120,6 +145,9 @@ def glm_recipe(opts: GlmOptions = GlmOptions(), recipe_id: str = "glm5.2-gb300")
         optimizer=Optimizer(cpu_offload=opts.num_nodes == 1), reward=Reward(rm_type="deepscaler"),
         framework="miles", sglang=_sglang(opts), hf_checkpoint="/root/models/GLM-5.2",
         ref_load="/root/models/GLM-5.2_torch_dist",
+        # As Miles' script: KL coefficients 0 and no --use-kl-loss, so SLIME/Miles build no reference model
+        # (with_ref = kl_coef != 0 or use_kl_loss): on 744B that is a whole second copy of the weights.
+        grpo=NO_REFERENCE_GRPO,
         env=(("SGLANG_NSA_FORCE_MLA", "1"), ("INDEXER_ROPE_NEOX_STYLE", "0"), ("NVSHMEM_DISABLE_NCCL", "1")),
         extra_args=(*dispatcher, *prefill, "--recompute-granularity", "full", "--recompute-method", "uniform",
                     "--recompute-num-layers", "1", "--use-tis", "--tis-clip-low", "0.5", "--tis-clip", "2.0",

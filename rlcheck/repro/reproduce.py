@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any
 
 from rlcheck import catalog
+from rlcheck.framework.detect import Installed, collect_installed, overlay_versions
 from rlcheck.verdict import Status, Verdict
 
 
@@ -27,9 +28,12 @@ class Reproduction:
     details: str = ""
 
 
-def versions_for(failure_id: str) -> dict[str, str | None]:
+def versions_for(failure_id: str, framework: Installed | None = None) -> dict[str, str | None]:
+    """framework: the SLIME/Miles judged (--framework); None: detected here."""
     entry = catalog.get(failure_id)
-    return catalog.installed_versions(tuple(a.package for a in entry.affected))
+    # SLIME/Miles from a source checkout carry no package metadata: their version is the detected one.
+    return overlay_versions(catalog.installed_versions(tuple(a.package for a in entry.affected)),
+                            framework or collect_installed())
 
 
 def _range_text(entry: catalog.KnownFailure, versions: dict[str, str | None]) -> str:

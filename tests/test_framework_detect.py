@@ -1,0 +1,108 @@
+"""The framework judged: --framework, package metadata, a git checkout's tag or commit; what reads its version."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from rlcheck import preflight, recipes
+from rlcheck.framework import detect
+from rlcheck.framework.detect import Installed
+from rlcheck.hardware import get_profile
+from rlcheck.preflight.gpu import tms_rule
+from rlcheck.preflight.registry import Inputs
+from rlcheck.repro.reproduce import Reproduction, judge, versions_for
+from rlcheck.verdict import Status
+
+GB300 = get_profile("gb300")
+GLM = recipes.get("glm5.2-gb300", GB300)
+QWEN = recipes.get("qwen3-4b-colocated")
+
+
+@pytest.mark.parametrize(("text", "framework", "version"), [
+    ("slime==0.2.4", "slime", "0.2.4"), ("slime==v0.3.1", "slime", "0.3.1"), ("miles==main", "miles", None),
+    ("slime==main", "slime", None), ("slime==0.3.1.post1", "slime", "0.3.1.post1")])
+def test_framework_declared(text, framework, version):
+    assert detect.parse_declared(text) == Installed(framework=framework, version=version, source="--framework")
+
+
+@pytest.mark.parametrize("text", ["slime", "slime=0.2.4", "verl==0.5", "slime==", "slime==latest", "SLIME==0.2.4"])
+def test_framework_declared_bad_names_the_forms(text):
+    with pytest.raises(ValueError, match=r"expected slime==VERSION or miles==VERSION \(e\.g\. slime==0\.2\.4"):
+        detect.parse_declared(text)
+
+
+def _checkout(root, monkeypatch, tag: str | None) -> Installed:
+    """A SLIME source checkout on sys.path (no package metadata), tagged or not."""
+    (root / "slime").mkdir()
+    (root / "slime" / "__init__.py").write_text("")
+    git = ["git", "-C", str(root), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    if tag:
+        subprocess.run([*git, "tag", tag], check=True)
+    monkeypatch.syspath_prepend(str(root))
+    return detect.collect_installed()
+
+
+def test_framework_checkout_at_a_release_tag(tmp_path, monkeypatch):
+    found = _checkout(tmp_path, monkeypatch, "v0.3.1")
+    assert (found.framework, found.version, found.source) == ("slime", "0.3.1", "git tag v0.3.1")
+    assert detect.choose(found, "slime")[0].name == "slime-v0.3.1"
+    assert tms_rule(Inputs(recipe=QWEN, profile=None)) == "slime-v0.3.1"
+
+
+def test_framework_checkout_between_tags_is_main(tmp_path, monkeypatch):
+    found = _checkout(tmp_path, monkeypatch, None)
+    assert found.framework == "slime" and found.version is None and found.source.startswith("git commit ")
+    assert "judged as main" in found.describe()
+    assert detect.choose(found, "slime")[0].name == "slime-main"
+
+
+def test_framework_nothing_installed_here():
+    assert detect.collect_installed() == Installed(framework=None)
+    assert "neither SLIME nor Miles" in Installed(framework=None).describe()
+
+
+@pytest.mark.parametrize(("framework", "recipe", "rule"), [
+    (Installed(framework="slime", version="0.2.4"), QWEN, "slime-v0.2.4"),
+    (Installed(framework="slime", version="0.3.0"), QWEN, "slime-v0.3.1"),
+    (Installed(framework="slime", version=None), QWEN, "slime-main"),
+    (Installed(framework="miles", version=None), QWEN, "miles-main"),
+    (None, QWEN, "slime-v0.2.4"),  # nothing here (CI): the reference image's SLIME
+    (None, GLM, "miles-main"),  # the GLM recipe runs under Miles
+])
+def test_framework_chooses_the_preload_rule(framework, recipe, rule):
+    assert tms_rule(Inputs(recipe=recipe, profile=None, framework=framework)) == rule
+
+
+def test_framework_version_reaches_image_versions_and_mbridge():
+    versions, mbridge = preflight.get("image_versions"), preflight.get("image_mbridge")
+    old, new = Installed(framework="slime", version="0.2.4"), Installed(framework="slime", version="0.3.1")
+    [live] = versions.run(Inputs(recipe=GLM, profile=GB300, framework=old))
+    [gone] = versions.run(Inputs(recipe=GLM, profile=GB300, framework=new))
+    assert "mbridge-missing" in live.summary and "slime 0.2.4 in <0.3.1" in live.details
+    assert "mbridge-missing" not in gone.summary
+    assert mbridge.run(Inputs(recipe=GLM, profile=GB300, framework=new))[0].status is Status.SKIP
+    [before] = mbridge.run(Inputs(recipe=GLM, profile=GB300, framework=old))
+    assert before.status is Status.PASS and "mbridge importable" in before.summary  # judged (mbridge is installed here)
+
+
+def test_framework_version_reaches_the_reproducer_range_judge():
+    assert versions_for("mbridge-missing", Installed(framework="slime", version="0.3.1")) == {"slime": "0.3.1"}
+    assert versions_for("mbridge-missing") == {"slime": None}  # not installed here, none declared
+    inside = Reproduction(failure_id="mbridge-missing", versions=versions_for(
+        "mbridge-missing", Installed(framework="slime", version="0.2.4")), reproduced=False, fix_verified=False,
+        evidence="imported")
+    verdict, state = judge(inside)
+    assert verdict.status is Status.FAIL and "slime 0.2.4 vs <0.3.1" in verdict.summary
+
+
+def test_framework_overlay_touches_only_the_framework_judged():
+    versions = {"slime": None, "miles": "0.1.0", "torch": "2.11.0"}
+    assert detect.overlay_versions(versions, Installed(framework="slime", version="0.2.4")) == {
+        "slime": "0.2.4", "miles": "0.1.0", "torch": "2.11.0"}
+    assert detect.overlay_versions(versions, Installed(framework="slime", version=None)) == versions
+    assert detect.overlay_versions(versions, None) == versions
