@@ -39,6 +39,8 @@ class CorpusScore:
     """Healthy lines that named some id (false positives)."""
     wrong: int
     """Failure lines that also named an id other than theirs."""
+    overlaps: tuple[str, ...] = ()
+    """For each of those: its source and the other ids it named."""
     missed: tuple[FieldLine, ...]
     """Failure lines not found."""
 
@@ -72,6 +74,8 @@ def score(lines: tuple[FieldLine, ...], catalog: dict[str, KnownFailure]) -> Cor
     return CorpusScore(failures=len(fails), found=sum(x.expected in named[x] for x in fails),
                        healthy=len(healthy), claimed=sum(bool(named[x]) for x in healthy),
                        wrong=sum(bool(named[x] - {x.expected}) for x in fails),
+                       overlaps=tuple(f"{x.source} ({x.expected}) also named {', '.join(sorted(extra))}"
+                                      for x in fails if (extra := named[x] - {x.expected})),
                        missed=tuple(x for x in fails if x.expected not in named[x]))
 
 
@@ -93,4 +97,5 @@ def markdown(result: CorpusScore, lines: tuple[FieldLine, ...]) -> list[str]:
            "| entry | lines |", "|---|---|"]
     out += [f"| [{k}](#{k}) | {v} |" for k, v in sorted(per_id.items())]
     out += [f"- missed: `{x.line[:120]}` ({x.source}, expected {x.expected})" for x in result.missed]
+    out += [f"- overlap: {o}" for o in result.overlaps]
     return out

@@ -73,6 +73,7 @@ def test_field_corpus_recall_and_precision():
     # bucket NaN line, so a NaN on any model also names the DSA kernel bug (live only with tilelang in its range)
     extra = {(x.source, i) for x in CORPUS if x.expected for i in _ids(x.line) if i != x.expected}
     assert {i for _, i in extra} == {"sparse-mla-bwd-nan"} and result.wrong == len(extra) == 1, extra
+    assert [o.endswith("(nan-result) also named sparse-mla-bwd-nan") for o in result.overlaps] == [True]
     assert result.failures >= 28 and result.healthy >= 14  # the corpus only grows
 
 
@@ -81,7 +82,7 @@ def test_corpus_score_counts_a_miss_and_a_false_claim():
     rows = (field_corpus.FieldLine(source="t", line="nothing to see", expected="cuda-oom"),
             field_corpus.FieldLine(source="t", line="Server process terminated unexpectedly.", expected=""))
     result = field_corpus.score(rows, ENTRIES)
-    assert (result.found, result.claimed, len(result.missed)) == (0, 1, 1)
+    assert (result.found, result.claimed, len(result.missed), result.overlaps) == (0, 1, 1, ())
     text = "\n".join(field_corpus.markdown(result, rows))
     assert "recall 0.00" in text and "precision 0.00" in text and "missed: `nothing to see`" in text
 
