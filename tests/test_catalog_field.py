@@ -97,3 +97,24 @@ def test_corpus_file_rejects_bad_rows(tmp_path, body, error):
     path.write_text(body)
     with pytest.raises(ValueError, match=error):
         field_corpus.load(path)
+
+
+RAY_WRAPS = [
+    lambda line: f"(MegatronTrainRayActor pid=76563, ip=10.1.49.166) {line}",
+    lambda line: f"\x1b[36m(SGLangEngine pid=720234, ip=11.251.213.106)\x1b[0m {line}",
+    lambda line: f"\x1b[33m(raylet, ip=10.0.0.2)\x1b[0m [2026-01-29 06:53:43,120 E 1 2] {line}",
+]
+
+
+@pytest.mark.parametrize("wrap", range(len(RAY_WRAPS)))
+@pytest.mark.parametrize(("source", "line", "expected"), FAILURES, ids=[f"{f[2]}:{f[0]}" for f in FAILURES])
+def test_field_line_behind_ray_prefix_and_colour(source, line, expected, wrap):
+    """Ray prefixes each worker line with its actor and colours the prefix; the entry is still named."""
+    wrapped = "\n".join(RAY_WRAPS[wrap](part) for part in line.splitlines())
+    assert expected in _ids(wrapped), f"{source}: {wrapped!r}"
+
+
+@pytest.mark.parametrize("wrap", range(len(RAY_WRAPS)))
+@pytest.mark.parametrize(("source", "line"), HEALTHY, ids=[h[0] for h in HEALTHY])
+def test_healthy_line_behind_ray_prefix_still_names_nothing(source, line, wrap):
+    assert _ids(RAY_WRAPS[wrap](line)) == [], source
