@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from rlcheck import catalog, cli_run, hardware, scan, scan_output
+from rlcheck import catalog, cli_run, field_corpus, hardware, scan, scan_output
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_UNJUDGED = 0, 1, 2
 """0: judged, nothing known found; 1: judged, a known failure found; 2: could not judge (usage, data, I/O)."""
@@ -54,6 +54,8 @@ def catalog_markdown(known: dict[str, catalog.KnownFailure]) -> str:
         out += [f"    {x}" for x in e.examples]
         if e.upstream:
             out += ["", "Upstream: " + "; ".join(e.upstream)]
+    lines = field_corpus.load()
+    out += field_corpus.markdown(field_corpus.score(lines, known), lines)
     return "\n".join(out) + "\n"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlcheck import catalog
+from rlcheck import catalog, field_corpus
 from rlcheck.probes.memory import evaluate_stage_memory
 from rlcheck.scan import Matcher
 from rlcheck.verdict import Status
@@ -16,65 +16,11 @@ from tests.test_probe_memory import _hw, _qwen3_4b, _shipped
 ENTRIES = catalog.load_catalog()
 MATCHER = Matcher(ENTRIES)
 
-# (source, line, expected id); each line as the user posted it (a trailing part cut where the post was cut).
-FAILURES = [
-    ("radixark/miles#2138", "ModuleNotFoundError: No module named 'mbridge.core'", "mbridge-missing"),
-    ("radixark/miles#2138 (with the import line above it)", "    from mbridge.core import LLMBridge, register_model\n"
-     "ModuleNotFoundError: No module named 'mbridge.core'", "mbridge-missing"),
-    ("THUDM/slime#1818", "RuntimeError: world_size (8) is not divisible by "
-     "expert_tensor_model_pipeline_parallel size (16)", "parallel-layout-mismatch"),
-    ("NVIDIA-NeMo/Speech#14838", "RuntimeError: decoder world_size (4) is not divisible by "
-     "expert_tensor_model_pipeline_parallel size (8)", "parallel-layout-mismatch"),
-    ("THUDM/slime#1951", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 58.15 GiB. GPU 0 has a total "
-     "capacity of 139.81 GiB of which 47.69 GiB is free. Process 22249 has 3.24 GiB memory in use.", "cuda-oom"),
-    ("radixark/miles#1571", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
-     "capacity of 79.10 GiB of which 1.06 GiB is free.", "cuda-oom"),
-    ("THUDM/slime#1297", "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
-     "cuda-illegal-memory-access"),
-    ("sgl-project/sglang#26032", "(SGLangEngine pid=1493437) [2026-05-21 16:07:41 DP6 TP6] Failed to update parameter "
-     "online: start out of range", "weight-update-failed"),
-    ("sgl-project/sglang#8096", "ValueError: The input (85050 tokens) is longer than the model's context length "
-     "(32768 tokens).", "context-length-exceeded"),
-    ("sgl-project/sglang#4048", "[2025-03-03 06:49:28 TP5] Input length (160062 tokens) exceeds the maximum allowed "
-     "length (59862 tokens). Use a shorter input or enable --allow-auto-truncate.", "context-length-exceeded"),
-    ("fzyzcjy/torch_memory_saver#33", "AssertionError: TorchMemorySaver observes invalid LD_PRELOAD. You can use "
-     "configure_subprocess() utility", "tms-invalid-ld-preload"),
-    ("awslabs/awsome-distributed-ai#1164", "AssertionError: Using tensor model parallelism or context parallelism "
-     "require setting the environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1", "cuda-device-max-connections"),
-    ("NVIDIA/Megatron-LM core_v0.8.0 megatron/training/arguments.py", "RuntimeError: Using sequence parallelism "
-     "requires setting the environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1", "cuda-device-max-connections"),
-    ("awslabs/awsome-distributed-ai#1164 (seed report)", "KeyError: 'warn'", "uvicorn-log-level"),
-    ("seed report, flag of THUDM/slime#1344", "train.py: error: unrecognized arguments: --sglang-enable-ep-moe",
-     "sglang-dead-flag"),
-    ("THUDM/slime#1328", '(RolloutManager pid=1191) For more information check: '
-     'https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/503, retrying... (attempt 51/60, '
-     'url=http://11.215.121.109:3592/generate, response={"error":{"type":"Service Unavailable",'
-     '"code":"no_available_workers","message":"No available workers (all circuits open or unhealthy)"}})',
-     "rollout-engines-unreachable"),
-    ("THUDM/slime#683", "(RolloutManager pid=519445) For more information check: "
-     "https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/503, retrying... (attempt 60/60, "
-     "url=http://10.78.210.151:4674/generate, response=No available workers (all circuits open or unhealthy))",
-     "rollout-engines-unreachable"),
-    # Ray's worker-log prefix and the ANSI colour Ray puts around it
-    ("THUDM/slime#1297 with Ray's prefix", "\x1b[36m(MegatronTrainRayActor pid=76563, ip=10.1.49.166)\x1b[0m "
-     "torch.AcceleratorError: CUDA error: an illegal memory access was encountered", "cuda-illegal-memory-access"),
-]
-
-# (source, line): healthy lines and look-alikes of the false positives the catalogue once had.
-HEALTHY = [
-    ("a lowercase level uvicorn accepts", "KeyError: 'info'"),
-    ("a Megatron flag of another release, not SGLang's", "train.py: error: unrecognized arguments: --use-flash-attn"),
-    ("SLIME placement_group.py heartbeat, first line of a wait that succeeds",
-     "Waiting for placement group of 16 GPUs (elapsed 30s): 8 GPUs registered with Ray, 8 available."),
-    ("sgl-project/sglang#26032", '(SGLangEngine pid=1493437) [2026-05-21 16:07:40] INFO:     7.150.10.22:41174 - '
-     '"POST /update_weights_from_distributed HTTP/1.1" 200 OK'),
-    ("sgl-project/sglang#26032", "[slime-pp_0] Update weights: 8it [00:01,  5.46it/s]"),
-    ("THUDM/slime#1951 (allocator hint under the OOM)", "If reserved but unallocated memory is large try setting "
-     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."),
-    ("Megatron FSDP warning", "sequence parallelism requires setting the environment variable "
-     "CUDA_DEVICE_MAX_CONNECTIONS to 1 while megatron_fsdp requires not setting CUDA_DEVICE_MAX_CONNECTIONS=1"),
-    ("torch's hint after a CUDA error", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1"),
-]
+CORPUS = field_corpus.load()
+# (source, line, expected id) and (source, line): read from rlcheck/data/field_corpus.toml, the file `rlcheck docs`
+# reports recall and precision from
+FAILURES = [(x.source, x.line, x.expected) for x in CORPUS if x.expected]
+HEALTHY = [(x.source, x.line) for x in CORPUS if not x.expected]
 
 
 def _ids(text: str) -> list[str]:
@@ -120,7 +66,55 @@ def test_placement_wait_past_thirty_minutes_is_the_failure(elapsed):
 
 
 def test_field_corpus_recall_and_precision():
-    """Every failure line found (recall 1.0), no healthy line claimed (precision over the corpus 1.0)."""
-    hits = sum(expected in _ids(line) for _, line, expected in FAILURES)
-    false = sum(bool(_ids(line)) for _, line in HEALTHY)
-    assert (hits, false) == (len(FAILURES), 0)
+    """Every failure line found (recall 1.0), no healthy line claimed, no failure line naming a wrong entry."""
+    result = field_corpus.score(CORPUS, ENTRIES)
+    assert (result.found, result.claimed) == (result.failures, 0), result.missed
+    # known overlap, reported in docs/known-failures.md: sparse-mla-bwd-nan's signature is Megatron's generic
+    # bucket NaN line, so a NaN on any model also names the DSA kernel bug (live only with tilelang in its range)
+    extra = {(x.source, i) for x in CORPUS if x.expected for i in _ids(x.line) if i != x.expected}
+    assert {i for _, i in extra} == {"sparse-mla-bwd-nan"} and result.wrong == len(extra) == 1, extra
+    assert [o.endswith("(nan-result) also named sparse-mla-bwd-nan") for o in result.overlaps] == [True]
+    assert result.failures >= 28 and result.healthy >= 17  # the corpus only grows
+
+
+def test_corpus_score_counts_a_miss_and_a_false_claim():
+    """The scorer itself can fail: a line of no entry is a miss, a failure line in the healthy set a claim."""
+    rows = (field_corpus.FieldLine(source="t", line="nothing to see", expected="cuda-oom"),
+            field_corpus.FieldLine(source="t", line="Server process terminated unexpectedly.", expected=""))
+    result = field_corpus.score(rows, ENTRIES)
+    assert (result.found, result.claimed, len(result.missed), result.overlaps) == (0, 1, 1, ())
+    text = "\n".join(field_corpus.markdown(result, rows))
+    assert "recall 0.00" in text and "precision 0.00" in text and "missed: `nothing to see`" in text
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    ('[[failure]]\nsource = "s"\nline = "l"\n', "needs exactly"),
+    ('[[healthy]]\nsource = ""\nline = "l"\n', "non-empty"),
+    ('[[other]]\nx = 1\n', "unknown tables"),
+])
+def test_corpus_file_rejects_bad_rows(tmp_path, body, error):
+    path = tmp_path / "corpus.toml"
+    path.write_text(body)
+    with pytest.raises(ValueError, match=error):
+        field_corpus.load(path)
+
+
+RAY_WRAPS = [
+    lambda line: f"(MegatronTrainRayActor pid=76563, ip=10.1.49.166) {line}",
+    lambda line: f"\x1b[36m(SGLangEngine pid=720234, ip=11.251.213.106)\x1b[0m {line}",
+    lambda line: f"\x1b[33m(raylet, ip=10.0.0.2)\x1b[0m [2026-01-29 06:53:43,120 E 1 2] {line}",
+]
+
+
+@pytest.mark.parametrize("wrap", range(len(RAY_WRAPS)))
+@pytest.mark.parametrize(("source", "line", "expected"), FAILURES, ids=[f"{f[2]}:{f[0]}" for f in FAILURES])
+def test_field_line_behind_ray_prefix_and_colour(source, line, expected, wrap):
+    """Ray prefixes each worker line with its actor and colours the prefix; the entry is still named."""
+    wrapped = "\n".join(RAY_WRAPS[wrap](part) for part in line.splitlines())
+    assert expected in _ids(wrapped), f"{source}: {wrapped!r}"
+
+
+@pytest.mark.parametrize("wrap", range(len(RAY_WRAPS)))
+@pytest.mark.parametrize(("source", "line"), HEALTHY, ids=[h[0] for h in HEALTHY])
+def test_healthy_line_behind_ray_prefix_still_names_nothing(source, line, wrap):
+    assert _ids(RAY_WRAPS[wrap](line)) == [], source

@@ -65,7 +65,7 @@ def test_scan_gzip_and_directory(tmp_path):
     (tmp_path / "a.log").write_text("/bin/sh: 1: Bad substitution\n")
     result = scan.scan_paths([str(tmp_path)])
     assert [(f.failure_id, Path(f.path).name, f.line_no) for f in result.findings] == [
-        ("ray-argv-loss", "a.log", 1), ("sparse-mla-bwd-nan", "job.log.gz", 1001)]
+        ("ray-argv-loss", "a.log", 1), ("sparse-mla-bwd-nan", "job.log.gz", 1001), ("nan-result", "job.log.gz", 1001)]
 
 
 def test_scan_corrupt_gzip_keeps_findings_before_the_damage(tmp_path):

@@ -6,7 +6,8 @@ from rlcheck.framework import argv as framework_argv
 from rlcheck.framework import live
 from rlcheck.framework.detect import Installed, choose, collect_installed
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import argv_shell, inline_secrets, job_shape, memory, memory_kv, proxy_env, recipe_rules
+from rlcheck.probes import argv_shell, inline_secrets, job_shape, memory, memory_kv, proxy_env, recipe_rules, sample_caps
+from rlcheck.probes.hf_config import collect_hf_config, evaluate_hf_config
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
 
@@ -99,6 +100,15 @@ CHECKS = (
           judges="SGLang's KV pool (its own arithmetic: fraction x free before loading - weights, in pages) against "
                  "rollout context x concurrency; NSA fp8 over-allocation",
           judge=lambda obs, i: memory_kv.evaluate_kv_pool(i.recipe, i.profile)),
+    Check(id="recipe_sample_caps", guards=("cuda-oom",),
+          judges="with `--use-dynamic-batch-size`, `--max-tokens-per-gpu` is set and the longest sample (prompt + "
+                 "response caps, or `--rollout-max-context-len`) fits it x CP",
+          judge=lambda obs, i: sample_caps.evaluate_sample_caps(i.launch_argv(), i.recipe.id)),
+    Check(id="recipe_model_config", guards=("model-config-mismatch",),
+          judges="`--hf-checkpoint`'s config.json against the model args: vocab, layers, hidden, heads, KV heads, "
+                 "tied embeddings (UNKNOWN naming the path when it cannot be read)",
+          collect=lambda i: collect_hf_config(i.launch_argv()),
+          judge=lambda obs, i: evaluate_hf_config(obs, i.launch_argv(), i.recipe.id)),
     Check(id="recipe_proxy_env", guards=("rollout-engines-unreachable",),
           judges="an http(s) proxy in the job env has a no_proxy that exempts hosts (httpx ignores CIDR entries)",
           judge=lambda obs, i: proxy_env.evaluate_proxy_env(i.launch_env(), i.recipe.id)),

@@ -1,0 +1,87 @@
+"""The longest sample against SLIME's dynamic-batch cap (catalogue: cuda-oom).
+
+With --use-dynamic-batch-size SLIME packs samples into micro-batches of at most --max-tokens-per-gpu x CP tokens
+(slime/utils/dp_schedule.py), except that a single sample longer than the cap lands alone in its own micro-batch,
+the one micro-batch allowed over it. The memory plan (recipe_stage_memory) is made for the cap, so a sample of
+prompt + response beyond it runs on memory nobody planned for: the long-tail out-of-memory users hit mid-run.
+SLIME asserts --max-tokens-per-gpu is set with dynamic batching (slime/utils/arguments.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rlcheck import catalog
+from rlcheck.verdict import Status, Verdict
+
+FAILURE_ID = "cuda-oom"
+
+
+def option(argv: Sequence[str], flag: str) -> str | None:
+    """The value argparse keeps for `flag` (the last one given; `--flag v` or `--flag=v`), or None."""
+    found = None
+    for i, token in enumerate(argv):
+        if token == flag and i + 1 < len(argv):
+            found = argv[i + 1]
+        elif token.startswith(flag + "="):
+            found = token[len(flag) + 1:]
+    return found
+
+
+def int_option(argv: Sequence[str], flag: str) -> int | None:
+    """A positive int option; raises ValueError naming the flag and what is allowed."""
+    raw = option(argv, flag)
+    if raw is None:
+        return None
+    if not raw.isdigit() or int(raw) <= 0:
+        raise ValueError(f"{flag} {raw!r}: a positive integer of tokens")
+    return int(raw)
+
+
+def _longest(argv: Sequence[str]) -> tuple[int | None, str]:
+    """(longest sample in tokens or None when a part is uncapped, how it was derived)."""
+    response = int_option(argv, "--rollout-max-response-len")
+    context = int_option(argv, "--rollout-max-context-len")
+    prompt = int_option(argv, "--rollout-max-prompt-len")
+    if context is not None:
+        return context, f"--rollout-max-context-len {context}"
+    if response is None:
+        return None, "--rollout-max-response-len is not set (responses run to the engine's context length)"
+    if prompt is None:
+        return None, (f"--rollout-max-prompt-len is not set (prompts are not filtered by length): the longest "
+                      f"sample is an uncapped prompt + up to {response} response tokens")
+    return prompt + response, f"--rollout-max-prompt-len {prompt} + --rollout-max-response-len {response}"
+
+
+def evaluate_sample_caps(argv: Sequence[str], name: str) -> Verdict:
+    base = {"failure_id": FAILURE_ID}
+    if "--use-dynamic-batch-size" not in argv:
+        return Verdict(**base, status=Status.SKIP, summary=f"{name}: no --use-dynamic-batch-size: micro-batches "
+                                                           "are --micro-batch-size samples, not a token cap")
+    remedy = catalog.get(FAILURE_ID).remedy
+    try:
+        cap = int_option(argv, "--max-tokens-per-gpu")
+        cp = int_option(argv, "--context-parallel-size") or 1
+        longest, how = _longest(argv)
+    except ValueError as exc:
+        return Verdict(**base, status=Status.FAIL, remedy=remedy, summary=f"{name}: {exc}")
+    if cap is None:
+        return Verdict(**base, status=Status.FAIL, remedy=remedy,
+                       summary=f"{name}: --use-dynamic-batch-size without --max-tokens-per-gpu: SLIME asserts "
+                               "max_tokens_per_gpu must be set at start-up")
+    budget = cap * cp
+    if longest is None:
+        response = int_option(argv, "--rollout-max-response-len") or 0
+        alone = (f"; the response cap alone is {response / budget:.2f}x the micro-batch cap" if response > budget
+                 else "")
+        return Verdict(**base, status=Status.WARN, remedy=remedy,
+                       summary=f"{name}: {how}{alone}; samples over the cap of {budget} tokens per micro-batch "
+                               f"(--max-tokens-per-gpu {cap} x CP {cp}) run alone, beyond the memory plan")
+    if longest > budget:
+        return Verdict(**base, status=Status.WARN, remedy=remedy,
+                       summary=f"{name}: the longest sample ({how} = {longest} tokens) exceeds the cap of {budget} "
+                               f"(--max-tokens-per-gpu {cap} x CP {cp}): it runs alone in a micro-batch "
+                               f"{longest / budget:.2f}x the size the memory plan assumed")
+    return Verdict(**base, status=Status.PASS,
+                   summary=f"{name}: the longest sample ({how} = {longest} tokens) fits the cap of {budget} "
+                           f"(--max-tokens-per-gpu {cap} x CP {cp})")
