@@ -95,7 +95,7 @@ CHECKS = (
           judges="per node: every NVIDIA GPU on the PCI bus answers the driver; no GPU fell off the bus",
           judge=per_node(health.evaluate_node_bus)),
     Check(id="cluster_versions_uniform", guards=(), needs=CLUSTER, collect=fanout_of,
-          judges="every node runs the cluster's driver, CUDA runtime and torch (FAIL names the odd node and both "
-                 "values)",
+          judges="every node runs the cluster's driver, CUDA runtime, torch, NCCL, SGLang, megatron-core and SLIME / "
+                 "Miles (FAIL names the odd node and both values)",
           judge=lambda result, i: evaluate_versions_uniform(result)),
 )
