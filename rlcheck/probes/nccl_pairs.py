@@ -5,7 +5,8 @@ while each neighbour keeps one healthy pair. A node whose every pair is slow is 
 re-paired with a node that has a healthy pair, and a suspect whose re-pair is slow too is named. A pair is slow
 below the profile's inter-node floor (NCCL pairs only, where the profile gives one) or below SLOW_FRACTION of
 the reference: the median of the faster half of the pairs (a slow node taints two pairs of a ring, half of a
-ring of four, so the plain median would follow it). A pair that hung or failed is UNKNOWN, never slow.
+ring of four, so the plain median would follow it; the reference holds while more than a quarter of the pairs
+are healthy). A pair that hung or failed is UNKNOWN, never slow.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from rlcheck.cluster.fanout_result import NodeFacts
 from rlcheck.hardware import HardwareProfile
 from rlcheck.verdict import Status, Verdict
 
-SLOW_FRACTION = 0.5
+SLOW_FRACTION = 0.25
+"""Healthy pairs differ by up to 2x on a shared fabric (and on loopback); a node that lost its RDMA path (NCCL falling
+back to TCP sockets) is 10x or more below them. Smaller losses are the profile floor's to catch."""
 FLOOR_KEY = "nccl_pair_min_busbw_gbps"
 """Profile threshold: bus bandwidth of a one-GPU-per-node all-reduce across two nodes (none is sourced yet)."""
 REMEDY = ("Take the named node out of the job and look at its fabric: NCCL_DEBUG=INFO shows the transport each pair "

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from rlcheck.cluster.fanout import _connect, alive_nodes
-from rlcheck.cluster.fanout_result import NodeFacts
+from rlcheck.cluster.fanout_result import JOB_SLACK_S, NodeFacts, package_runtime_env
 from rlcheck.probes import nccl_pairs as plan
 from rlcheck.probes.nccl_pairs import PairOutcome, PairResult, PairsObservation
 from rlcheck.process import subproc
@@ -125,9 +125,38 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pair-timeout-s", type=float, default=120.0)
     parser.add_argument("--connect-timeout-s", type=float, default=30.0)
     parser.add_argument("--floor-gbps", type=float, default=None)
+    parser.add_argument("--nodes", type=int, default=2, help="alive nodes the fan-out saw (sizes the deadline)")
     args = parser.parse_args(argv)
-    print(RESULT + json.dumps(drive(args).to_dict()), flush=True)
+    http = args.address.startswith(("http://", "https://"))
+    print(RESULT + json.dumps((through_job(args, argv or sys.argv[1:]) if http else drive(args)).to_dict()),
+          flush=True)
     return 0
+
+
+def through_job(args: argparse.Namespace, argv: list[str]) -> PairsObservation:
+    """The same driver as a Ray job on the head (--ray-address=http://HEAD:8265), rlcheck shipped with it."""
+    from rlcheck.cluster import launch
+
+    url = args.address.rstrip("/")
+    tried = f"a Ray job at {url} running python -m rlcheck.probes.pairs_driver on the head"
+    base = {"address": args.address, "tried": tried, "size_bytes": args.size_bytes, "iterations": args.iterations}
+    job_argv = ["python", "-m", "rlcheck.probes.pairs_driver", *argv]
+    job_argv[job_argv.index(args.address)] = "auto"
+    try:
+        job_id = launch.submit_argv(url, job_argv, runtime_env=package_runtime_env(),
+                                    metadata={"rlcheck": "pairwise all-reduce"})
+        outcome = launch.wait_job(url, job_id, timeout_s=deadline_s(args) - MARGIN_S + JOB_SLACK_S)
+    except Exception as exc:  # the Jobs API refused or was not reached: said, not raised
+        return PairsObservation(**base, connected=False, error=f"{type(exc).__name__}: {exc}"[:500])
+    line = next((x for x in reversed(outcome.logs.splitlines()) if x.startswith(RESULT)), None)
+    if line is None:
+        return PairsObservation(**base, connected=False, error=f"job {job_id} ended {outcome.status} with no result")
+    inner = PairsObservation.from_dict(json.loads(line.removeprefix(RESULT)))
+    return dataclasses.replace(inner, address=args.address, tried=f"{tried}; {inner.tried}")
+
+
+def deadline_s(args: argparse.Namespace) -> float:
+    return args.connect_timeout_s + max_rounds(args.nodes) * (args.pair_timeout_s + PORT_TIMEOUT_S) + MARGIN_S
 
 
 def max_rounds(nodes: int) -> int:
@@ -142,23 +171,23 @@ def run_pairs(address: str, *, nodes: int, member: str = MEMBER, member_kwargs: 
     nodes: how many alive nodes the fan-out saw (sizes the deadline); member: module:function of one rank.
     """
     tried = f"the pairs driver (python -m rlcheck.probes.pairs_driver) at {address}"
-    if address.startswith(("http://", "https://")):
-        return PairsObservation(address=address, connected=False, tried=tried,
-                                error="the pairwise all-reduce needs a GCS (host:port) or ray:// address; the Jobs "
-                                      "API (http://) is not supported for it yet")
-    argv = [sys.executable, "-m", "rlcheck.probes.pairs_driver", "--address", address, "--member", member,
-            "--member-kwargs", json.dumps(member_kwargs or {}), "--size-bytes", str(size_bytes),
-            "--iterations", str(iterations), "--pair-timeout-s", str(pair_timeout_s),
-            "--connect-timeout-s", str(connect_timeout_s), *(["--floor-gbps", str(floor_gbps)] if floor_gbps else [])]
-    deadline_s = connect_timeout_s + max_rounds(nodes) * (pair_timeout_s + PORT_TIMEOUT_S) + MARGIN_S
+    argv = ["--address", address, "--member", member, "--member-kwargs", json.dumps(member_kwargs or {}),
+            "--size-bytes", str(size_bytes), "--iterations", str(iterations), "--pair-timeout-s", str(pair_timeout_s),
+            "--connect-timeout-s", str(connect_timeout_s), "--nodes", str(nodes),
+            *(["--floor-gbps", str(floor_gbps)] if floor_gbps else [])]
+    deadline = deadline_s(argparse.Namespace(connect_timeout_s=connect_timeout_s, nodes=nodes,
+                                             pair_timeout_s=pair_timeout_s))
+    if address.startswith(("http://", "https://")):  # the job's own start-up on top
+        deadline += JOB_SLACK_S
+    argv = [sys.executable, "-m", "rlcheck.probes.pairs_driver", *argv]
     env = subproc.child_env() | {"RAY_USAGE_STATS_ENABLED": "0"}
     if address.startswith("127."):  # the embedded Ray: keep this driver on loopback too (see DESIGN.md)
         env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    done = subproc.run(argv, timeout_s=deadline_s, env=env)
+    done = subproc.run(argv, timeout_s=deadline, env=env)
     line = next((x for x in reversed(done.stdout.splitlines()) if x.startswith(RESULT)), None)
     if line is not None:
         return PairsObservation.from_dict(json.loads(line.removeprefix(RESULT)))
-    return PairsObservation(address=address, connected=False, tried=f"{tried} with a {deadline_s:.0f} s deadline",
+    return PairsObservation(address=address, connected=False, tried=f"{tried} with a {deadline:.0f} s deadline",
                             error=f"the driver gave no result ({done.why()}): {done.tail(3)}")
 
 
