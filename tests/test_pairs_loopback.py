@@ -7,6 +7,7 @@ slowdown is injected this way). Small tensors and few iterations keep each round
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -55,3 +56,14 @@ def test_pairs_loopback_hung_node_is_unknown_within_the_deadline(cluster):
         slowed].summary
     partners = {n for p in hung for n in p.nodes} - {slowed}
     assert {verdicts[n].status for n in partners} == {Status.WARN}
+
+
+def test_pairs_loopback_through_the_jobs_api_with_rlcheck_member(cluster):
+    """http:// address: the driver runs as a Ray job on the head (rlcheck shipped); rlcheck's own rank, no slowdown."""
+    endpoints, _ = cluster
+    obs = run_pairs(endpoints.dashboard_url, nodes=4, size_bytes=SIZE_BYTES, iterations=2, pair_timeout_s=90,
+                    connect_timeout_s=20, job_python=sys.executable)
+    assert obs.connected, obs.error
+    assert obs.address == endpoints.dashboard_url and "Ray job" in obs.tried
+    assert len(obs.pairs) >= 4 and all(p.outcome is PairOutcome.MEASURED for p in obs.pairs), obs.pairs
+    assert {v.status for v in evaluate_nccl_pairs(obs, None)} <= {Status.PASS, Status.FAIL}

@@ -125,6 +125,7 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pair-timeout-s", type=float, default=120.0)
     parser.add_argument("--connect-timeout-s", type=float, default=30.0)
     parser.add_argument("--floor-gbps", type=float, default=None)
+    parser.add_argument("--job-python", default="python", help="interpreter for the job driver (http addresses)")
     parser.add_argument("--nodes", type=int, default=2, help="alive nodes the fan-out saw (sizes the deadline)")
     args = parser.parse_args(argv)
     http = args.address.startswith(("http://", "https://"))
@@ -140,7 +141,7 @@ def through_job(args: argparse.Namespace, argv: list[str]) -> PairsObservation:
     url = args.address.rstrip("/")
     tried = f"a Ray job at {url} running python -m rlcheck.probes.pairs_driver on the head"
     base = {"address": args.address, "tried": tried, "size_bytes": args.size_bytes, "iterations": args.iterations}
-    job_argv = ["python", "-m", "rlcheck.probes.pairs_driver", *argv]
+    job_argv = [args.job_python, "-m", "rlcheck.probes.pairs_driver", *argv]
     job_argv[job_argv.index(args.address)] = "auto"
     try:
         job_id = launch.submit_argv(url, job_argv, runtime_env=package_runtime_env(),
@@ -150,7 +151,9 @@ def through_job(args: argparse.Namespace, argv: list[str]) -> PairsObservation:
         return PairsObservation(**base, connected=False, error=f"{type(exc).__name__}: {exc}"[:500])
     line = next((x for x in reversed(outcome.logs.splitlines()) if x.startswith(RESULT)), None)
     if line is None:
-        return PairsObservation(**base, connected=False, error=f"job {job_id} ended {outcome.status} with no result")
+        tail = " | ".join(outcome.logs.strip().splitlines()[-3:])
+        return PairsObservation(**base, connected=False,
+                                error=f"job {job_id} ended {outcome.status} with no result: {tail}"[:1000])
     inner = PairsObservation.from_dict(json.loads(line.removeprefix(RESULT)))
     return dataclasses.replace(inner, address=args.address, tried=f"{tried}; {inner.tried}")
 
@@ -165,15 +168,17 @@ def max_rounds(nodes: int) -> int:
 
 def run_pairs(address: str, *, nodes: int, member: str = MEMBER, member_kwargs: dict[str, Any] | None = None,
               size_bytes: int = 64 << 20, iterations: int = 10, pair_timeout_s: float = 120.0,
-              connect_timeout_s: float = 30.0, floor_gbps: float | None = None) -> PairsObservation:
+              connect_timeout_s: float = 30.0, floor_gbps: float | None = None,
+              job_python: str = "python") -> PairsObservation:
     """The pairwise all-reduce on the Ray at address (host:port or ray://), bounded by a hard deadline.
 
-    nodes: how many alive nodes the fan-out saw (sizes the deadline); member: module:function of one rank.
+    nodes: how many alive nodes the fan-out saw (sizes the deadline); member: module:function of one rank;
+    job_python: the interpreter on the head that runs the job driver (http addresses only).
     """
     tried = f"the pairs driver (python -m rlcheck.probes.pairs_driver) at {address}"
     argv = ["--address", address, "--member", member, "--member-kwargs", json.dumps(member_kwargs or {}),
             "--size-bytes", str(size_bytes), "--iterations", str(iterations), "--pair-timeout-s", str(pair_timeout_s),
-            "--connect-timeout-s", str(connect_timeout_s), "--nodes", str(nodes),
+            "--connect-timeout-s", str(connect_timeout_s), "--nodes", str(nodes), "--job-python", job_python,
             *(["--floor-gbps", str(floor_gbps)] if floor_gbps else [])]
     deadline = deadline_s(argparse.Namespace(connect_timeout_s=connect_timeout_s, nodes=nodes,
                                              pair_timeout_s=pair_timeout_s))
