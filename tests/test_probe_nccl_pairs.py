@@ -130,3 +130,21 @@ def test_probe_nccl_pairs_member_runs_a_gloo_rank_and_imports_nothing_heavy():
             "print(sorted(m for m in ('ray', 'torch', 'numpy') if m in sys.modules))")
     done = subproc.python(code, timeout_s=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.tail()
+
+
+def test_probe_nccl_pairs_check_runs_no_driver_without_two_answering_nodes():
+    """The registry's collector: an unreached Ray or a lone answering node needs no pairs driver."""
+    import dataclasses
+
+    from rlcheck import preflight
+    from rlcheck.cluster.fanout_result import FanoutResult
+    from rlcheck.preflight import gate
+    from tests.gpu_health_recordings import fanout, node, reading
+
+    check = preflight.get("cluster_pairs_allreduce")
+    inputs = gate.inputs_for("qwen3-4b-colocated", H200)
+    lone = check.run(dataclasses.replace(inputs, fanout=fanout(node(reading()))))
+    assert [v.status for v in lone] == [Status.SKIP] and "1 node(s)" in lone[0].summary
+    unreached = FanoutResult(address="127.0.0.1:1", connected=False, tried="ray.init", error="connection refused")
+    (verdict,) = check.run(dataclasses.replace(inputs, fanout=unreached))
+    assert verdict.status is Status.UNKNOWN and "connection refused" in verdict.summary
