@@ -41,7 +41,10 @@ CASES: dict[str, list[tuple[str, Inputs, object, Status]]] = {
     "cluster_versions_uniform": [
         ("same-everywhere", INPUTS, HEALTHY, Status.PASS),
         ("one-node-other-torch", INPUTS,
-         _nodes(node(reading()), node(reading()), node(reading(), torch_version="2.9.1+cu128")), Status.FAIL)],
+         _nodes(node(reading()), node(reading()), node(reading(), torch_version="2.9.1+cu128")), Status.FAIL),
+        ("one-node-other-sglang", INPUTS,
+         _nodes(node(reading(), sglang_version="0.5.12.post1"), node(reading(), sglang_version="0.5.12.post1"),
+                node(reading(), sglang_version="0.5.9")), Status.FAIL)],
     "gpu_node_health": [
         ("captured-h200", INPUTS, node(reading()), Status.PASS),
         ("dbe-xid79-hw-slowdown", INPUTS, node(reading(FAULTY, log="dmesg_xid.txt")), Status.FAIL),

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rlcheck.cluster.fanout_result import FanoutResult, NodeFacts
+from rlcheck.cluster.fanout_result import FanoutResult, NodeFacts, Outcome
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import node_evaluate as judge
 from rlcheck.probes import node_health as health
 from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
 from rlcheck.probes.cluster_reach import NodeEvaluate, evaluate_node_answer, evaluate_reachable, judge_nodes
+from rlcheck.probes.nccl_pairs import FLOOR_KEY, PairsObservation, evaluate_nccl_pairs
 from rlcheck.probes.node_versions import evaluate_versions_uniform
+from rlcheck.probes.pairs_driver import run_pairs
 from rlcheck.verdict import Status, Verdict
 
 ONLY_HEAD = "the cluster has no worker node, only its head: no GPU node to judge"
@@ -46,6 +48,18 @@ def _nodes_answer(result: FanoutResult, inputs: Inputs) -> list[Verdict]:
 
 def _cluster_gpus(result: FanoutResult, inputs: Inputs) -> Verdict:
     return evaluate_cluster_gpus(collect_cluster_gpus(result), gpus_needed(inputs.recipe), inputs.recipe.id)
+
+
+def _pairs(inputs: Inputs) -> PairsObservation:
+    """The pairwise all-reduce on the fan-out's Ray; not run when Ray was not reached or fewer than two nodes
+    answered."""
+    result = fanout_of(inputs)
+    answered = tuple(a.node for a in result.nodes if a.outcome is Outcome.ANSWERED)
+    if not result.connected or len(answered) < 2:
+        return PairsObservation(address=result.address, connected=result.connected, tried=result.tried,
+                                error=result.error, nodes=answered)
+    floor = inputs.profile.thresholds.get(FLOOR_KEY) if inputs.profile else None
+    return run_pairs(result.address, nodes=len(result.nodes), floor_gbps=floor)
 
 
 CHECKS = (
@@ -97,7 +111,11 @@ CHECKS = (
           judges="per node: every NVIDIA GPU on the PCI bus answers the driver; no GPU fell off the bus",
           judge=per_node(health.evaluate_node_bus)),
     Check(id="cluster_versions_uniform", guards=(), needs=CLUSTER, collect=fanout_of,
-          judges="every node runs the cluster's driver, CUDA runtime and torch (FAIL names the odd node and both "
-                 "values)",
+          judges="every node runs the cluster's driver, CUDA runtime, torch, NCCL, SGLang, megatron-core and SLIME / "
+                 "Miles (FAIL names the odd node and both values)",
           judge=lambda result, i: evaluate_versions_uniform(result)),
+    Check(id="cluster_pairs_allreduce", guards=(), needs=CLUSTER, collect=_pairs,
+          judges="all-reduce between pairs of nodes (NCCL on GPU nodes, gloo otherwise), each bounded: a node whose "
+                 "every pair is slow is FAIL, one whose pairs hung UNKNOWN",
+          judge=lambda obs, i: evaluate_nccl_pairs(obs, i.profile)),
 )

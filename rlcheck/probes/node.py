@@ -23,6 +23,7 @@ from typing import Any
 from rlcheck.probes import elf, tms
 from rlcheck.probes.gpu_health import HealthReading, collect_gpu_health
 from rlcheck.probes.gpus import GpuInfo, read_gpus
+from rlcheck.probes.node_stack import read_stack
 
 TMS_RULE = "slime-v0.2.4"
 """The preload rule when no framework is detected or declared: the reference image's SLIME (THUDM/slime#2186).
@@ -69,6 +70,13 @@ class NodeObservation:
     """LD_LIBRARY_PATH of a Ray worker on this node."""
     health: HealthReading | None = None
     """GPU hardware health (Xid, ECC, throttling, NVLink); None from a node whose rlcheck predates it."""
+    sglang_version: str = ""
+    megatron_version: str = ""
+    """megatron-core's version ('' when unread: not installed, or a checkout without package metadata)."""
+    framework: str = ""
+    """'slime 0.2.4', 'miles 0.1.0', 'slime (source checkout)' or '' (rlcheck.probes.node_stack)."""
+    nccl_version: str = ""
+    """From the nvidia-nccl-cu* wheel, else the system nccl.h ('' when neither is found)."""
     # A fact added later gets a default here: recordings (and nodes running an older rlcheck) that lack it load.
 
     def to_dict(self) -> dict[str, Any]:
@@ -166,9 +174,12 @@ def collect_node(*, tool_timeout_s: float = 20.0, tms_rule: str = TMS_RULE) -> N
     reading = read_gpus(tool_timeout_s)
     torch_version, torch_cuda = read_torch()
     ld_path = os.environ.get("LD_LIBRARY_PATH", "")
+    stack = read_stack()
     return NodeObservation(
         hostname=socket.gethostname(), gpus=reading.gpus, gpu_source=reading.source, gpu_error=reading.error,
         driver_version=reading.driver_version or read_driver_file(), torch_version=torch_version,
         torch_cuda=torch_cuda, tms=read_tms(tms_rule, ld_path), shm_bytes=read_shm_bytes(),
         efa_devices=read_efa_devices(), ld_library_path=ld_path, health=collect_gpu_health(tool_timeout_s),
+        sglang_version=stack.sglang, megatron_version=stack.megatron, framework=stack.framework,
+        nccl_version=stack.nccl,
     )

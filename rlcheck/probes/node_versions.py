@@ -1,4 +1,5 @@
-"""Do all nodes run the same software? Driver, CUDA runtime and torch per node against the cluster's majority.
+"""Do all nodes run the same software? Driver, CUDA runtime, torch, NCCL, SGLang, Megatron and SLIME / Miles per
+node against the cluster's majority.
 
 A node pulled from another image tag, or with another driver, is a classic first-day failure: it joins Ray fine and
 fails (or silently differs) only inside the job. A value a node could not read ('') is left out of the comparison
@@ -14,7 +15,9 @@ from rlcheck.probes.cluster_reach import unanswered
 from rlcheck.probes.node import NodeObservation
 from rlcheck.verdict import Status, Verdict
 
-FIELDS = (("driver", "driver_version"), ("CUDA runtime", "torch_cuda"), ("torch", "torch_version"))
+FIELDS = (("driver", "driver_version"), ("CUDA runtime", "torch_cuda"), ("torch", "torch_version"),
+          ("NCCL", "nccl_version"), ("SGLang", "sglang_version"), ("megatron-core", "megatron_version"),
+          ("framework", "framework"))
 """(what the report calls it, NodeObservation field)."""
 REMEDY = ("Run every node from the same image tag and driver branch (one node pool / AMI): rebuild or replace the "
           "odd node; a node that differs fails or diverges only inside the job")

@@ -1,0 +1,187 @@
+"""All-reduce between pairs of nodes: which pairs to run, which are slow, and which node to blame (pure).
+
+The nodes are paired in a ring (every node with its two neighbours), so a slow node makes both its pairs slow
+while each neighbour keeps one healthy pair. A node whose every pair is slow is a suspect; each suspect is then
+re-paired with a node that has a healthy pair, and a suspect whose re-pair is slow too is named. A pair is slow
+below the profile's inter-node floor (NCCL pairs only, where the profile gives one) or below SLOW_FRACTION of
+the reference: the median of the faster half of the pairs (a slow node taints two pairs of a ring, half of a
+ring of four, so the plain median would follow it; the reference holds while more than a quarter of the pairs
+are healthy). A pair that hung or failed is UNKNOWN, never slow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import statistics
+from typing import Any
+
+from rlcheck.cluster.fanout_result import NodeFacts
+from rlcheck.hardware import HardwareProfile
+from rlcheck.verdict import Status, Verdict
+
+SLOW_FRACTION = 0.25
+"""Healthy pairs differ by up to 2x on a shared fabric (and on loopback); a node that lost its RDMA path (NCCL falling
+back to TCP sockets) is 10x or more below them. Smaller losses are the profile floor's to catch."""
+FLOOR_KEY = "nccl_pair_min_busbw_gbps"
+"""Profile threshold: bus bandwidth of a one-GPU-per-node all-reduce across two nodes (none is sourced yet)."""
+REMEDY = ("Take the named node out of the job and look at its fabric: NCCL_DEBUG=INFO shows the transport each pair "
+          "used (EFA: `fi_info -p efa`; InfiniBand: `ibstat`), then run nccl-tests' all_reduce_perf between it and a "
+          "node with healthy pairs")
+
+
+class PairOutcome(enum.StrEnum):
+    MEASURED = "measured"
+    TIMEOUT = "timeout"  # the collective (or its rendezvous) did not finish by the pair deadline
+    ERROR = "error"  # a rank raised, or Ray could not run it
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class PairResult:
+    first: str
+    """Node id of rank 0 (the rendezvous)."""
+    second: str
+    backend: str
+    """'nccl' (both nodes advertise GPUs) or 'gloo'."""
+    outcome: PairOutcome
+    busbw_gbps: float | None = None
+    """Bus bandwidth (nccl-tests' definition), GB/s; None unless measured."""
+    detail: str = ""
+    repair: bool = False
+    """Run to re-pair a suspect with a node that had a healthy pair."""
+
+    @property
+    def nodes(self) -> tuple[str, str]:
+        return self.first, self.second
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class PairsObservation:
+    address: str
+    connected: bool
+    tried: str
+    error: str = ""
+    nodes: tuple[NodeFacts, ...] = ()
+    """The nodes that were paired (GPU nodes when two or more advertise GPUs, else every alive node)."""
+    pairs: tuple[PairResult, ...] = ()
+    size_bytes: int = 0
+    iterations: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PairsObservation:
+        pairs = tuple(PairResult(**{**p, "outcome": PairOutcome(p["outcome"])}) for p in data.get("pairs", ()))
+        return cls(**{**data, "nodes": tuple(NodeFacts(**n) for n in data.get("nodes", ())), "pairs": pairs})
+
+
+def paired_nodes(nodes: list[NodeFacts]) -> list[NodeFacts]:
+    """GPU nodes when at least two advertise a GPU (NCCL's traffic is among them), else every node (gloo)."""
+    gpu = [n for n in nodes if n.ray_gpus >= 1]
+    return gpu if len(gpu) >= 2 else list(nodes)
+
+
+def backend_for(a: NodeFacts, b: NodeFacts) -> str:
+    return "nccl" if a.ray_gpus >= 1 and b.ray_gpus >= 1 else "gloo"
+
+
+def ring_rounds(ids: list[str]) -> list[list[tuple[str, str]]]:
+    """Every node with its ring neighbours, as rounds of pairs that share no node (each round runs at once)."""
+    if len(ids) < 2:
+        return []
+    edges = [(ids[0], ids[1])] if len(ids) == 2 else [(ids[i], ids[(i + 1) % len(ids)]) for i in range(len(ids))]
+    rounds: list[list[tuple[str, str]]] = []
+    for edge in edges:
+        free = next((r for r in rounds if not {n for p in r for n in p} & set(edge)), None)
+        if free is None:
+            rounds.append(free := [])
+        free.append(edge)
+    return rounds
+
+
+def reference_gbps(pairs: list[PairResult]) -> float | None:
+    measured = sorted(p.busbw_gbps for p in pairs if p.busbw_gbps is not None)
+    return statistics.median(measured[len(measured) // 2:]) if measured else None
+
+
+def is_slow(pair: PairResult, reference: float | None, floor: float | None) -> bool:
+    if pair.busbw_gbps is None:
+        return False
+    below_floor = floor is not None and pair.backend == "nccl" and pair.busbw_gbps < floor
+    return below_floor or (reference is not None and pair.busbw_gbps < SLOW_FRACTION * reference)
+
+
+def suspects(pairs: list[PairResult], floor: float | None) -> tuple[list[str], list[str]]:
+    """(nodes whose every measured pair is slow, nodes with at least one healthy pair)."""
+    reference = reference_gbps(pairs)
+    slow: dict[str, list[bool]] = {}
+    for pair in pairs:
+        if pair.outcome is PairOutcome.MEASURED:
+            for node in pair.nodes:
+                slow.setdefault(node, []).append(is_slow(pair, reference, floor))
+    return ([n for n, s in slow.items() if all(s)], [n for n, s in slow.items() if not any(s)])
+
+
+def repair_rounds(pairs: list[PairResult], floor: float | None) -> list[list[tuple[str, str]]]:
+    """Each suspect with a partner it has not met yet: a node whose every pair is healthy first, else one with at
+    least one healthy pair; [] when there is no suspect or no such partner."""
+    suspect, cleared = suspects(pairs, floor)
+    measured = [n for p in pairs if p.outcome is PairOutcome.MEASURED for n in p.nodes]
+    healthy = cleared + [n for n in dict.fromkeys(measured) if n not in suspect and n not in cleared]
+    met = {frozenset(p.nodes) for p in pairs}
+    rounds: list[list[tuple[str, str]]] = []
+    for node in suspect:
+        partner = next((h for h in healthy if frozenset((h, node)) not in met), None)
+        if partner is None:
+            continue
+        met.add(frozenset((partner, node)))
+        free = next((r for r in rounds if not {n for p in r for n in p} & {node, partner}), None)
+        if free is None:
+            rounds.append(free := [])
+        free.append((partner, node))
+    return rounds
+
+
+def _pair_text(pair: PairResult, node: str, where: dict[str, str]) -> str:
+    other = where.get(pair.second if pair.first == node else pair.first, "?")
+    if pair.busbw_gbps is None:
+        return f"with {other}: {pair.outcome.value} ({pair.detail})"
+    return f"with {other}: {pair.busbw_gbps:.3g} GB/s ({pair.backend})"
+
+
+def _node_verdict(node: NodeFacts, obs: PairsObservation, named: list[str], basis: str) -> Verdict:
+    where = {n.node_id: n.where for n in obs.nodes}
+    mine = [p for p in obs.pairs if node.node_id in p.nodes]
+    said = "; ".join(_pair_text(p, node.node_id, where) for p in mine)
+    base = {"node": node.label, "details": basis}
+    if not any(p.outcome is PairOutcome.MEASURED for p in mine):
+        return Verdict(**base, status=Status.UNKNOWN, remedy=REMEDY,
+                       summary=f"{node.where}: no all-reduce with this node finished: {said or 'none ran'}")
+    if node.node_id in named:
+        which = " (two nodes: either one)" if len(obs.nodes) == 2 else ""
+        return Verdict(**base, status=Status.FAIL, remedy=REMEDY,
+                       summary=f"{node.where}: every all-reduce with this node is slow{which}: {said}")
+    if any(p.outcome is not PairOutcome.MEASURED for p in mine):
+        return Verdict(**base, status=Status.WARN, remedy=REMEDY,
+                       summary=f"{node.where}: an all-reduce with this node did not finish: {said}")
+    return Verdict(**base, status=Status.PASS, summary=f"{node.where}: all-reduce {said}")
+
+
+def evaluate_nccl_pairs(obs: PairsObservation, profile: HardwareProfile | None) -> list[Verdict]:
+    """One verdict per paired node: FAIL for a node whose every pair is slow, UNKNOWN for one whose pairs all hung."""
+    if not obs.connected:
+        return [Verdict(status=Status.UNKNOWN, details=f"tried: {obs.tried}",
+                        summary=f"pairwise all-reduce on Ray at {obs.address} not run: {obs.error}")]
+    if len(obs.nodes) < 2:
+        return [Verdict(status=Status.SKIP, summary=f"{len(obs.nodes)} node(s): no pair of nodes to all-reduce "
+                                                    "between")]
+    floor = profile.thresholds.get(FLOOR_KEY) if profile else None
+    reference = reference_gbps(list(obs.pairs))
+    named, _ = suspects(list(obs.pairs), floor)
+    ref = f"{reference:.3g} GB/s" if reference is not None else "none (no pair measured)"
+    basis = (f"{obs.size_bytes} bytes x {obs.iterations} all-reduces per pair; slow: below {SLOW_FRACTION:g} x the "
+             f"median of the faster half of the pairs ({ref})" +
+             (f" or below the {profile.name if profile else ''} floor {floor:g} GB/s (NCCL pairs)" if floor else
+              f"; no inter-node floor ({FLOOR_KEY}) in the profile"))
+    return [_node_verdict(n, obs, named, basis) for n in obs.nodes]
