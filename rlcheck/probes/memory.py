@@ -40,9 +40,10 @@ GB300_HBM_GIB = 257.0
 """The gb300 profile's HBM (276 GB), against which seed 004 measured."""
 TORCH_BUDGET_FRACTION = 242.0 / GB300_HBM_GIB
 """Seed 004: 'GPU 228/242 GB' steady on GB300. Its GB are torch's GiB (its ~150 GB of Adam moments is
-20.1e9 x 8 B = 149.8 GiB), so 242 of 257 GiB: the rest is CUDA context, NCCL buffers, SGLang's residue."""
+20.1e9 x 8 B = 149.8 GiB), so 242 of 257 GiB. The estimate counts the CUDA context, NCCL and a colocated
+engine's residue as buffers, since the seed's 228 reads like Miles' device-wide 'used' (total - free)."""
 WARN_FRACTION = 0.9
-"""The estimate stays below what runs take (seed 004: 5.6% below the measured 228 GiB): above 90% of the budget WARNs."""
+"""The estimate runs below real use (seed 004: 5.6% under the measured 228 GiB): above 90% of the budget WARNs."""
 SEED_LAST_STAGE_PARAMS = 20.1e9
 """Seed 004: parameters per rank on the last stage of TP8 x PP8 x EP8 (step 1 ran out of memory)."""
 SEED_STEADY_GIB = 228.0
