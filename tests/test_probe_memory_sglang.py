@@ -3,11 +3,15 @@
 SGLang's DefaultPoolConfigurator, ModelRunnerKVCacheMixin._profile_available_bytes and
 calculate_mla_kv_cache_dim run on a stand-in model runner whose free memory is rlcheck's pre-load
 figure before loading and that less the weights after; their pool must equal rlcheck's to the page.
-Skipped where SGLang is not importable (its import takes ~25 s on a 2-core machine).
+Every recipe x profile pair the recipes render for is a case, and the table in docs/memory-checks.md
+(scripts/memory_table.py) must be what the script regenerates now. Skipped where SGLang is not
+importable (its import takes ~25 s on a 2-core machine).
 """
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -55,6 +59,19 @@ def _runner(recipe: Recipe, pool, monkeypatch) -> SimpleNamespace:
                            spec_algorithm=SimpleNamespace(is_dflash=lambda: False))
 
 
+def _memory_table():
+    path = Path(__file__).resolve().parents[1] / "scripts" / "memory_table.py"
+    spec = importlib.util.spec_from_file_location("memory_table", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MEMORY_TABLE = _memory_table()
+SHIPPED = [(f"{rid}-{hw}", lambda rid=rid, hw=hw: recipes.get(rid, hw), hw) for rid, hw in MEMORY_TABLE.fitting_pairs()]
+
+
 def _glm_fp8() -> Recipe:
     return glm_recipe(GlmOptions(enable_pd=False)).replace(hf_checkpoint="/root/models/GLM-5.2_fp8")
 
@@ -68,6 +85,7 @@ CASES = [
     ("glm5.2-fp8-4-gpu", _glm_fp8, "gb300"),
     ("glm5.2-trtllm", lambda: with_sglang(_glm_fp8(), {"nsa-decode-backend": "trtllm"}), "gb300"),
     ("glm5.2-bf16-cache", lambda: with_sglang(_glm_fp8(), {}, remove=("kv-cache-dtype",)), "gb300"),
+    *SHIPPED,
 ]
 
 
@@ -92,3 +110,30 @@ def test_probe_memory_sglang_case_list_covers_a_real_excess():
     pools = [estimate_kv_pool(build(), get_profile(hw)) for _, build, hw in CASES]
     assert any(p.allocated_bytes_per_token > p.kv_bytes_per_token for p in pools)
     assert any(p.allocated_bytes_per_token == p.kv_bytes_per_token for p in pools[-2:])  # trtllm, bf16 cache
+
+
+def test_probe_memory_sglang_every_fitting_pair_is_a_case():
+    pairs = MEMORY_TABLE.fitting_pairs()
+    assert len(pairs) == 19 and ("glm5.2-gb300", "gb300") in pairs and ("glm5.2-gb300", "h100") not in pairs
+    assert all(label in {c[0] for c in CASES} for label, _, _ in SHIPPED)
+
+
+def test_probe_memory_sglang_table_in_the_docs_is_regenerated():
+    page = MEMORY_TABLE.PAGE.read_text()
+    assert MEMORY_TABLE.render(page) == page, "docs/memory-checks.md is stale: run scripts/memory_table.py --write"
+    table = page.split(MEMORY_TABLE.BEGIN)[1].split(MEMORY_TABLE.END)[0].splitlines()
+    rows = [r for r in table if r.startswith("| ") and not r.startswith(("| recipe", "| ---"))]
+    assert len(rows) == 19
+    for row in rows:
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        ours, theirs = (int(c.replace(",", "")) for c in cells[6:8])
+        assert abs(ours - theirs) <= 0.05 * theirs, row  # the issue's bar; today they agree to the page
+
+
+def test_probe_memory_sglang_table_stale_page_is_caught(tmp_path, monkeypatch):
+    page = MEMORY_TABLE.PAGE.read_text()
+    stale = tmp_path / "memory-checks.md"
+    stale.write_text(page.replace("| 3,125,248 |", "| 3,125,249 |", 1))
+    monkeypatch.setattr(MEMORY_TABLE, "PAGE", stale)
+    assert MEMORY_TABLE.main([]) == 1
+    assert MEMORY_TABLE.main(["--write"]) == 0 and stale.read_text() == page
