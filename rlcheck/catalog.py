@@ -26,10 +26,14 @@ _TEST_ID = re.compile(r"(checks|reproducers|kernels|testcases|tests)/[\w/]+\.py:
 ENTRY_FIELDS = {
     "id": "str", "layer": "str", "severity": "str", "title": "str", "signatures": "list[str]",
     "examples": "list[str]", "near_misses": "list[str]", "cause": "str", "remedy": "str", "upstream": "list[str]",
-    "affected": "list[table]", "reproducer": "str",
+    "affected": "list[table]", "reproducer": "str", "only_when": "str",
 }
 REQUIRED = ("id", "layer", "severity", "title", "signatures", "examples", "near_misses", "cause", "remedy")
 AFFECTED_FIELDS = {"package": "str", "specifier": "str"}
+TRAITS = {
+    "dsa": "the job runs DeepSeek sparse attention (SGLang's nsa backend or a GLM-5 / DeepSeek-V3.2 spec)",
+}
+"""Job traits an entry may be tied to (`only_when`): a line it shares with a general entry names it only there."""
 
 
 class CatalogError(ValueError):
@@ -79,6 +83,9 @@ class KnownFailure:
     """Reproducer test id ('' while none exists)."""
     source: str = ""
     """File the entry was loaded from."""
+    only_when: str = ""
+    """A job trait (TRAITS): on a job known to lack it, the watcher lets the next matching entry name the line
+    (a NaN in the grad norm is the sparse-MLA kernel bug only where sparse attention runs). '' = always."""
 
     def __post_init__(self) -> None:
         if not _ID.fullmatch(self.id):
@@ -96,6 +103,8 @@ class KnownFailure:
             raise ValueError(f"reproducer={self.reproducer!r}: a test id such as "
                              "'reproducers/test_repro_x.py::test_repro_x' (the preflight check that guards an entry "
                              "is the check registry's to say)")
+        if self.only_when and self.only_when not in TRAITS:
+            raise ValueError(f"only_when={self.only_when!r}: one of {', '.join(TRAITS)} (or leave it out)")
         _check_signatures(self.signatures, self.examples, self.near_misses)
 
     @property
@@ -195,6 +204,18 @@ def _load_catalog(data_dir: Path) -> dict[str, KnownFailure]:
                 raise CatalogError(f"{path.name}: entry {entry.id!r}: duplicate id (first in {first})")
             entries[entry.id] = entry
     return entries
+
+
+def job_traits(argv: list[str] | tuple[str, ...]) -> frozenset[str]:
+    """The TRAITS a job's argv shows (read from the options SLIME/Miles pass on, never guessed)."""
+    traits: set[str] = set()
+    for i, token in enumerate(argv):
+        value = argv[i + 1] if i + 1 < len(argv) else ""
+        if token.startswith("--sglang-nsa-") or (token == "--sglang-attention-backend" and value == "nsa"):
+            traits.add("dsa")
+        if token == "--spec" and any(m in value for m in ("glm5", "deepseek_v32", "dsv32")):
+            traits.add("dsa")
+    return frozenset(traits)
 
 
 def get(failure_id: str) -> KnownFailure:

@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from rlcheck import hardware, recipes
+from rlcheck import catalog, hardware, recipes
 from rlcheck.deploy import render
 from rlcheck.e2e import runner as e2e
 from rlcheck.e2e.baselines import outside
@@ -68,7 +68,7 @@ def test_e2e(case, record_verdict, rlcheck_context, request):
         recipe = recipe.replace(reward=dataclasses.replace(recipe.reward, rm_url=rlcheck_context.rm_url))
     log_path = rlcheck_context.report_dir / "e2e" / f"{case.name}.log"
     milestones, invariants = case.plan(recipe.argv())
-    watcher = Watcher(milestones, case.loops, invariants=invariants)
+    watcher = Watcher(milestones, case.loops, invariants=invariants, traits=catalog.job_traits(recipe.argv()))
     run = e2e.run_case(cluster.dashboard_url, recipe.argv(), watcher,
                        log_path=log_path, runtime_env=recipe.runtime_env())
     verdict = e2e.verdict_for(case.name, run, case.loops)

@@ -68,6 +68,8 @@ CASES: dict[str, list[tuple[str, Inputs, object, Status]]] = {
         ("qwen3-8b-checkpoint-qwen3-4b-args", _INPUTS, _hf("qwen3-8b"), Status.FAIL),
         ("qwen3-30b-a3b-config-and-args", Inputs(recipe=recipes.get("qwen3-30b-a3b-disaggregated", _H200),
                                                  profile=_H200), _hf("qwen3-30b-a3b"), Status.PASS),
-        ("checkpoint-not-readable", _INPUTS, _hf("absent"), Status.UNKNOWN),
+        ("checkpoint-not-mounted-here", _INPUTS, _hf("absent"), Status.SKIP),
+        ("checkpoint-config-garbled", _INPUTS, _hf("broken"), Status.UNKNOWN),
+        ("checkpoint-without-config", _INPUTS, _hf("no-config"), Status.UNKNOWN),
     ],
 }

@@ -63,6 +63,7 @@ BAD_ENTRIES = [
     ("bad_test_id.toml", "reproducer = 'not a test id'", "reproducer='not a test id'"),
     ("unknown_field.toml", "colour = 'red'", "unknown field(s) ['colour']: allowed are id, layer,"),
     ("old_check_field.toml", "check = 'checks/test_image.py::test_image_x'", "unknown field(s) ['check']"),
+    ("unknown_trait.toml", "only_when = 'moe'", "only_when='moe': one of dsa"),
 ]
 GOOD = {
     "id": "'boom'", "layer": "'image'", "severity": "'crash'", "title": "'Boom'", "signatures": "['boom']",
@@ -155,3 +156,29 @@ def test_catalog_single_table_and_non_utf8_refused(tmp_path):
     (tmp_path / "latin1.toml").write_bytes("[[failure]]\nid = 'caf\xe9'\n".encode("latin-1"))
     with pytest.raises(catalog.CatalogError, match="latin1.toml: cannot read catalogue file: 'utf-8' codec"):
         catalog.load_catalog(tmp_path)
+
+
+@pytest.mark.parametrize(("argv", "traits"), [
+    (["--sglang-attention-backend", "nsa"], {"dsa"}),
+    (["--sglang-attention-backend", "fa3"], set()),
+    (["--sglang-nsa-prefill-backend", "flashmla_sparse"], {"dsa"}),
+    (["--spec", "miles_plugins.models.glm5.glm5", "get_glm5_spec"], {"dsa"}),
+    (["--spec", "slime_plugins.models.qwen3_next", "get_qwen3_next_spec"], set()),
+    (["--sglang-attention-backend"], set()),
+    (["--attention-backend", "nsa"], set()),
+    ([], set()),
+])
+def test_catalog_job_traits_read_from_the_argv(argv, traits):
+    assert catalog.job_traits(argv) == frozenset(traits)
+
+
+def test_catalog_trait_entries_share_their_line_with_a_general_entry():
+    # An entry tied to a trait must leave its lines to a general entry elsewhere, or a line goes unnamed.
+    from rlcheck.scan import Matcher
+
+    matcher = Matcher()
+    for entry in ENTRIES.values():
+        if entry.only_when:
+            for line in entry.examples:
+                general = [i for i in matcher.match_line(line) if not ENTRIES[i].only_when]
+                assert general, f"{entry.id}: example {line!r} is named by no general entry"

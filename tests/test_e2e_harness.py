@@ -35,7 +35,8 @@ def run(local_ray, tmp_path, fault: str = "", recipe_id: str = "qwen3-30b-a3b-di
     env = {"env_vars": {"RLCHECK_STANDIN_FAULT": fault, "RLCHECK_STANDIN_PHASE_S": "0.05",
                         "RLCHECK_STANDIN_SLIME": version}}
     milestones, invariants = slime_log.plan(version, deadlines, recipe.argv())
-    result = e2e.run_case(local_ray.dashboard_url, argv, Watcher(milestones, loops, invariants=invariants),
+    watcher = Watcher(milestones, loops, invariants=invariants, traits=catalog.job_traits([*recipe.argv(), *argv_extra]))
+    result = e2e.run_case(local_ray.dashboard_url, argv, watcher,
                           log_path=tmp_path / "job.log", runtime_env=env)
     return result, e2e.verdict_for("case", result, loops)
 
@@ -55,7 +56,10 @@ RUNTIME_FAILURES = sorted(catalog.load_catalog())
 @pytest.mark.slow
 @pytest.mark.parametrize("failure_id", RUNTIME_FAILURES)
 def test_e2e_harness_reports_each_catalogued_failure(local_ray, tmp_path, failure_id):
-    result, verdict = run(local_ray, tmp_path, fault=f"known:{failure_id}", loops=1)
+    # An entry tied to a job trait is reported on a job that has it (sparse attention: SGLang's nsa backend).
+    trait = catalog.get(failure_id).only_when
+    extra = ("--sglang-attention-backend", "nsa") if trait == "dsa" else ()
+    result, verdict = run(local_ray, tmp_path, fault=f"known:{failure_id}", loops=1, argv_extra=extra)
     assert verdict.status is Status.FAIL and verdict.failure_id == failure_id, verdict.render()
     assert result.job_status == "STOPPED" and result.stopped_s < 30
 

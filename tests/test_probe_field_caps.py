@@ -113,12 +113,19 @@ def test_absent_tie_key_is_transformers_default_tied(tmp_path):
 
 @pytest.mark.parametrize(("argv", "needle"), [
     (["--num-layers", "36"], "cannot read --hf-checkpoint (the argv has no --hf-checkpoint)"),
-    (["--hf-checkpoint", str(CONFIGS / "absent")], "absent/config.json (FileNotFoundError"),
+    (["--hf-checkpoint", str(CONFIGS / "no-config")], "no-config/config.json (FileNotFoundError"),
     (["--hf-checkpoint", str(CONFIGS / "broken")], "broken/config.json (JSONDecodeError"),
 ])
 def test_unreadable_config_is_unknown_naming_the_path(argv, needle):
     verdict = hf_config.evaluate_hf_config(hf_config.collect_hf_config(argv), argv, "job")
     assert verdict.status is Status.UNKNOWN and needle in verdict.summary, verdict.summary
+
+
+def test_checkpoint_not_mounted_here_is_skip_naming_the_path():
+    argv = ["--hf-checkpoint", str(CONFIGS / "absent")]
+    verdict = hf_config.evaluate_hf_config(hf_config.collect_hf_config(argv), argv, "job")
+    assert verdict.status is Status.SKIP, verdict.summary
+    assert f"{CONFIGS / 'absent'} does not exist on this machine" in verdict.summary
 
 
 def test_a_config_that_is_not_an_object_is_unknown(tmp_path):

@@ -44,6 +44,18 @@ def _shipped(recipe_id: str, hardware: str):
     return lambda: recipes.get(recipe_id, hardware)
 
 
+def _h200_layout_on(hardware: str):
+    return lambda: recipes.get("qwen3-30b-a3b-disaggregated", "h200").replace(hardware=hardware)
+
+
+def _h100_delta_part(ep: int = 4, offload: bool = True):
+    def build() -> Recipe:
+        base = recipes.get("qwen3-30b-a3b-disaggregated", "h100")
+        return base.replace(parallel=dataclasses.replace(base.parallel, ep=ep),
+                            optimizer=dataclasses.replace(base.optimizer, cpu_offload=offload))
+    return build
+
+
 def _glm_parallel(**changes) -> Recipe:
     base = glm_recipe(GlmOptions())
     return base.replace(parallel=dataclasses.replace(base.parallel, **changes))
@@ -80,9 +92,16 @@ STAGE_TABLE = [
      _hw("h200"), Status.PASS, "most loaded stage 8 of 8 (16 layers): 96.2 GiB per GPU = 88.6 static"),
     ("glm5.2-5layer-offload-h200", lambda: glm_recipe(GlmOptions(num_nodes=1)), _hw("h200"), Status.PASS,
      "stage 1 of 1 (5 layers): 38.3 GiB per GPU = 31.9 static"),
-    ("qwen3-30b-a3b-on-h100", _shipped("qwen3-30b-a3b-disaggregated", "h100"), _hw("h100"), Status.FAIL,
+    # The H200 layout (EP 2, Adam on the GPU) on H100s; each half of the H100 delta alone is not enough.
+    ("qwen3-30b-a3b-h200-layout-on-h100", _h200_layout_on("h100"), _hw("h100"), Status.FAIL,
      "stage 1 of 1 (48 layers): 119.6 GiB per GPU = 113.7 static (15.27B params per rank) + 2.8 activations "
      "+ 3.0 buffers > 75.0 GiB torch budget"),
+    ("qwen3-30b-a3b-ep4-without-offload-on-h100", _h100_delta_part(offload=False), _hw("h100"), Status.FAIL,
+     "79.1 GiB per GPU = 73.2 static (8.02B params per rank)"),
+    ("qwen3-30b-a3b-offload-at-ep2-on-h100", _h100_delta_part(ep=2), _hw("h100"), Status.FAIL,
+     "91.1 GiB per GPU = 85.3 static (15.27B params per rank)"),
+    ("qwen3-30b-a3b-on-h100", _shipped("qwen3-30b-a3b-disaggregated", "h100"), _hw("h100"), Status.PASS,
+     "most loaded stage 1 of 1 (48 layers): 50.6 GiB per GPU = 44.8 static (8.02B params per rank)"),
     ("qwen3-30b-a3b-on-h200", _shipped("qwen3-30b-a3b-disaggregated", "h200"), _hw("h200"), Status.WARN,
      "119.6 GiB per GPU = 113.7 static (15.27B params per rank) + 2.8 activations + 3.0 buffers is within 10% of "
      "the 131.6 GiB torch budget"),

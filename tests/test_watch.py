@@ -181,3 +181,19 @@ def test_watch_hostile_lines_are_bounded():
         watcher.feed("x" * 1_000_000 + f" line {i}", float(i))
     assert sum(map(len, watcher.tail)) <= TAIL_CHARS and max(map(len, watcher.tail)) == MAX_LINE_CHARS
     assert watcher.notes[0] == f"a 1000007-character line was cut at {MAX_LINE_CHARS} before matching"
+
+
+NAN_LINE = ("RuntimeError: Rank 3, node n, device 3, iteration 1: Unexpected result nan (message='found NaN in local "
+            "grad norm for bucket #0 in backward pass before data-parallel communication collective')")
+
+
+@pytest.mark.parametrize(("traits", "failure_id"), [
+    (frozenset({"dsa"}), "sparse-mla-bwd-nan"),
+    (frozenset(), "nan-result"),
+    (None, "sparse-mla-bwd-nan"),
+])
+def test_watch_trait_entry_names_the_line_only_on_a_job_with_the_trait(traits, failure_id):
+    milestones, invariants = plan()
+    watcher = Watcher(milestones, 1, invariants=invariants, traits=traits)
+    watcher.feed(NAN_LINE, 1.0)
+    assert watcher.ended is not None and watcher.ended.failure_id == failure_id

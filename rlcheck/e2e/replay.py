@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rlcheck import catalog
 from rlcheck.e2e import slime_log
 from rlcheck.e2e.watch import MAX_LINE_CHARS, Event, Watcher
 
@@ -112,7 +113,8 @@ def replay(path: Path, *, loops: int | None = None, case: str | None = None, ver
         f"not detected; judged as {slime_log.VERSIONS[1]} (milestone lines are the same at every version)"
     version = version or found.version or slime_log.VERSIONS[1]
     milestones, invariants = slime_log.plan(version, deadlines, argv if argv is not None else found.argv_hint)
-    watcher = Watcher(milestones, loops, invariants=invariants)
+    traits = catalog.job_traits(argv) if argv is not None else None  # a log alone does not say what the job ran
+    watcher = Watcher(milestones, loops, invariants=invariants, traits=traits)
     first = clock = None
     for line in read_lines(path):
         stamp = timestamp(line)

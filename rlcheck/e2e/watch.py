@@ -69,9 +69,11 @@ class Event:
 
 class Watcher:
     def __init__(self, milestones: tuple[Milestone, ...], loops: int, *, matcher: Matcher | None = None,
-                 invariants: Invariants = Invariants()) -> None:
+                 invariants: Invariants = Invariants(), traits: frozenset[str] | None = None) -> None:
         self.milestones, self.loops, self.invariants = milestones, loops, invariants
         self.matcher = matcher or Matcher()
+        self.traits = traits
+        """The job's catalogue traits (catalog.job_traits); None: unknown, every matching entry may name a line."""
         self._compiled = [re.compile(m.pattern) for m in milestones]
         self.loop, self.index = 0, 0
         self.last_progress_s = 0.0
@@ -111,11 +113,16 @@ class Watcher:
                 self.notes.append(f"a {len(line)}-character line was cut at {MAX_LINE_CHARS} before matching")
             line = line[:MAX_LINE_CHARS]
         self._keep(line)
-        known = self.matcher.match_line(line)
+        known = [fid for fid in self.matcher.match_line(line) if self._fits(fid)]
         if known:
             return self._end(Event(kind="failure", name=known[0], line=line, at_s=at_s, loop=self.loop,
                                    failure_id=known[0]))
         return self._invariants(line, at_s) or self._milestone(line, at_s)
+
+    def _fits(self, failure_id: str) -> bool:
+        """An entry tied to a trait names a line only on a job that has it (or whose traits are unknown)."""
+        trait = self.matcher.catalog[failure_id].only_when
+        return not trait or self.traits is None or trait in self.traits
 
     def _milestone(self, line: str, at_s: float) -> list[Event]:
         i = self._expected()

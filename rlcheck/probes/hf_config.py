@@ -33,6 +33,8 @@ class HfConfigObservation:
     """The parsed file; None when it could not be read."""
     error: str = ""
     """Why it could not be read."""
+    not_here: bool = False
+    """The checkpoint directory does not exist on this machine (not mounted here): nothing to compare, not a fault."""
 
 
 def collect_hf_config(argv: Sequence[str]) -> HfConfigObservation:
@@ -41,6 +43,8 @@ def collect_hf_config(argv: Sequence[str]) -> HfConfigObservation:
     if not root:
         return HfConfigObservation(path="", error="the argv has no --hf-checkpoint")
     path = Path(root) / "config.json"
+    if not Path(root).exists():
+        return HfConfigObservation(path=str(path), error=f"{root} does not exist on this machine", not_here=True)
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -91,6 +95,10 @@ def mismatches(config: Mapping[str, Any], argv: Sequence[str]) -> tuple[list[str
 
 def evaluate_hf_config(obs: HfConfigObservation, argv: Sequence[str], name: str) -> Verdict:
     base = {"failure_id": FAILURE_ID}
+    if obs.not_here:
+        return Verdict(**base, status=Status.SKIP,
+                       summary=f"{name}: the checkpoint is not on this machine ({obs.error}): the model args are "
+                               "compared with its config.json where the path is mounted (the launch host)")
     if obs.config is None:
         where = obs.path or "--hf-checkpoint"
         return Verdict(**base, status=Status.UNKNOWN,

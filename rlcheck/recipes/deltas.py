@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from rlcheck.hardware import HardwareProfile
@@ -65,7 +66,21 @@ def gb300_only(recipe: Recipe, hw: HardwareProfile) -> Recipe:
     return recipe
 
 
-DELTAS: tuple[Delta, ...] = (gb300_only, node_shape, hopper_connections, worker_capability, efa_env)
+SMALL_HBM_GIB = 100.0
+"""Below this (H100's 80 GB) the 30B MoE's 12-GPU layout needs more expert parallelism and a CPU optimizer."""
+
+
+def moe_on_small_hbm(recipe: Recipe, hw: HardwareProfile) -> Recipe:
+    """Qwen3-30B-A3B on 12 H100s: EP 2 holds 15.3B params per rank (~120 GiB with fp32 grads and Adam), over
+    the 75 GiB torch budget. EP 4 (the largest that divides both 12 GPUs and 128 experts) plus Adam on the CPU
+    brings it to ~51 GiB; SLIME's own H100 example for this model offloads the optimizer the same way."""
+    if not recipe.id.startswith("qwen3-30b-a3b") or hw.hbm_gib >= SMALL_HBM_GIB:
+        return recipe
+    return recipe.replace(parallel=dataclasses.replace(recipe.parallel, ep=4),
+                          optimizer=dataclasses.replace(recipe.optimizer, cpu_offload=True))
+
+
+DELTAS: tuple[Delta, ...] = (gb300_only, moe_on_small_hbm, node_shape, hopper_connections, worker_capability, efa_env)
 
 
 def for_hardware(recipe: Recipe, hw: HardwareProfile) -> Recipe:

@@ -224,7 +224,10 @@ class Recipe:
         out += [*self.grpo, "--optimizer", "adam", "--lr", str(o.lr), "--lr-decay-style", o.lr_decay_style,
                 "--weight-decay", str(o.weight_decay), "--adam-beta1", str(o.adam_beta1),
                 "--adam-beta2", str(o.adam_beta2)]
-        out += ["--optimizer-cpu-offload"] if o.cpu_offload else []
+        # Megatron's validate_args refuses the CPU offload without the precision-aware optimizer (its hybrid
+        # optimizer reuses that path); SLIME's own offloading examples also overlap the D2H/H2D copies.
+        out += (["--optimizer-cpu-offload", "--overlap-cpu-optimizer-d2h-h2d", "--use-precision-aware-optimizer"]
+                if o.cpu_offload else [])
         out += ["--attention-dropout", str(self.dropout), "--hidden-dropout", str(self.dropout)]
         out += ["--actor-num-nodes", str(pl.actor_num_nodes), "--actor-num-gpus-per-node", str(pl.actor_gpus_per_node),
                 "--num-gpus-per-node", str(pl.num_gpus_per_node),
