@@ -11,7 +11,7 @@ from rlcheck import catalog, field_corpus
 from rlcheck.probes.memory import evaluate_stage_memory
 from rlcheck.scan import Matcher
 from rlcheck.verdict import Status
-from tests.test_probe_memory import _hw, _qwen3_4b, _shipped
+from tests.test_probe_memory import _h200_layout_on, _hw, _qwen3_4b
 
 ENTRIES = catalog.load_catalog()
 MATCHER = Matcher(ENTRIES)
@@ -47,7 +47,7 @@ def test_an_oom_line_does_not_blame_the_pipeline_split():
 
 
 def test_pp_stage_oom_is_named_by_the_memory_check_line_it_guards():
-    bad = evaluate_stage_memory(_shipped("qwen3-30b-a3b-disaggregated", "h100")(), _hw("h100"))
+    bad = evaluate_stage_memory(_h200_layout_on("h100")(), _hw("h100"))
     near = evaluate_stage_memory(_qwen3_4b(), _hw("h100", 64.0))
     assert bad.status is Status.FAIL and "pp-stage-oom" in MATCHER.match_line(bad.summary), bad.summary
     assert near.status is Status.WARN and "pp-stage-oom" not in MATCHER.match_line(near.summary), near.summary
