@@ -17,6 +17,7 @@ import pytest
 from rlcheck import catalog, hardware, recipes
 from rlcheck.deploy import render
 from rlcheck.e2e import runner as e2e
+from rlcheck.e2e import slime_log
 from rlcheck.e2e.baselines import outside
 from rlcheck.e2e.plot import plot_phase_times
 from rlcheck.e2e.watch import Watcher
@@ -30,13 +31,20 @@ def smoke(recipe, loops: int):
     return recipe.replace(rollout=dataclasses.replace(recipe.rollout, num_rollout=loops))
 
 
-def dry_run(case, profile) -> Verdict:
+def slime_version(rlcheck_context) -> tuple[str, str]:
+    """The milestone table for this run: --framework, else the SLIME/Miles importable here, else v0.2.4."""
+    fw = rlcheck_context.framework
+    return slime_log.version_for(fw.framework if fw else None, fw.version if fw else None)
+
+
+def dry_run(case, profile, version: str = slime_log.DEFAULT_VERSION) -> Verdict:
     recipe = smoke(recipes.get(case.recipe_id, profile), case.loops)
     doc = render.document(case.recipe_id, profile.name)
     bad = [v for v in gate.recipe_verdicts(recipe, profile) if v.status.blocks]
-    milestones = case.plan(recipe.argv())[0]
+    milestones = case.plan(recipe.argv(), version)[0]
     summary = (f"renders for {profile.name}: {len(doc['argv'])} argv tokens, "
-               f"{doc['resources']['gpu_nodes']} GPU node(s), {len(milestones)} milestones x {case.loops} loops")
+               f"{doc['resources']['gpu_nodes']} GPU node(s), {len(milestones)} milestones x {case.loops} loops "
+               f"(SLIME {version} log lines)")
     if bad:
         return Verdict(check_id="x", status=Status.FAIL, summary=f"{summary}; recipe checks fail: "
                                                                  f"{', '.join(v.check_id for v in bad)}")
@@ -48,14 +56,15 @@ def dry_run(case, profile) -> Verdict:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_e2e(case, record_verdict, rlcheck_context, request):
     profile = rlcheck_context.profile
+    version, _why = slime_version(rlcheck_context)
     if rlcheck_context.dry_run and profile is None:  # no --hardware: render the case on every hardware it fits
         profiles = hardware.load_profiles()
-        record_verdict(*(dry_run(case, profiles[name]) for name in case.hardware))
+        record_verdict(*(dry_run(case, profiles[name], version) for name in case.hardware))
         return
     if profile.name not in case.hardware:
         pytest.skip(f"{case.name} fits {', '.join(case.hardware)}: found --hardware={profile.name}")
     if rlcheck_context.dry_run:
-        record_verdict(dry_run(case, profile))
+        record_verdict(dry_run(case, profile, version))
         return
     reason = gate.skip_reason(gate.preflight(case.recipe_id, profile))
     if reason:
@@ -67,7 +76,7 @@ def test_e2e(case, record_verdict, rlcheck_context, request):
     if case.needs_reward_service:
         recipe = recipe.replace(reward=dataclasses.replace(recipe.reward, rm_url=rlcheck_context.rm_url))
     log_path = rlcheck_context.report_dir / "e2e" / f"{case.name}.log"
-    milestones, invariants = case.plan(recipe.argv())
+    milestones, invariants = case.plan(recipe.argv(), version)
     watcher = Watcher(milestones, case.loops, invariants=invariants, traits=catalog.job_traits(recipe.argv()))
     run = e2e.run_case(cluster.dashboard_url, recipe.argv(), watcher,
                        log_path=log_path, runtime_env=recipe.runtime_env())

@@ -112,6 +112,15 @@ def test_dry_run_without_hardware_renders_each_case_on_every_hardware_it_fits(tm
     assert "needs a hardware profile" not in out
 
 
+@pytest.mark.parametrize(("declared", "table"), [("slime==0.3.1", "v0.3.1"), ("slime==main", "main"), (None, "v0.2.4")])
+def test_dry_run_plans_the_milestones_of_the_declared_slime(tmp_path, declared, table):
+    args = [f"--framework={declared}"] if declared else []
+    done = subprocess.run([sys.executable, "-m", "pytest", "testcases/test_e2e.py", "--dry-run", "--hardware=h200",
+                           "-k", "qwen3-4b-colocated", *args, f"--report-dir={tmp_path}", "-p", "no:cacheprovider",
+                           "-q"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert f"milestones x 3 loops (SLIME {table} log lines)" in done.stdout, done.stdout[-3000:]
+
+
 def test_history_keeps_every_report_json(project):
     project.makepyfile(**{"checks/test_cluster": PER_NODE})
     for _ in range(2):

@@ -56,3 +56,21 @@ def test_slime_log_statements_are_where_slime_has_them(version):
         where = f"{version} {s.name} at {s.file}:{s.line}"
         assert "logger." in lines[s.line - 1], f"{where} is not a logger call: {lines[s.line - 1]!r}"
         assert s.source in "\n".join(lines[s.line - 1:s.line + 2]), f"{where}: {s.source} not found"
+
+
+@pytest.mark.parametrize(("framework", "release", "table"), [
+    (None, None, "v0.2.4"),
+    ("slime", "0.2.4", "v0.2.4"),
+    ("slime", "0.2.99", "v0.2.4"),
+    ("slime", "0.3.0", "v0.3.1"),
+    ("slime", "0.3.1", "v0.3.1"),
+    ("slime", "0.3.2", "main"),
+    ("slime", None, "main"),
+    ("slime", "not-a-version", "main"),
+    ("miles", "0.1.0", "main"),
+    ("miles", None, "main"),
+])
+def test_slime_log_table_for_each_framework_release(framework, release, table):
+    version, why = slime_log.version_for(framework, release)
+    assert version == table and version in slime_log.tables(), why
+    assert why

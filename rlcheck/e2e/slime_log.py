@@ -16,6 +16,8 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from rlcheck.e2e.watch import Invariants, Milestone
 
 DATA_DIR = Path(__file__).parents[1] / "data" / "slime_log"
@@ -135,6 +137,29 @@ def parse_framework(text: str) -> str:
     if version not in tables():
         raise ValueError(f"--framework {text!r}: no milestone table for SLIME {version}; have {', '.join(VERSIONS)}")
     return version
+
+
+def version_for(framework: str | None, release: str | None) -> tuple[str, str]:
+    """(the milestone table that judges a job of this framework/release, why that one).
+
+    A release below 0.3.0 prints v0.2.4's lines; 0.3.0 and 0.3.1 print v0.3.1's; a later release or a checkout
+    between tags (release None: main or a commit) prints main's. Miles forks SLIME's rollout and trainer logging
+    and has no table of its own: main's statements judge it. Nothing known: the reference image's SLIME."""
+    if framework is None:
+        return DEFAULT_VERSION, f"no framework known: SLIME {DEFAULT_VERSION}, the reference image's"
+    if framework == "miles":
+        return "main", "Miles: no table of its own, SLIME main's statements (Miles forks SLIME's logging)"
+    if release is None:
+        return "main", "SLIME of no release (main or a commit between tags): main's statements"
+    try:
+        parsed = Version(release)
+    except InvalidVersion:
+        return "main", f"SLIME {release!r} is not a release version: main's statements"
+    if parsed < Version("0.3.0"):
+        return "v0.2.4", f"SLIME {release}: before 0.3.0, v0.2.4's statements"
+    if parsed <= Version("0.3.1"):
+        return "v0.3.1", f"SLIME {release}: 0.3.0 to 0.3.1, v0.3.1's statements"
+    return "main", f"SLIME {release}: after 0.3.1, main's statements"
 
 
 def plan(version: str, deadlines: Deadlines, argv: Sequence[str] = ()) -> tuple[tuple[Milestone, ...], Invariants]:
