@@ -85,9 +85,10 @@ STAGE_TABLE = [
      "+ 3.7 buffers > 242.0 GiB torch budget"),
     ("glm5.2-tp8-pp8-ep8-optimizer-offload-gb300", _glm_tp8_pp8_ep8_offloaded, _hw("gb300"), Status.PASS,
      "stage 8 of 8 (16 layers): 116.3 GiB per GPU = 111.1 static"),
-    ("glm5.2-gb300-shipped", _shipped("glm5.2-gb300", "gb300"), _hw("gb300"), Status.PASS,
-     "most loaded stage 4 of 4 (20 layers): 215.3 GiB per GPU = 209.8 static (12.73B params per rank) + 1.6 "
-     "activations + 3.9 buffers <= 242.0 GiB"),
+    ("glm5.2-gb300-shipped", _shipped("glm5.2-gb300", "gb300"), _hw("gb300"), Status.WARN,
+     "stage 4 of 4 (20 layers): 215.3 GiB per GPU = 209.8 static (12.73B params per rank) + 1.6 "
+     "activations + 3.9 buffers; ~228.0 GiB with the 5.9% the estimate fell short of seed 004's measured run, "
+     "within 10% of the 242.0 GiB torch budget"),
     ("glm5.2-8-gpu-nodes-tp4-pp8-cp8-ep32-h200", lambda: glm_recipe(GlmOptions(num_nodes=32, gpus_per_node=8)),
      _hw("h200"), Status.PASS, "most loaded stage 8 of 8 (16 layers): 96.2 GiB per GPU = 88.6 static"),
     ("glm5.2-5layer-offload-h200", lambda: glm_recipe(GlmOptions(num_nodes=1)), _hw("h200"), Status.PASS,
@@ -103,15 +104,18 @@ STAGE_TABLE = [
     ("qwen3-30b-a3b-on-h100", _shipped("qwen3-30b-a3b-disaggregated", "h100"), _hw("h100"), Status.PASS,
      "most loaded stage 1 of 1 (48 layers): 50.6 GiB per GPU = 44.8 static (8.02B params per rank)"),
     ("qwen3-30b-a3b-on-h200", _shipped("qwen3-30b-a3b-disaggregated", "h200"), _hw("h200"), Status.WARN,
-     "119.6 GiB per GPU = 113.7 static (15.27B params per rank) + 2.8 activations + 3.0 buffers is within 10% of "
-     "the 131.6 GiB torch budget"),
+     "119.6 GiB per GPU = 113.7 static (15.27B params per rank) + 2.8 activations + 3.0 buffers; ~126.6 GiB with "
+     "the 5.9% the estimate fell short of seed 004's measured run, within 10% of the 131.6 GiB torch budget"),
     ("qwen3-4b-on-28-gib", _qwen3_4b, _hw("h100", 28.0), Status.FAIL,
      "60.1 GiB per GPU = 25.3 static (4.02B params per rank) + 32.6 activations + 2.2 buffers > 26.4 GiB"),
-    # 60.14 GiB against 0.9416 x HBM: FAIL below 63.87 GiB of HBM, WARN to 70.97, PASS above.
+    # 60.14 GiB against 0.9416 x HBM: FAIL below 63.87 GiB of HBM; WARN while 60.14 x 1.0588 (the measured
+    # shortfall) passes 0.9 x the budget, i.e. to 75.14 GiB; PASS above. The old band's edge (70.97) now WARNs.
     ("qwen3-4b-on-63.8-gib", _qwen3_4b, _hw("h100", 63.8), Status.FAIL, "> 60.1 GiB torch budget"),
-    ("qwen3-4b-on-63.9-gib", _qwen3_4b, _hw("h100", 63.9), Status.WARN, "is within 10% of the 60.2 GiB torch budget"),
-    ("qwen3-4b-on-70.9-gib", _qwen3_4b, _hw("h100", 70.9), Status.WARN, "is within 10% of the 66.8 GiB torch budget"),
-    ("qwen3-4b-on-71.0-gib", _qwen3_4b, _hw("h100", 71.0), Status.PASS, "<= 66.9 GiB torch budget"),
+    ("qwen3-4b-on-63.9-gib", _qwen3_4b, _hw("h100", 63.9), Status.WARN,
+     "~63.7 GiB with the 5.9% the estimate fell short of seed 004's measured run, within 10% of the 60.2 GiB"),
+    ("qwen3-4b-on-71.0-gib", _qwen3_4b, _hw("h100", 71.0), Status.WARN, "within 10% of the 66.9 GiB torch budget"),
+    ("qwen3-4b-on-75.1-gib", _qwen3_4b, _hw("h100", 75.1), Status.WARN, "within 10% of the 70.7 GiB torch budget"),
+    ("qwen3-4b-on-75.2-gib", _qwen3_4b, _hw("h100", 75.2), Status.PASS, "<= 70.8 GiB torch budget"),
     ("no-hardware", _qwen3_4b, None, Status.SKIP, "needs a hardware profile (--hardware): found none"),
     ("tp3-on-16-gpus", _uneven_world, _hw("h100"), Status.UNKNOWN,
      "cannot estimate the stage memory of qwen3-4b-colocated: 16 training GPUs do not divide by TP x PP = 3"),

@@ -16,8 +16,9 @@ Training, per GPU of pipeline stage s (parameter counts: rlcheck.probes.memory_p
   TP8 x PP8 x EP8, 14/8x6/16: last stage 19.87B per rank (reported 20.1B: -1.1%), Adam moments 148.1 GiB
   (20.1B x 8 B = 149.8 GiB, reported ~150: -1.1%), 333 GiB in all > 242 GiB (step 1 ran out of memory);
   TP8 x PP4 x EP16, 18/20/20/20 (full recompute, 8192 tokens per GPU): 209.8 GiB static + 1.6 GiB
-  activations + 3.9 GiB buffers = 215.3 GiB against 228 GiB measured steady (-5.6%), under the WARN
-  line (217.8): the rest has no sourced term (docs/memory-checks.md lists the candidates).
+  activations + 3.9 GiB buffers = 215.3 GiB against 228 GiB measured steady (-5.6%): the rest has no sourced
+  term (docs/memory-checks.md lists the candidates). The WARN band judges the estimate raised by that measured
+  shortfall (x 1.059; 228 GiB is 94% of the budget, so the seed's recipe WARNs); FAIL judges the estimate.
 
 The SGLang KV pool (kv-pool-truncation) is in rlcheck.probes.memory_kv.
 """
@@ -43,7 +44,8 @@ TORCH_BUDGET_FRACTION = 242.0 / GB300_HBM_GIB
 20.1e9 x 8 B = 149.8 GiB), so 242 of 257 GiB. The estimate counts the CUDA context, NCCL and a colocated
 engine's residue as buffers, since the seed's 228 reads like Miles' device-wide 'used' (total - free)."""
 WARN_FRACTION = 0.9
-"""The estimate runs below real use (seed 004: 5.6% under the measured 228 GiB): above 90% of the budget WARNs."""
+"""Real use above 90% of the budget WARNs; real use is judged as the estimate raised by its measured shortfall
+(shortfall()), since the estimate runs below real use (seed 004: 5.6% under the measured 228 GiB)."""
 SEED_LAST_STAGE_PARAMS = 20.1e9
 """Seed 004: parameters per rank on the last stage of TP8 x PP8 x EP8 (step 1 ran out of memory)."""
 SEED_STEADY_GIB = 228.0
@@ -100,6 +102,14 @@ def seed_steady_estimate() -> float:
 
 
 @functools.cache
+def shortfall() -> float:
+    """Measured / estimated on the one measured run (seed 004: 228 / 215.3 = 1.059): what the sourced terms miss
+    (the caching allocator's fragmentation, DeepEP buffers, NCCL on many peers). Not a term of the estimate:
+    it widens the WARN band only, FAIL stays on the estimate itself."""
+    return SEED_STEADY_GIB / seed_steady_estimate()
+
+
+@functools.cache
 def stage_calibration() -> str:
     """The seed 004 numbers against this module's formula, for the verdict details."""
     params = count_params(GLM5_2)
@@ -136,11 +146,13 @@ def evaluate_stage_memory(recipe: Recipe, profile: HardwareProfile | None) -> Ve
     if total > budget:
         return Verdict(**base, status=Status.FAIL, details=details, remedy=catalog.get("pp-stage-oom").remedy,
                        summary=f"{where} > {limit}")
-    if total > WARN_FRACTION * budget:
+    likely = total * shortfall()
+    if likely > WARN_FRACTION * budget:
         return Verdict(**base, status=Status.WARN, details=details,
                        remedy="leave room for the buffers the estimate leaves out: lower --max-tokens-per-gpu, "
                               "raise EP or PP, or offload the optimizer (--optimizer-cpu-offload)",
-                       summary=f"{where} is within {1 - WARN_FRACTION:.0%} of the {limit}")
+                       summary=f"{where}; ~{likely:.1f} GiB with the {shortfall() - 1:.1%} the estimate fell short "
+                               f"of seed 004's measured run, within {1 - WARN_FRACTION:.0%} of the {limit}")
     return Verdict(**base, status=Status.PASS, details=details, summary=f"most loaded {where} <= {limit}")
 
 
