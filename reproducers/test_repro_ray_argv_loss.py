@@ -138,7 +138,9 @@ def test_repro_ray_argv_loss_other_sh(record_verdict, record_reproduction, tmp_p
         with EmbeddedRay(wrapper=prefix) as ray:
             lost, intact, evidence = through_ray(ray.dashboard_url, tmp_path, shell)
     except EmbeddedRayError as exc:
-        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"Ray with /bin/sh={shell}: {exc}"))
+        first, _, rest = str(exc).partition("\n")  # the error carries the dashboard log's last lines
+        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"Ray with /bin/sh={shell}: {first}",
+                               details=rest))
         return
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=lost,
                           fix_verified=intact, evidence=f"/bin/sh bound to {shell}: {evidence}")
