@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from rlcheck.e2e import runner as e2e
 from rlcheck.process.wait import free_loopback_port
 from rlcheck.reward.config import ServiceConfig
 from rlcheck.reward.harness import ServerProcess, running_server, service_argv
@@ -39,13 +40,17 @@ def reward_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerP
         yield server
 
 
-def _metrics(server: ServerProcess) -> dict[str, float]:
+def _metrics_text(server: ServerProcess) -> str:
     async def fetch() -> str:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
             async with session.get(server.base_url + "/metrics") as resp:
                 return await resp.text()
 
-    return parse_text(asyncio.run(fetch()))
+    return asyncio.run(fetch())
+
+
+def _metrics(server: ServerProcess) -> dict[str, float]:
+    return parse_text(_metrics_text(server))
 
 
 def _case(i: int) -> tuple[dict[str, Any], float]:
@@ -77,7 +82,8 @@ def test_remote_rm_cpu_slime_client_load(reward_service: ServerProcess, record_v
     cases = [_case(i) for i in range(320)]
     before = _metrics(reward_service)
     replies = asyncio.run(_drive(reward_service.base_url + "/score", [payload for payload, _ in cases]))
-    after = _metrics(reward_service)
+    after_text = _metrics_text(reward_service)
+    after = parse_text(after_text)
 
     assert [(r.status, r.attempts, r.resets) for r in replies] == [(200, 1, 0)] * len(cases)
     wrong = [(payload["response"][-40:], payload["label"], r.value) for (payload, expected), r in
@@ -94,6 +100,9 @@ def test_remote_rm_cpu_slime_client_load(reward_service: ServerProcess, record_v
     assert delta('rlcheck_reward_scores_total{value="0.0"}') == len(cases) - right
     assert delta("rlcheck_reward_scorer_timeouts_total") == delta("rlcheck_reward_scorer_errors_total") == 0
     assert delta("rlcheck_reward_request_duration_seconds_count") == len(cases)
+    # the e2e remote-rm case judges this same /metrics (fallback share included): it must read the real service
+    reward_side = e2e.reward_verdict("remote-rm-cpu", e2e.reward_counts(after_text), len(cases))
+    assert reward_side.status is Status.PASS, reward_side.render()
     # reached only when every assertion above held: the report shows what was measured, not UNKNOWN
     record_verdict(Verdict(check_id="x", status=Status.PASS,
                            summary=f"{len(cases)} requests from a SLIME-like client: all 200 on the first attempt, "

@@ -1,7 +1,9 @@
-"""The reward service as a real process on loopback: health, metrics, keep-alive, SIGTERM, start failures."""
+"""The reward service as a real process on loopback: health, metrics, keep-alive, 503 past the queue bound, SIGTERM,
+start failures."""
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import http.client
 import json
@@ -18,6 +20,8 @@ import requests
 from rlcheck.process import subproc
 from rlcheck.process.wait import free_loopback_port
 from rlcheck.reward.harness import REPO_ROOT, ServerProcess, running_server, service_argv
+from rlcheck.reward.metrics import parse_text
+from tests.slime_client import Reply, post_like_slime, slime_session
 
 TIMEOUT_S = 1.0
 
@@ -147,6 +151,52 @@ def test_reward_service_sigterm_finishes_in_flight_requests(tmp_path: Path) -> N
     log = server.log_path.read_text()
     assert "Traceback" not in log and "Finished server process" in log
     assert f"request_id={frozen.result().headers['X-Request-ID']}" in log
+
+
+def _wait_for_pool(base_url: str, *, busy: int, queued: int, wait_s: float = 60.0) -> dict[str, float]:
+    """/metrics once the request pool has `busy` scorings running and `queued` waiting (a bound, not a timing)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        metrics = parse_text(requests.get(base_url + "/metrics", timeout=10).text)
+        now = (metrics['rlcheck_reward_scorer_processes{state="busy"}'], metrics["rlcheck_reward_queued_scorings"])
+        if now == (busy, queued) or time.monotonic() > deadline:
+            assert now == (busy, queued), f"(busy, queued) = {now} after {wait_s} s"
+            return metrics
+        time.sleep(0.05)
+
+
+def test_reward_service_past_max_queued_says_503_with_retry_after(tmp_path: Path) -> None:
+    # one scorer process, none extra for slow scorings, one place in line: the frozen scoring holds the
+    # process (2 CPU s, and a wall bound far past any wait here), the next request waits, the one after is past
+    port = free_loopback_port()
+    argv = service_argv(port, "--backend", "math_verify", "--workers", "1", "--max-slow-workers", "0",
+                        "--max-queued", "1", "--demote-after-cpu-s", "0", "--scorer-timeout-s", "2",
+                        "--scorer-wall-timeout-s", "60")
+    body = {"prompt": "p", "response": "\\boxed{42}", "label": "42"}
+    with running_server(argv, port=port, log_path=tmp_path / "service.log") as server, \
+            concurrent.futures.ThreadPoolExecutor(2) as pool:
+        url = server.base_url + "/score"
+        frozen = pool.submit(requests.post, url, json={**body, "response": "\\boxed{9^{9^{9^{9}}}}"}, timeout=120)
+        _wait_for_pool(server.base_url, busy=1, queued=0)
+        at_bound = pool.submit(requests.post, url, json=body, timeout=120)  # the one place in line: it waits
+        _wait_for_pool(server.base_url, busy=1, queued=1)
+        past = requests.post(url, json=body, timeout=30)
+        retried = asyncio.run(_post_once_like_slime(url, body))  # SLIME retries a 503 until it is scored
+        metrics = parse_text(requests.get(server.base_url + "/metrics", timeout=10).text)
+    assert past.status_code == 503, past.text
+    assert past.headers["Retry-After"].isdigit() and int(past.headers["Retry-After"]) >= 1  # delay-seconds
+    assert "1 scorings already wait for a process (--max-queued)" in past.json()["detail"]
+    assert f"request_id={past.headers['X-Request-ID']}" in server.log_path.read_text()
+    assert (at_bound.result().status_code, at_bound.result().json()) == (200, 1.0)
+    assert frozen.result().headers["X-Reward-Status"] == "timeout"
+    assert (retried.ok, retried.value) == (True, 1.0), retried.errors
+    assert metrics['rlcheck_reward_requests_total{code="503"}'] == retried.attempts  # the first, then any retry's
+    assert metrics['rlcheck_reward_requests_total{code="200"}'] == 3
+
+
+async def _post_once_like_slime(url: str, body: dict[str, str]) -> Reply:
+    async with slime_session() as session:
+        return await post_like_slime(session, url, body)
 
 
 def test_reward_service_boxed_backend_with_reward_key(tmp_path: Path) -> None:

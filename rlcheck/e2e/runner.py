@@ -130,26 +130,83 @@ def verdict_for(case: str, run: CaseRun, loops: int) -> Verdict:
                    summary=f"invariant broken at loop {end.loop}: {end.name}: {end.line.strip()[:300]}")
 
 
+FALLBACK_SHARE_FAIL_ABOVE = 0.05
+"""The remote-rm case FAILs (`reward-silent-zero`) when more than this share of the reward service's last
+replies (`rlcheck_reward_fallback_share`, its last 1000 rewards) were fallbacks: past a few pathological answers
+the trainer is learning from wrong zeros. A share above 0, or a fallback counted earlier, is a WARN."""
+
+_REWARD_SERIES = ("rlcheck_reward_scorer_timeouts_total", "rlcheck_reward_scorer_errors_total",
+                  "rlcheck_reward_fallback_share", "rlcheck_reward_fallback_share_replies")
+
+_REPLIES_REMEDY = ("check that the job's --rm-url is this service, and read the service log for the replies that "
+                   "were not 200 (422: a body it could not read; 413: past --max-body-bytes; 503: past --max-queued "
+                   "or shutting down)")
+
+
+def _label_value(series: str, label: str) -> str:
+    return series.split(f'{label}="', 1)[1].split('"', 1)[0] if f'{label}="' in series else ""
+
+
 def reward_counts(metrics_text: str) -> dict[str, float]:
-    """rlcheck reward service /metrics: replies by HTTP code, and scorer timeouts and errors."""
+    """rlcheck reward service /metrics: replies by HTTP code (`code_200`), scorer timeouts and errors, fallbacks
+    by reason (`fallbacks_timeout`), and the fallback share of the last replies (`fallback_share`, over
+    `fallback_share_replies`). A series that is absent or not a number is left out."""
     counts: dict[str, float] = {}
     for line in metrics_text.splitlines():
-        if line.startswith("rlcheck_reward_requests_total{"):
-            code = line.split('code="', 1)[1].split('"', 1)[0]
-            counts[f"code_{code}"] = float(line.rsplit(" ", 1)[1])
-        elif line.startswith(("rlcheck_reward_scorer_timeouts_total ", "rlcheck_reward_scorer_errors_total ")):
-            counts[line.split(" ", 1)[0].removeprefix("rlcheck_reward_")] = float(line.rsplit(" ", 1)[1])
+        series, _, value = line.rpartition(" ")
+        if not series or line.startswith("#"):
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            continue
+        if series.startswith("rlcheck_reward_requests_total{"):
+            counts[f"code_{_label_value(series, 'code')}"] = number
+        elif series.startswith("rlcheck_reward_fallbacks_total{"):
+            counts[f"fallbacks_{_label_value(series, 'reason')}"] = number
+        elif series in _REWARD_SERIES:
+            counts[series.removeprefix("rlcheck_reward_")] = number
     return counts
 
 
-def reward_verdict(case: str, counts: dict[str, float], min_scored: int) -> Verdict:
-    """The remote-rm case's reward side: enough requests scored, every reply 200, no scorer timeout or error."""
+def _share_text(share: float | None, replies: float, bound: float) -> str:
+    if share is None:
+        return "fallback share unreadable: rlcheck_reward_fallback_share is not in /metrics"
+    if not 0.0 <= share <= 1.0:  # NaN too
+        return f"fallback share unreadable: rlcheck_reward_fallback_share is {share}, not a share in 0..1"
+    return f"fallback share {share:g} of the last {int(replies)} replies (bound {bound:g})"
+
+
+def reward_verdict(case: str, counts: dict[str, float], min_scored: int, *,
+                   max_fallback_share: float = FALLBACK_SHARE_FAIL_ABOVE) -> Verdict:
+    """The remote-rm case's reward side: at least min_scored requests scored, every reply 200, and fallbacks
+    (wrong zeros to the trainer) at most max_fallback_share of the service's last replies.
+
+    FAIL past either bound (past the share: `reward-silent-zero`); UNKNOWN when the share cannot be read;
+    WARN for any fallback within the bound (share above 0, or timeouts/errors/fallbacks counted earlier)."""
+    if not 0.0 <= max_fallback_share < 1.0:
+        raise ValueError(f"max_fallback_share={max_fallback_share!r}: 0 <= value < 1")
+    check_id, entry = f"e2e_{case}_reward", catalog.get("reward-silent-zero")
     ok = int(counts.get("code_200", 0))
     other = {k: int(v) for k, v in counts.items() if k.startswith("code_") and k != "code_200" and v}
     failed = int(counts.get("scorer_timeouts_total", 0) + counts.get("scorer_errors_total", 0))
-    summary = f"{ok} scored (200), other replies {other or 'none'}, scorer timeouts/errors {failed}"
-    if ok >= min_scored and not other and not failed:
-        return Verdict(check_id=f"e2e_{case}_reward", status=Status.PASS, summary=f"{summary} (>= {min_scored})")
-    return Verdict(check_id=f"e2e_{case}_reward", status=Status.FAIL,
-                   failure_id="reward-silent-zero" if failed else None,
-                   summary=f"{summary}; expected >= {min_scored} scored, all 200, none failed")
+    reasons = {k.removeprefix("fallbacks_"): int(v) for k, v in counts.items() if k.startswith("fallbacks_") and v}
+    share = counts.get("fallback_share")
+    readable = share is not None and 0.0 <= share <= 1.0
+    summary = (f"{ok} scored (200), other replies {other or 'none'}, scorer timeouts/errors {failed}, "
+               f"fallbacks {reasons or 'none'}, "
+               f"{_share_text(share, counts.get('fallback_share_replies', 0), max_fallback_share)}")
+    too_many = readable and share is not None and share > max_fallback_share
+    if ok < min_scored or other or too_many:
+        return Verdict(check_id=check_id, status=Status.FAIL, failure_id=entry.id if too_many else None,
+                       remedy=entry.remedy if too_many else _REPLIES_REMEDY,
+                       summary=f"{summary}; expected >= {min_scored} scored, all 200, "
+                               f"fallback share <= {max_fallback_share:g}")
+    if not readable:
+        return Verdict(check_id=check_id, status=Status.UNKNOWN, remedy="run rlcheck's reward service "
+                       "(`rlcheck reward-service`) at --rm-url: its /metrics has the share",
+                       summary=f"{summary}; the fallback bound could not be judged")
+    if share or failed or reasons:
+        return Verdict(check_id=check_id, status=Status.WARN, failure_id=entry.id, remedy=entry.remedy,
+                       summary=f"{summary}; every fallback is a wrong 0 to the trainer (see the service log)")
+    return Verdict(check_id=check_id, status=Status.PASS, summary=f"{summary} (>= {min_scored})")
