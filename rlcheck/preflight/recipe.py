@@ -9,6 +9,7 @@ from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import (
     argv_shell,
     context_length,
+    health_wait,
     inline_secrets,
     job_shape,
     memory,
@@ -124,6 +125,12 @@ CHECKS = (
                  "the engine's context (`--sglang-context-length`, else what SGLang derives from config.json)",
           collect=lambda i: collect_hf_config(i.launch_argv()),
           judge=lambda obs, i: context_length.evaluate_context_length(obs, i.launch_argv(), i.recipe.id)),
+    Check(id="recipe_health_first_wait", guards=("rollout-health-check-killed-engine",),
+          judges="with `--use-fault-tolerance`, `--rollout-health-check-first-wait` (default 0) is at least 300 s "
+                 "when SGLang compiles DeepGEMM at start-up (FP8 weights, deep_gemm MoE runner, NSA indexer)",
+          collect=lambda i: collect_hf_config(i.launch_argv()),
+          judge=lambda obs, i: health_wait.evaluate_health_first_wait(i.launch_argv(), i.launch_env(), obs.config,
+                                                                      i.profile, i.recipe.id)),
     Check(id="recipe_proxy_env", guards=("rollout-engines-unreachable",),
           judges="an http(s) proxy in the job env has a no_proxy that exempts hosts (httpx ignores CIDR entries)",
           judge=lambda obs, i: proxy_env.evaluate_proxy_env(i.launch_env(), i.recipe.id)),
