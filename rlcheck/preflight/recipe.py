@@ -6,7 +6,19 @@ from rlcheck.framework import argv as framework_argv
 from rlcheck.framework import live
 from rlcheck.framework.detect import Installed, choose, collect_installed
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import argv_shell, inline_secrets, job_shape, memory, memory_kv, proxy_env, recipe_rules, sample_caps
+from rlcheck.probes import (
+    argv_shell,
+    context_length,
+    health_wait,
+    inline_secrets,
+    job_shape,
+    ld_preload,
+    memory,
+    memory_kv,
+    proxy_env,
+    recipe_rules,
+    sample_caps,
+)
 from rlcheck.probes.hf_config import collect_hf_config, evaluate_hf_config
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
@@ -109,6 +121,20 @@ CHECKS = (
                  "tied embeddings (UNKNOWN naming the path when it cannot be read)",
           collect=lambda i: collect_hf_config(i.launch_argv()),
           judge=lambda obs, i: evaluate_hf_config(obs, i.launch_argv(), i.recipe.id)),
+    Check(id="recipe_context_length", guards=("context-length-exceeded",),
+          judges="prompt cap + response cap (`--rollout-max-prompt-len`, else `--rollout-max-context-len` - 1) within "
+                 "the engine's context (`--sglang-context-length`, else what SGLang derives from config.json)",
+          collect=lambda i: collect_hf_config(i.launch_argv()),
+          judge=lambda obs, i: context_length.evaluate_context_length(obs, i.launch_argv(), i.recipe.id)),
+    Check(id="recipe_health_first_wait", guards=("rollout-health-check-killed-engine",),
+          judges="with `--use-fault-tolerance`, `--rollout-health-check-first-wait` (default 0) is at least 300 s "
+                 "when SGLang compiles DeepGEMM at start-up (FP8 weights, deep_gemm MoE runner, NSA indexer)",
+          collect=lambda i: collect_hf_config(i.launch_argv()),
+          judge=lambda obs, i: health_wait.evaluate_health_first_wait(i.launch_argv(), i.launch_env(), obs.config,
+                                                                      i.profile, i.recipe.id)),
+    Check(id="recipe_ld_preload_env", guards=("tms-invalid-ld-preload",),
+          judges="no LD_PRELOAD in the job's runtime env beside torch_memory_saver's own preload when offload is on",
+          judge=lambda obs, i: ld_preload.evaluate_ld_preload_env(i.launch_env(), i.launch_argv(), i.recipe.id)),
     Check(id="recipe_proxy_env", guards=("rollout-engines-unreachable",),
           judges="an http(s) proxy in the job env has a no_proxy that exempts hosts (httpx ignores CIDR entries)",
           judge=lambda obs, i: proxy_env.evaluate_proxy_env(i.launch_env(), i.recipe.id)),
