@@ -20,11 +20,20 @@ GLM = recipes.get("glm5.2-gb300", GB300)
 QWEN = recipes.get("qwen3-4b-colocated")
 
 
-@pytest.mark.parametrize(("text", "framework", "version"), [
-    ("slime==0.2.4", "slime", "0.2.4"), ("slime==v0.3.1", "slime", "0.3.1"), ("miles==main", "miles", None),
-    ("slime==main", "slime", None), ("slime==0.3.1.post1", "slime", "0.3.1.post1")])
-def test_framework_declared(text, framework, version):
-    assert detect.parse_declared(text) == Installed(framework=framework, version=version, source="--framework")
+@pytest.mark.parametrize(("text", "framework", "version", "main"), [
+    ("slime==0.2.4", "slime", "0.2.4", False), ("slime==v0.3.1", "slime", "0.3.1", False),
+    ("miles==main", "miles", None, True), ("slime==main", "slime", None, True),
+    ("slime==0.3.1.post1", "slime", "0.3.1.post1", False)])
+def test_framework_declared(text, framework, version, main):
+    assert detect.parse_declared(text) == Installed(framework=framework, version=version, main=main,
+                                                    source="--framework")
+
+
+def test_framework_main_has_no_release_version():
+    with pytest.raises(ValueError, match=r"main=True with version='0.3.1': main has no release version"):
+        Installed(framework="slime", version="0.3.1", main=True)
+    assert Installed(framework="slime", main=True).release == "main"
+    assert Installed(framework="slime").release == "of unknown release"  # no metadata, no git: not main
 
 
 @pytest.mark.parametrize("text", ["slime", "slime=0.2.4", "verl==0.5", "slime==", "slime==latest", "SLIME==0.2.4"])
@@ -57,8 +66,12 @@ def test_framework_checkout_at_a_release_tag(tmp_path, monkeypatch):
 def test_framework_checkout_between_tags_is_main(tmp_path, monkeypatch):
     found = _checkout(tmp_path, monkeypatch, None)
     assert found.framework == "slime" and found.version is None and found.source.startswith("git commit ")
+    assert found.main and found.describe().startswith("slime main (git commit ")
     assert "judged as main" in found.describe()
-    assert detect.choose(found, "slime")[0].name == "slime-main"
+    schema, how = detect.choose(found, "slime")
+    assert schema.name == "slime-main" and how == "installed slime main"
+    mbridge = preflight.get("image_mbridge").collect(Inputs(recipe=GLM, profile=GB300))
+    assert mbridge.slime == "main"  # image_mbridge SKIPs on it (SLIME ships the conversion from 0.3.1)
 
 
 def test_framework_nothing_installed_here():
@@ -86,6 +99,10 @@ def test_framework_version_reaches_image_versions_and_mbridge():
     assert "mbridge-missing" in live.summary and "slime 0.2.4 in <0.3.1" in live.details
     assert "mbridge-missing" not in gone.summary
     assert mbridge.run(Inputs(recipe=GLM, profile=GB300, framework=new))[0].status is Status.SKIP
+    main = Installed(framework="slime", main=True, source="--framework")
+    assert mbridge.run(Inputs(recipe=GLM, profile=GB300, framework=main))[0].summary.startswith("SLIME main converts")
+    assert mbridge.collect(Inputs(recipe=GLM, profile=GB300, framework=Installed(framework="slime"))).slime == \
+        "unknown"
     [before] = mbridge.run(Inputs(recipe=GLM, profile=GB300, framework=old))
     assert before.status is Status.PASS and "mbridge importable" in before.summary  # judged (mbridge is installed here)
 
