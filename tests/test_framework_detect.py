@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +12,8 @@ from rlcheck import preflight, recipes
 from rlcheck.framework import detect
 from rlcheck.framework.detect import Installed
 from rlcheck.hardware import get_profile
+from rlcheck.job import capture
+from rlcheck.job.inputs import inputs_for_job
 from rlcheck.preflight.gpu import tms_rule
 from rlcheck.preflight.registry import Inputs
 from rlcheck.repro.reproduce import Reproduction, judge, versions_for
@@ -18,6 +22,7 @@ from rlcheck.verdict import Status
 GB300 = get_profile("gb300")
 GLM = recipes.get("glm5.2-gb300", GB300)
 QWEN = recipes.get("qwen3-4b-colocated")
+JOBS = Path(__file__).parent / "data" / "jobs"
 
 
 @pytest.mark.parametrize(("text", "framework", "version", "main"), [
@@ -123,3 +128,44 @@ def test_framework_overlay_touches_only_the_framework_judged():
         "slime": "0.2.4", "miles": "0.1.0", "torch": "2.11.0"}
     assert detect.overlay_versions(versions, Installed(framework="slime", version=None)) == versions
     assert detect.overlay_versions(versions, None) == versions
+
+
+NOTHING_HERE = Installed(framework=None)
+
+
+def _job_judged(framework: str, version: str | None, here: Installed = NOTHING_HERE):
+    """recipe_framework_args on the recorded argv-json job, as if it stated framework and version."""
+    job = dataclasses.replace(capture.capture(JOBS / "render.json"), framework=framework, framework_version=version)
+    inputs = dataclasses.replace(inputs_for_job(job, get_profile("h200")), framework=here)
+    return inputs, preflight.get("recipe_framework_args").run(inputs)[0]
+
+
+@pytest.mark.parametrize(("framework", "version", "schema", "fragment"), [
+    ("miles", None, "miles-main", "the committed schema for the job's framework, miles (argv-json, no version stated)"),
+    ("slime", "0.3.1", "slime-v0.3.1", "the job's own slime 0.3.1 (stated by the job: argv-json "),
+    ("slime", "v0.2.4", "slime-v0.2.4", "the job's own slime 0.2.4 (stated by the job: argv-json "),
+    ("slime", "main", "slime-main", "the job's own slime main (stated by the job"),
+    ("slime", None, "slime-v0.2.4", "the committed schema for the job's framework, slime (argv-json, no version"),
+    ("unknown", None, "slime-v0.2.4", "slime, the default (the job names neither SLIME nor Miles)"),
+], ids=["miles-launcher", "slime-0.3.1-image", "slime-v0.2.4-image", "slime-main", "slime-no-version", "neither"])
+def test_framework_judged_from_the_job_when_nothing_is_declared_or_importable(framework, version, schema, fragment):
+    inputs, verdict = _job_judged(framework, version)
+    assert f"(schema {schema}, " in verdict.summary and fragment in verdict.summary
+    assert inputs.recipe.framework == (framework if framework != "unknown" else "slime")
+
+
+@pytest.mark.parametrize("here", [Installed(framework="slime", version="0.2.4", source="--framework"),
+                                  Installed(framework="slime", version="0.2.4", source="package metadata")],
+                         ids=["declared", "importable"])
+def test_framework_declared_or_importable_wins_over_the_job(here):
+    inputs, verdict = _job_judged("miles", "main", here)
+    assert inputs.judged_framework() is here
+    assert "(schema slime-v0.2.4, " in verdict.summary and "stated by the job" not in verdict.summary
+
+
+def test_framework_with_job_needs_a_framework_and_a_version():
+    assert detect.with_job(NOTHING_HERE, "slime", None, "rayjob x.yaml") is NOTHING_HERE
+    assert detect.with_job(NOTHING_HERE, "unknown", "0.3.1", "rayjob x.yaml") is NOTHING_HERE
+    judged = detect.with_job(NOTHING_HERE, "slime", "0.3.1", "rayjob x.yaml")
+    assert judged == Installed(framework="slime", version="0.3.1", source="stated by the job: rayjob x.yaml")
+    assert judged.from_job and judged.describe() == "slime 0.3.1 (stated by the job: rayjob x.yaml)"

@@ -111,7 +111,7 @@ def with_job(here: Installed, framework: str, version: str | None, how: str) -> 
         return here
     main = version == "main"
     return Installed(framework=framework, version=None if main else version.removeprefix("v"), main=main,
-                     source=f"{JOB_SOURCE} ({how})")
+                     source=f"{JOB_SOURCE}: {how}")
 
 
 def overlay_versions(versions: dict[str, str | None], installed: Installed | None) -> dict[str, str | None]:
@@ -133,8 +133,8 @@ def choose(installed: Installed, recipe_framework: str, recipe_why: str = "the r
     name = COMMITTED.get((installed.framework, installed.version or ""), f"{installed.framework}-main")
     version = installed.version or ("main" if installed.main else "without a release version")
     exact = name != f"{installed.framework}-main" or installed.framework == "miles" or installed.main
-    verb = "declared" if installed.source == "--framework" else "installed"
-    if installed.from_job:
-        verb = f"nothing declared or importable here; {installed.source}:"
+    verb = "declared" if installed.source == "--framework" else "the job's own" if installed.from_job else "installed"
     how = f"{verb} {installed.framework} {version}" + ("" if exact else f": no schema of its own, judged by {name}")
+    if installed.from_job:
+        how += f" ({installed.source}; none declared with --framework or importable here)"
     return load(name), how
