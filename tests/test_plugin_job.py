@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -76,6 +77,56 @@ def test_plugin_job_env_bad_name_is_a_usage_error(project):
 def _run(project: pytest.Pytester, job: Path, *args: str) -> pytest.RunResult:
     return project.runpytest("checks/test_recipe.py", "--hardware=h200", f"--job={job}", *args,
                              "--report-dir=out", "-p", "no:cacheprovider")
+
+
+@NEEDS_SANDBOX
+def test_plugin_job_bash_script_go_names_job_and_format(project):
+    result = _run(project, JOBS / "launch.sh")
+    # `[1]*48` is matched from its tail: fnmatch reads [1] as a character set.
+    result.stdout.fnmatch_lines(["PASS    recipe_batch: 12 x 8 = 96 samples = 1 step(s) of 96, DP 3",
+                                 "WARN    recipe_argv_intact: *48` reaches /bin/sh unquoted*",
+                                 f"rlcheck GO: * for job {JOBS / 'launch.sh'} (bash) on hardware h200"])
+    assert f"- job: {JOBS / 'launch.sh'} (bash)" in (project.path / "out" / "report.md").read_text()
+
+
+@NEEDS_SANDBOX
+def test_plugin_job_bash_script_bad_batch_is_no_go(project, tmp_path):
+    shutil.copytree(JOBS / "models", tmp_path / "models")  # the script sources its model args from beside it
+    script = tmp_path / "launch.sh"
+    script.write_text((JOBS / "launch.sh").read_text().replace("--rollout-batch-size 12", "--rollout-batch-size 13"))
+    result = _run(project, script)
+    result.stdout.fnmatch_lines([
+        "FAIL    recipe_batch: rollout_batch_size 13 x n_samples_per_prompt 8 = 104 != global_batch_size 96*",
+        f"rlcheck NO-GO: * for job {script} (bash) on hardware h200: *recipe_batch FAIL*"])
+
+
+def test_plugin_job_argv_json_go_names_job_and_format(project):
+    result = _run(project, JOBS / "render.json")
+    result.stdout.fnmatch_lines(["PASS    recipe_argv_intact: 148 argv token(s) survive `/bin/sh -c` unchanged",
+                                 f"rlcheck GO: * for job {JOBS / 'render.json'} (argv-json) on hardware h200"])
+    assert f"- job: {JOBS / 'render.json'} (argv-json)" in (project.path / "out" / "report.md").read_text()
+
+
+def test_plugin_job_argv_json_uppercase_log_level_is_no_go(project, tmp_path):
+    doc = json.loads((JOBS / "render.json").read_text())
+    at = doc["argv"].index("--sglang-log-level") + 1
+    doc["argv"][at] = "WARN"
+    doc["entrypoint"] = doc["entrypoint"].replace("--sglang-log-level warning", "--sglang-log-level WARN")
+    bad = tmp_path / "render_warn.json"
+    bad.write_text(json.dumps(doc))
+    result = _run(project, bad)
+    result.stdout.fnmatch_lines([
+        "FAIL    recipe_log_levels: *WARN*",
+        f"rlcheck NO-GO: * for job {bad} (argv-json) on hardware h200: *recipe_log_levels FAIL*"])
+
+
+def test_plugin_job_without_sandbox_is_unknown_pointing_to_capture_elsewhere(project, monkeypatch):
+    monkeypatch.setattr(sandbox, "available", lambda: "user namespaces are not permitted here (unshare -rmn: 1)")
+    result = _run(project, JOBS / "launch.sh")
+    result.stdout.fnmatch_lines([
+        "UNKNOWN recipe_batch: cannot judge the job: *launch.sh: not run: user namespaces are not permitted here*"
+        "capture where it is allowed (`rlcheck job capture SCRIPT -o job.json`) and pass the JSON with --job",
+        f"rlcheck NO-GO: * for job {JOBS / 'launch.sh'} (bash) on hardware h200*"])
 
 
 @NEEDS_SANDBOX
