@@ -12,6 +12,7 @@ import shlex
 from typing import Any
 
 from rlcheck.cluster import launch
+from rlcheck.framework.detect import FRAMEWORKS, Installed, with_job
 from rlcheck.probes.inline_secrets import REDACTED, secret_name, value_shape
 from rlcheck.probes.inline_secrets import redact as redact_argv
 from rlcheck.recipes.recipe import Recipe
@@ -39,8 +40,9 @@ class Job:
     """GPU nodes the launch expects (RayJob worker replicas, `ray start`, render's gpu_nodes); None: not stated."""
     gpus_per_node: int | None = None
     framework: str = "unknown"
-    """slime, miles or unknown (read from the trainer path and working dir)."""
+    """slime, miles or unknown (the RayJob image, a Miles launcher, else the trainer path and working dir)."""
     framework_version: str | None = None
+    """Its version when the launch states it (a RayJob image tag such as slimerl/slime:v0.3.1); None: not stated."""
     source: str
     """The file (or recipe id) the Job was captured from."""
     source_format: str
@@ -99,6 +101,24 @@ class Job:
 def framework_of(argv: tuple[str, ...], working_dir: str | None) -> str:
     where = " ".join([*argv[:2], working_dir or ""]).lower()
     return "miles" if "miles" in where else "slime" if "slime" in where else "unknown"
+
+
+def judged_framework(here: Installed, job: Job | None) -> Installed:
+    """The framework the checks judge: `here` (--framework, else the one importable) when it names one, else the
+    job's own framework and version; Installed(None) when neither (the Recipe read from the job carries its
+    framework, so each check falls back to that framework's default)."""
+    if job is None:
+        return here
+    return with_job(here, job.framework, job.framework_version, f"{job.source_format} {job.source}")
+
+
+def framework_why(job: Job | None, recipe_framework: str) -> str:
+    """Where the recipe's framework came from, for a verdict judged by its default schema."""
+    if job is None:
+        return f"the recipe's framework ({recipe_framework})"
+    if job.framework in FRAMEWORKS:
+        return f"the job's framework, {job.framework} ({job.source_format}, no version stated)"
+    return f"{recipe_framework}, the default (the job names neither SLIME nor Miles)"
 
 
 def json_dumps(job: Job, *, redact: bool = True) -> str:

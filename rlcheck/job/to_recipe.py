@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from rlcheck.framework.detect import FRAMEWORKS
 from rlcheck.job.job import Job
 from rlcheck.probes.inline_secrets import secret_name
 from rlcheck.recipes.models import GQA, MODELS, ModelArch, MoE
@@ -134,7 +135,9 @@ def read(job: Job) -> Reading:
                     hf_checkpoint=flags.str("--hf-checkpoint", "") or "", sglang=sglang_flags(job.argv),
                     # Secrets are judged on the Job itself (recipe_no_inline_secrets); the Recipe refuses them.
                     env=tuple((k, v) for k, v in job.env if not secret_name(k)),
-                    train_script=job.argv[1] if len(job.argv) > 1 else job.argv[0])
+                    train_script=job.argv[1] if len(job.argv) > 1 else job.argv[0],
+                    # Whose parser the argv is written for; a job naming neither is judged as SLIME's.
+                    framework=job.framework if job.framework in FRAMEWORKS else "slime")
     # The PP-split rule is about GLM-5's DSA layers: an unknown model without a glm5 --spec is not one.
     dsa = any("glm5" in token for token in job.argv)
     model_checks = MODEL_CHECKS if dsa else tuple(c for c in MODEL_CHECKS if c != "recipe_pp_split")

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from rlcheck import hardware, report
-from rlcheck.framework.detect import Installed, parse_declared, resolve
+from rlcheck.framework.detect import FRAMEWORKS, Installed, parse_declared, resolve
+from rlcheck.framework.schema import DEFAULT_SCHEMA
 from rlcheck.job import capture
 from rlcheck.job.capture import CAPTURE_FORMATS
-from rlcheck.job.job import Job
+from rlcheck.job.job import Job, judged_framework
 from rlcheck.probes import gpus
 from rlcheck.process import reach
 from rlcheck.recipes import DEFAULT_RECIPE, RECIPE_IDS
@@ -50,7 +51,18 @@ class RunContext:
     history_dir: Path | None = None
     """--history: where every run's report.json is kept; None: only the latest, in report_dir."""
     framework: Installed | None = None
-    """The SLIME/Miles judged: --framework, else what is installed here (framework None: neither)."""
+    """The SLIME/Miles judged: --framework, else what is installed here, else the job's own (framework None:
+    none of them names one)."""
+
+    def framework_judged(self) -> str:
+        """The report's line on the framework judged, and how rlcheck knows it."""
+        if self.framework is None:
+            return "not detected"
+        job = self.job
+        if self.framework.framework is None and job is not None and job.framework in FRAMEWORKS:
+            return (f"neither SLIME nor Miles importable here; the job runs {job.framework} and states no version "
+                    f"(judged by the committed schema {DEFAULT_SCHEMA[job.framework]})")
+        return self.framework.describe()
 
     @property
     def subject(self) -> str:
@@ -89,7 +101,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "this shell's value), e.g. --job-env BASE_DIR=/fsx")
     group.addoption("--framework", default=None, metavar="slime==VERSION",
                     help="the SLIME or Miles version the job runs under (slime==0.2.4, slime==main, miles==main); "
-                         "default: the one installed here (package metadata, or a git checkout's tag)")
+                         "default: the one installed here (package metadata, or a git checkout's tag), else the one "
+                         "--job states (a RayJob image tag, a Miles launcher)")
     group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
                     help="where report.json and report.md go (default: rlcheck-report/)")
     group.addoption("--history", default=None, metavar="DIR",
@@ -174,13 +187,13 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from exc
     profile, evidence, unknown = resolve_hardware(config.getoption("hardware"), config.getoption("hardware_timeout_s"))
+    captured = capture_job(config.getoption("job"), config.getoption("job_format"), config.getoption("job_env"))
     config.stash[context_key] = RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
         dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"), hardware_unknown=unknown,
         history_dir=Path(history) if history is not None else None,
-        framework=resolve(declared),
-        **capture_job(config.getoption("job"), config.getoption("job_format"), config.getoption("job_env")),
+        framework=judged_framework(resolve(declared), captured.get("job")), **captured,
     )
 
 

@@ -24,12 +24,13 @@ PACKAGED_CHECKS = Path(__file__).resolve().parents[1] / "checks"
 """rlcheck/checks/ of this installed copy: its tests are checks wherever pytest's rootdir puts their node ids."""
 
 
-def framework_context(framework: Installed | None) -> dict[str, Any]:
-    """The report's statement of the framework judged: name, version, how it was known, and one line."""
+def framework_context(framework: Installed | None, judged: str = "") -> dict[str, Any]:
+    """The report's statement of the framework judged: name, version, how it was known, and one line (judged,
+    else the framework's own description)."""
     if framework is None:
-        return {"name": None, "version": None, "source": "", "judged": "not detected"}
+        return {"name": None, "version": None, "source": "", "judged": judged or "not detected"}
     return {"name": framework.framework, "version": framework.version, "source": framework.source,
-            "judged": framework.describe()}
+            "judged": judged or framework.describe()}
 
 
 def kind_of(nodeid: str) -> str:
@@ -180,7 +181,7 @@ class VerdictCollector:
         context = {"hardware": {"requested": ctx.hardware_requested, "profile": hw,
                                 "evidence": ctx.hardware_evidence},
                    "recipe": ctx.recipe, "ray_address": ctx.ray_address,
-                   "framework": framework_context(ctx.framework),
+                   "framework": framework_context(ctx.framework, ctx.framework_judged()),
                    "job": {"path": ctx.job_path, "format": ctx.job_format, "error": ctx.job_error} if ctx.job_path
                    else None}
         doc = report.build_document(self.recorded, self.decision, context)
@@ -214,7 +215,7 @@ class VerdictCollector:
         tr.section("rlcheck verdicts")
         ctx = get_context(self.config)
         tr.write_line(f"hardware: {ctx.hardware_evidence}")
-        tr.write_line(f"framework: {ctx.framework.describe() if ctx.framework else 'not detected'}")
+        tr.write_line(f"framework: {ctx.framework_judged()}")
         for line in report.summary_lines(self.recorded):
             tr.write_line(line)
         tr.write_line(f"report: {', '.join(self.paths)}")

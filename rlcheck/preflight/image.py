@@ -17,7 +17,7 @@ def _versions(inputs: Inputs) -> dict[str, str | None]:
 def _mbridge(inputs: Inputs) -> image.MbridgeObservation:
     """mbridge importable, and the SLIME judged (--framework, metadata or a checkout's tag) for its version rule."""
     judged = inputs.judged_framework()
-    slime = judged.version if judged.framework == "slime" else None
+    slime = (judged.version or ("main" if judged.main else "unknown")) if judged.framework == "slime" else None
     return image.MbridgeObservation(has_mbridge=image.collect_mbridge().has_mbridge, slime=slime)
 
 
@@ -29,7 +29,8 @@ CHECKS = (
           judges="`megatron.training.arguments` importable (wheels ship it from 0.17)",
           collect=lambda i: image.collect_megatron(), judge=lambda obs, i: image.evaluate_megatron_training(obs)),
     Check(id="image_mbridge", guards=("mbridge-missing",),
-          judges="mbridge importable when the recipe is MoE (its checkpoint is converted); SKIP on SLIME >= 0.3.1",
+          judges="mbridge importable when the recipe is MoE (its checkpoint is converted); SKIP on SLIME >= 0.3.1 and "
+                 "main, UNKNOWN on a SLIME of unknown release",
           collect=_mbridge,
           judge=lambda obs, i: image.evaluate_mbridge(i.recipe.model.moe is not None, i.recipe.id, obs.has_mbridge,
                                                       obs.slime)),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rlcheck.framework import argv as framework_argv
 from rlcheck.framework import live
-from rlcheck.framework.detect import Installed, choose, collect_installed
+from rlcheck.framework.detect import Installed, choose
+from rlcheck.job.job import framework_why
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import (
     argv_shell,
@@ -43,8 +44,10 @@ def _collect_live(inputs: Inputs) -> live.LiveParse:
 
 
 def evaluate_framework_args(installed: Installed, inputs: Inputs) -> Verdict:
-    """The argv as the installed framework's parsers (else the recipe's framework's committed schema) read it."""
-    schema, how = choose(installed, inputs.recipe.framework)
+    """The argv as the judged framework's parsers read it (--framework, else importable here, else the job's own
+    framework and version, else the committed schema of the recipe's framework, which a job's Recipe takes from
+    the job)."""
+    schema, how = choose(installed, inputs.recipe.framework, framework_why(inputs.job, inputs.recipe.framework))
     return framework_argv.evaluate(inputs.launch_argv(), schema, how)
 
 
@@ -101,9 +104,10 @@ CHECKS = (
                  "the profile); SKIP where neither is importable",
           collect=_collect_live, light_collect=True, judge=lambda obs, i: live.evaluate_live(obs)),
     Check(id="recipe_framework_args", guards=("framework-arg-rejected", "sglang-dead-flag"),
-          judges="the argv against the framework's argument schema (installed SLIME/Miles, else the recipe's; "
-                 "SLIME v0.2.4 by default): types, choices, unknown or dropped options, abbreviations, options twice",
-          collect=lambda i: i.framework or collect_installed(), light_collect=True, judge=evaluate_framework_args),
+          judges="the argv against the framework's argument schema (`--framework`, else installed SLIME/Miles, else "
+                 "the job's own, else the recipe's; SLIME v0.2.4 by default): types, choices, unknown or dropped "
+                 "options, abbreviations, options twice",
+          collect=lambda i: i.judged_framework(), light_collect=True, judge=evaluate_framework_args),
     Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=RECIPE_AND_PROFILE,
           judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer, "
                  "Megatron's activation formula for the recompute setting, fp32 logits) against 0.94 of HBM",

@@ -17,7 +17,7 @@ from typing import Any
 from rlcheck.cluster.fanout_result import FanoutResult
 from rlcheck.framework.detect import Installed, collect_installed
 from rlcheck.hardware import HardwareProfile
-from rlcheck.job.job import Job
+from rlcheck.job.job import Job, judged_framework
 from rlcheck.recipes.recipe import Recipe
 from rlcheck.verdict import Status, Verdict
 
@@ -58,8 +58,9 @@ class Inputs:
     """The SLIME/Miles version judged (--framework, else detected here); None: each check detects it itself."""
 
     def judged_framework(self) -> Installed:
-        """--framework when given, else what is installed here (which may be nothing, outside the image)."""
-        return self.framework or collect_installed()
+        """--framework when given, else what is importable here, else the job's own framework and version;
+        framework None when none of them names one (the recipe's framework decides)."""
+        return judged_framework(self.framework or collect_installed(), self.job)
 
     def launch_argv(self) -> list[str]:
         """What the trainer receives: the job's argv, or the recipe's rendered argv."""

@@ -56,32 +56,47 @@ MBRIDGE_INTERNAL_FROM = "0.3.1"  # SLIME's tools/convert_hf_to_torch_dist.py use
 class MbridgeObservation:
     has_mbridge: bool
     slime: str | None = None
-    """The installed SLIME's version (None: SLIME not installed, or installed without package metadata)."""
+    """The SLIME judged: a release ('0.2.4'), 'main' (a checkout of main, newer than every release), 'unknown'
+    (installed, release not known); None: no SLIME here or declared (judged as the reference image's v0.2.4)."""
 
 
 def evaluate_mbridge(recipe_is_moe: bool, recipe_id: str, has_mbridge: bool, slime: str | None = None) -> Verdict:
+    """slime: as MbridgeObservation.slime."""
     base = {"failure_id": "mbridge-missing"}
     if not recipe_is_moe:
         return Verdict(**base, status=Status.SKIP, summary=f"{recipe_id} is dense: its torch_dist checkpoint ships "
                                                            "converted, mbridge is not needed")
-    if slime and _at_least(slime, MBRIDGE_INTERNAL_FROM):
+    internal = mbridge_internal(slime)
+    if internal:
         return Verdict(**base, status=Status.SKIP, summary=f"SLIME {slime} converts HF -> Megatron without mbridge "
                                                            f"(its own since {MBRIDGE_INTERNAL_FROM})")
     if has_mbridge:
         return Verdict(**base, status=Status.PASS, summary=f"mbridge importable for {recipe_id}'s HF -> Megatron "
                                                            "conversion")
+    if internal is None:
+        said = "of unknown release" if slime == "unknown" else f"{slime!r} (not a release version)"
+        return Verdict(**base, status=Status.UNKNOWN,
+                       summary=f"mbridge is not installed, and SLIME {said} needs it only before "
+                               f"{MBRIDGE_INTERNAL_FROM}: pass --framework slime==VERSION to judge {recipe_id}")
     return Verdict(**base, status=Status.FAIL, remedy=catalog.get("mbridge-missing").remedy,
                    summary=f"{recipe_id} converts its HF checkpoint with mbridge: not installed"
-                           + (f" (SLIME {slime})" if slime else " (SLIME version unknown: judged as before 0.3.1)"))
+                           + (f" (SLIME {slime})" if slime else
+                              " (no SLIME here or declared: judged as the reference image's SLIME v0.2.4)"))
 
 
-def _at_least(version: str, floor: str) -> bool:
+def mbridge_internal(slime: str | None) -> bool | None:
+    """SLIME converts without mbridge: True from 0.3.1 and on main; False before (and with no SLIME: the reference
+    v0.2.4); None when its release cannot be told."""
     from packaging.version import InvalidVersion, Version
 
-    try:
-        return Version(version) >= Version(floor)
-    except InvalidVersion:
+    if slime is None:
         return False
+    if slime == "main":
+        return True
+    try:
+        return Version(slime) >= Version(MBRIDGE_INTERNAL_FROM)
+    except InvalidVersion:  # 'unknown', or a string that is no version
+        return None
 
 
 def collect_mbridge() -> MbridgeObservation:
@@ -89,8 +104,8 @@ def collect_mbridge() -> MbridgeObservation:
 
     try:
         slime = metadata.version("slime") if _has_module("slime") else None
-    except metadata.PackageNotFoundError:
-        slime = None
+    except metadata.PackageNotFoundError:  # a source checkout: the registry's collector reads its git tag instead
+        slime = "unknown"
     return MbridgeObservation(has_mbridge=_has_module("mbridge"), slime=slime)
 
 
