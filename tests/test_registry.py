@@ -21,6 +21,7 @@ from rlcheck.probes.gpu_smoke import AllReduceObservation, GemmObservation
 from rlcheck.probes.numpy_megatron import collect_numpy_megatron
 from rlcheck.probes.packages import RecordedPackages
 from rlcheck.process import subproc
+from rlcheck.recipes.recipe import with_sglang
 from rlcheck.verdict import Status
 from tests.bad_recipes import BAD_VARIANTS
 from tests.test_probe_node import _answer
@@ -105,7 +106,10 @@ CASES: dict[str, list[tuple[str, Inputs, object, Status]]] = {
     "recipe_engines": [("glm-pd", _inputs("glm5.2-gb300", "gb300"), None, Status.PASS),
                        ("engine-8-on-4", _variant("engine-larger-than-node"), None, Status.FAIL)],
     "recipe_log_levels": [("warning", _inputs(), None, Status.PASS),
-                          ("WARN", _variant("uvicorn-log-level"), None, Status.FAIL)],
+                          ("WARN", _inputs(recipe=with_sglang(recipes.get("qwen3-4b-colocated", H200),
+                                                              {"log-level": "WARN"})), None, Status.FAIL),
+                          ("WARNING", _inputs(recipe=with_sglang(recipes.get("qwen3-4b-colocated", H200),
+                                                                 {"log-level": "WARNING"})), None, Status.FAIL)],
     "recipe_cuda_device_max_connections": [
         ("30b-h200", _inputs("qwen3-30b-a3b-disaggregated"), None, Status.PASS),
         ("30b-h200-unset", _variant("cuda-device-max-connections"), None, Status.FAIL)],
