@@ -56,6 +56,11 @@ def _h100_delta_part(ep: int = 4, offload: bool = True):
     return build
 
 
+def _ep_pp(ep: int, pp: int) -> Recipe:
+    base = recipes.get("qwen3-30b-a3b-disaggregated", "h200")
+    return base.replace(parallel=dataclasses.replace(base.parallel, ep=ep, pp=pp))
+
+
 def _glm_parallel(**changes) -> Recipe:
     base = glm_recipe(GlmOptions())
     return base.replace(parallel=dataclasses.replace(base.parallel, **changes))
@@ -117,6 +122,10 @@ STAGE_TABLE = [
     ("qwen3-4b-on-75.1-gib", _qwen3_4b, _hw("h100", 75.1), Status.WARN, "within 10% of the 70.7 GiB torch budget"),
     ("qwen3-4b-on-75.2-gib", _qwen3_4b, _hw("h100", 75.2), Status.PASS, "<= 70.8 GiB torch budget"),
     ("no-hardware", _qwen3_4b, None, Status.SKIP, "needs a hardware profile (--hardware): found none"),
+    # EP 4 divides 12 GPUs, but the expert grid is EP x ETP x PP = 8 per data-parallel replica: no such layout
+    ("ep4-pp2-on-12-gpus", lambda: _ep_pp(ep=4, pp=2), _hw("h200"),
+     Status.UNKNOWN, "12 training GPUs do not divide by EP x ETP x PP = 8"),
+    ("ep2-pp2-on-12-gpus", lambda: _ep_pp(ep=2, pp=2), _hw("h200"), Status.PASS, "most loaded stage"),
     ("tp3-on-16-gpus", _uneven_world, _hw("h100"), Status.UNKNOWN,
      "cannot estimate the stage memory of qwen3-4b-colocated: 16 training GPUs do not divide by TP x PP = 3"),
     *[(f"{rid}-{hw}", _shipped(rid, hw), _hw(hw), Status.PASS, "most loaded stage 1 of 1")

@@ -189,3 +189,12 @@ def test_probe_memory_docs_table_matches_the_code():
         memory = estimate_stage_memory(recipes.get(rid, hw), _hw(hw))
         assert cells[6].strip() == f"{pool.pool_tokens:,}", (rid, hw)
         assert cells[9].strip().split(" = ")[1].split(" /")[0] == f"{memory.total_gib(memory.peak_index):.1f}"
+
+
+@pytest.mark.parametrize(("running", "concurrency"), [(None, 8), ("9", 8), ("8", 8), ("7", 7), ("1", 1)])
+def test_probe_memory_kv_pool_max_running_requests_caps_the_concurrency(running, concurrency):
+    # 16 prompts x 8 samples over 16 engines = 8 asked of each; --sglang-max-running-requests caps it when lower
+    from rlcheck.recipes.recipe import with_sglang
+
+    recipe = _qwen3_4b() if running is None else with_sglang(_qwen3_4b(), {"max-running-requests": running})
+    assert estimate_kv_pool(recipe, _hw("h100")).concurrency == concurrency

@@ -71,3 +71,46 @@ def test_reward_payload_rejects_with_reason(body: bytes, fragment: str) -> None:
         parse_payload(body)
     assert caught.value.status == 422
     assert fragment in caught.value.message
+
+
+LIMIT = 1000
+
+
+def _request(chunks: list[bytes], declared: int | None):
+    """A real Starlette request over an ASGI receive channel that delivers the body in these chunks."""
+    from starlette.requests import Request
+
+    headers = [] if declared is None else [(b"content-length", str(declared).encode())]
+    messages = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
+    messages = messages or [{"type": "http.request", "body": b"", "more_body": False}]
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    return Request({"type": "http", "method": "POST", "path": "/score", "headers": headers}, receive)
+
+
+def _read(chunks: list[bytes], declared: int | None) -> bytes | int:
+    import asyncio
+
+    from rlcheck.reward.payload import read_body
+
+    try:
+        return asyncio.run(read_body(_request(chunks, declared), LIMIT, 5.0))
+    except PayloadError as exc:
+        return exc.status
+
+
+@pytest.mark.parametrize(("chunks", "declared", "expected"), [
+    ([b"x" * LIMIT], LIMIT, LIMIT),  # declared and sent at the limit
+    ([b"x" * (LIMIT + 1)], LIMIT + 1, 413),  # declared one over
+    ([b"x" * 10], LIMIT + 1, 413),  # declared one over: refused on the header alone, before any byte is read
+    ([b"x" * 10], LIMIT, 10),  # declared at the limit: read
+    ([b"x" * 500, b"x" * 500], None, LIMIT),  # streamed (chunked, no length) to the limit
+    ([b"x" * 500, b"x" * 501], None, 413),  # streamed one over
+    ([b"x" * 400] * 3, 10, 413),  # declares 10 bytes, streams 1200: the stream is counted, not the header
+    ([b"x" * (LIMIT * 2)], LIMIT * 2, 413),  # twice the limit
+])
+def test_payload_body_limit_declared_and_streamed(chunks, declared, expected):
+    out = _read(chunks, declared)
+    assert (len(out) if isinstance(out, bytes) else out) == expected

@@ -143,3 +143,16 @@ def test_cli_usage_error_exit_2(capsys):
 def test_cli_catalog_lists_every_entry(capsys):
     code, out, _ = run_cli(capsys, "catalog")
     assert code == 0 and all(fid in out for fid in load_catalog())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scan_line_matching_two_signatures_of_one_entry_names_it_once(engine):
+    # nan-result's two signatures both match Megatron's rerun-state-machine line; the id is reported once
+    line = ("RuntimeError: Rank 1, node n, device 1, iteration 3: Unexpected result nan (message='found NaN in local "
+            "forward loss calculation')")
+    matcher = scan.Matcher(engine=engine)
+    entry = load_catalog()["nan-result"]
+    assert sum(1 for p in entry.patterns if p.search(line)) == 2
+    assert matcher.match_line(line) == ["nan-result"]
+    every = [x for e in load_catalog().values() for x in e.examples]
+    assert all(len(ids) == len(set(ids)) for ids in map(matcher.match_line, every))
