@@ -109,14 +109,14 @@ def test_k8s_daemonset_runs_the_quick_tier_on_the_profiles_gpu_nodes(hw):
 
 
 def test_k8s_job_runs_the_packaged_preflight_against_the_head_service():
-    (job,) = k8s_manifests.documents("preflight-job", get_profile("b300"), "qwen3-30b-a3b-disaggregated",
+    _, job = k8s_manifests.documents("preflight-job", get_profile("b300"), "qwen3-30b-a3b-disaggregated",
                                      ray_namespace="ray")
     (container,) = job["spec"]["template"]["spec"]["containers"]
     assert container["command"][:3] == [
         "rlcheck", "preflight", "--ray-address=http://rlcheck-qwen3-30b-a3b-disaggregated-b300-head-svc.ray.svc:8265"]
     assert "--hardware=b300" in container["command"] and job["spec"]["backoffLimit"] == 0
     assert job["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.io/arch": "amd64"}
-    (gb300,) = k8s_manifests.documents("preflight-job", get_profile("gb300"), "glm5.2-gb300", ray_address="http://x:1")
+    _, gb300 = k8s_manifests.documents("preflight-job", get_profile("gb300"), "glm5.2-gb300", ray_address="http://x:1")
     assert gb300["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.io/arch": "arm64"}
 
 
@@ -128,9 +128,9 @@ def test_k8s_daemonset_refuses_a_pass_every_few_seconds():
 def test_k8s_render_cli_yaml_and_json(capsys):
     assert main(["k8s", "render", "--kind", "preflight-daemonset", "--hardware", "h200"]) == 0
     kinds = [d["kind"] for d in yaml.safe_load_all(capsys.readouterr().out)]
-    assert kinds == ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet"]
+    assert kinds == ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet"]
     assert main(["k8s", "render", "--kind", "preflight-job", "--hardware", "b200", "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)["items"][0]["kind"] == "Job"
+    assert [d["kind"] for d in json.loads(capsys.readouterr().out)["items"]] == ["Namespace", "Job"]
     assert main(["k8s", "render", "--kind", "rbac", "--hardware", "h300"]) == 2
     assert "unknown hardware 'h300'; valid: b200" in capsys.readouterr().err
 

@@ -119,15 +119,21 @@ def node_status_rbac(namespace: str = NAMESPACE) -> list[dict[str, Any]]:
     ]
 
 
+def namespace_doc(namespace: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+
+
 def documents(kind: str, hw: HardwareProfile, recipe_id: str, *, image: str = manifests.DEFAULT_IMAGE,
               namespace: str = NAMESPACE, ray_address: str = "", ray_namespace: str = "",
               every_s: int = 900) -> list[dict[str, Any]]:
-    """The manifests of one kind; preflight-daemonset comes with its RBAC (it cannot work without it)."""
+    """The manifests of one kind, after their Namespace; preflight-daemonset comes with its RBAC (it cannot work
+    without it)."""
     if kind == "preflight-job":
         address = ray_address or default_ray_address(recipe_id, hw, ray_namespace or namespace)
-        return [preflight_job(hw, recipe_id, address, image, namespace)]
+        return [namespace_doc(namespace), preflight_job(hw, recipe_id, address, image, namespace)]
     if kind == "preflight-daemonset":
-        return [*node_status_rbac(namespace), node_status_daemonset(hw, recipe_id, image, namespace, every_s)]
+        return [namespace_doc(namespace), *node_status_rbac(namespace),
+                node_status_daemonset(hw, recipe_id, image, namespace, every_s)]
     if kind == "rbac":
         return node_status_rbac(namespace)
     raise ValueError(f"kind={kind!r}: one of {', '.join(KINDS)}")
