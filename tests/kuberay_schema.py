@@ -87,3 +87,25 @@ def check_manifest(doc: dict[str, Any]) -> list[str]:
             errors.append(f"spec.submissionMode={spec.get('submissionMode')!r}: one of {sorted(SUBMISSION_MODES)}")
         return errors + check_cluster_spec(spec["rayClusterSpec"], "spec.rayClusterSpec")
     return [f"kind={doc.get('kind')!r}: expected RayCluster or RayJob"]
+
+
+KUBERNETES_KINDS = {("batch/v1", "Job"): "V1Job", ("apps/v1", "DaemonSet"): "V1DaemonSet",
+                    ("v1", "ServiceAccount"): "V1ServiceAccount", ("v1", "Namespace"): "V1Namespace",
+                    ("rbac.authorization.k8s.io/v1", "ClusterRole"): "V1ClusterRole",
+                    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "V1ClusterRoleBinding"}
+
+
+def check_kubernetes(doc: dict[str, Any]) -> list[str]:
+    """Errors for a core Kubernetes object: every key a field of its model (at any depth), every value of the model's
+    type, and the client's own deserialization, which refuses a missing required field or a bad enum value."""
+    from kubernetes.client import ApiClient
+
+    model = KUBERNETES_KINDS.get((doc.get("apiVersion"), doc.get("kind")))
+    if model is None:
+        return [f"apiVersion/kind={doc.get('apiVersion')!r}/{doc.get('kind')!r}: not one of {sorted(KUBERNETES_KINDS)}"]
+    errors = check_model(doc, model, doc["kind"])
+    try:
+        ApiClient()._ApiClient__deserialize(doc, model)  # type: ignore[attr-defined]
+    except (ValueError, TypeError) as exc:
+        errors.append(f"{doc['kind']}: the kubernetes client refuses it: {exc}")
+    return errors

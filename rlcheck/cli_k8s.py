@@ -1,0 +1,138 @@
+"""`rlcheck k8s render|apply-node-status`: rlcheck's Kubernetes manifests per hardware profile, and a node's verdict
+applied to it as a label, a taint on FAIL and an annotation with the reasons, through kubectl.
+
+apply-node-status exits 0: applied, the node is pass / warn / unknown; 1: applied, the node is FAIL (tainted);
+2: nothing applied: a report that is not an rlcheck report.json, a usage error, kubectl missing, failing or timing out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from rlcheck import hardware, secret_guard
+from rlcheck.verdict import Status, Verdict
+
+EXIT_APPLIED, EXIT_APPLIED_FAIL, EXIT_NOT_APPLIED = 0, 1, 2
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    import yaml
+
+    from rlcheck import recipes
+    from rlcheck.deploy import k8s_manifests
+
+    profiles = hardware.load_profiles()
+    if args.hardware not in profiles:
+        print(f"rlcheck k8s render: unknown hardware {args.hardware!r}; valid: {', '.join(profiles)}", file=sys.stderr)
+        return EXIT_NOT_APPLIED
+    if args.recipe not in recipes.RECIPE_IDS:
+        print(f"rlcheck k8s render: unknown recipe {args.recipe!r}; valid: {', '.join(recipes.RECIPE_IDS)}",
+              file=sys.stderr)
+        return EXIT_NOT_APPLIED
+    try:
+        docs = k8s_manifests.documents(args.kind, profiles[args.hardware], args.recipe, image=args.image,
+                                       namespace=args.namespace, ray_address=args.ray_address,
+                                       ray_namespace=args.ray_namespace, every_s=args.every_s)
+    except ValueError as exc:
+        print(f"rlcheck k8s render: {exc}", file=sys.stderr)
+        return EXIT_NOT_APPLIED
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=2) + "\n")
+    else:
+        sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, width=120))
+    return EXIT_APPLIED
+
+
+def _judge_here(args: argparse.Namespace) -> tuple[list[Verdict], str]:
+    """The quick tier on this machine (all its verdicts are this node's); rlcheck failing is one UNKNOWN."""
+    from rlcheck.preflight import slurm
+    from rlcheck.probes import gpus
+
+    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    try:
+        profiles = hardware.load_profiles()
+        if args.hardware not in (*profiles, "auto", "none"):
+            raise ValueError(f"--hardware={args.hardware!r}: one of {', '.join(profiles)}, auto, none")
+        profile = (gpus.detect(timeout_s=min(10.0, args.budget_s / 3)).profile if args.hardware == "auto"
+                   else profiles.get(args.hardware))
+        return slurm.judge_node(profile, args.recipe, args.budget_s), now
+    except Exception as exc:  # rlcheck itself broken: the node is unknown, never tainted for it
+        return [Verdict(check_id="rlcheck_k8s_tier", status=Status.UNKNOWN,
+                        summary=f"could not run the quick tier: {' '.join(str(exc).split())}")], now
+
+
+def cmd_apply_node_status(args: argparse.Namespace) -> int:
+    from rlcheck.deploy import k8s_node
+
+    secrets = secret_guard.secret_values(os.environ)
+    try:
+        if args.report is not None:
+            try:
+                text = args.report.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ValueError(f"{args.report}: cannot read it: {exc}") from exc
+            patch = k8s_node.patch_from_report(text, str(args.report), args.node, secrets)
+        else:
+            verdicts, now = _judge_here(args)
+            patch = k8s_node.node_patch(verdicts, args.node, now, secrets)
+    except ValueError as exc:
+        print(f"rlcheck k8s apply-node-status: nothing applied: {exc}", file=sys.stderr)
+        return EXIT_NOT_APPLIED
+    if args.dry_run:
+        print(json.dumps(patch.to_dict(), indent=2))
+        return EXIT_APPLIED_FAIL if patch.status == "fail" else EXIT_APPLIED
+    kubectl = shutil.which(args.kubectl)
+    if kubectl is None:
+        print(f"rlcheck k8s apply-node-status: nothing applied: {args.kubectl!r} not found on PATH", file=sys.stderr)
+        return EXIT_NOT_APPLIED
+    try:
+        steps = k8s_node.apply(patch, kubectl)
+    except k8s_node.KubectlFailed as exc:
+        print(f"rlcheck k8s apply-node-status: not applied to {args.node}: {exc}", file=sys.stderr)
+        return EXIT_NOT_APPLIED
+    taint = ("tainted" if patch.add_taints else "untainted") if len(steps) > 1 else "taint unchanged"
+    first = patch.annotations[k8s_node.SUMMARY_ANNOTATION].splitlines()
+    print(f"rlcheck k8s apply-node-status: {args.node}: {k8s_node.STATUS_LABEL}={patch.status}, {taint}; "
+          f"{first[1] if len(first) > 1 else first[0]}", file=sys.stderr)
+    return EXIT_APPLIED_FAIL if patch.status == "fail" else EXIT_APPLIED
+
+
+def add_k8s(sub: argparse._SubParsersAction) -> None:
+    from rlcheck.deploy import k8s_manifests, manifests
+    from rlcheck.recipes import DEFAULT_RECIPE
+
+    p = sub.add_parser("k8s", help="Kubernetes: render the preflight Job / node-status DaemonSet; apply a node's "
+                                   "verdict as label, taint and annotation")
+    k8s = p.add_subparsers(dest="k8s_command", required=True, parser_class=type(p))
+    r = k8s.add_parser("render", help="manifests for a hardware profile, as YAML (kubectl apply -f -) or JSON")
+    r.add_argument("--kind", required=True, choices=k8s_manifests.KINDS)
+    r.add_argument("--hardware", required=True, metavar="NAME", help="hardware profile (h100, h200, b200, ...)")
+    r.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe the checks judge against")
+    r.add_argument("--image", default=manifests.DEFAULT_IMAGE, help="an image with rlcheck installed (and kubectl, "
+                                                                     "for the DaemonSet)")
+    r.add_argument("--namespace", default=k8s_manifests.NAMESPACE)
+    r.add_argument("--ray-address", default="", metavar="URL",
+                   help="preflight-job: the Ray dashboard (default: the head service of the recipe's RayCluster)")
+    r.add_argument("--ray-namespace", default="", help="preflight-job: the RayCluster's namespace (default: "
+                                                        "--namespace)")
+    r.add_argument("--every-s", type=int, default=900, metavar="S", help="preflight-daemonset: seconds between passes")
+    r.add_argument("--format", default="yaml", choices=("yaml", "json"))
+    r.set_defaults(func=cmd_render)
+    a = k8s.add_parser("apply-node-status", help="this node's verdict as label, taint (FAIL) and annotation; exit 0 "
+                                                 "applied, 1 applied and FAIL, 2 nothing applied")
+    a.add_argument("--node", required=True, metavar="NAME", help="the Kubernetes node name (spec.nodeName)")
+    a.add_argument("--report", type=Path, metavar="REPORT_JSON",
+                   help="a recorded report.json (its verdicts about this machine or naming NAME) instead of running "
+                        "the quick tier")
+    a.add_argument("--hardware", default="auto", metavar="NAME", help="profile, auto (detect) or none (default: auto)")
+    a.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe the image checks judge against")
+    a.add_argument("--budget-s", type=float, default=25.0, metavar="S", help="time for the quick tier (default: 25)")
+    a.add_argument("--kubectl", default="kubectl", metavar="PATH", help="the kubectl to patch with (default: PATH's)")
+    a.add_argument("--dry-run", action="store_true", help="print the patch as JSON; call no kubectl")
+    a.set_defaults(func=cmd_apply_node_status)
