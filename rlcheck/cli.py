@@ -225,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     _job(sub)
     cli_run.add_preflight(sub)
     cli_run.add_slurm(sub)
+    cli_run.add_history(sub)
     _reward_service(sub)
     return parser
 
