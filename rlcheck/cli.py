@@ -226,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_run.add_preflight(sub)
     cli_run.add_slurm(sub)
     cli_k8s.add_k8s(sub)
+    cli_run.add_history(sub)
     _reward_service(sub)
     return parser
 

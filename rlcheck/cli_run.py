@@ -1,5 +1,6 @@
 """rlcheck's commands for the places it runs outside a checkout: `rlcheck preflight` (the packaged checks through
-pytest) and `rlcheck slurm prolog|epilog` (the quick per-node tier, draining the node on FAIL)."""
+pytest), `rlcheck slurm prolog|epilog` (the quick per-node tier, draining the node on FAIL) and `rlcheck history`
+(trends over the reports kept with --history)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,49 @@ def add_slurm(sub: argparse._SubParsersAction) -> None:
                    help="act on a recorded report.json (e.g. this node's last preflight) instead of running checks")
     p.add_argument("--scontrol", default="scontrol", metavar="PATH", help="the scontrol to drain with")
     p.set_defaults(func=cmd_slurm)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """`rlcheck history DIR`: per-check, per-node trends over the reports kept with --history DIR."""
+    import json
+
+    from rlcheck import history
+
+    if args.last < 1:
+        print(f"rlcheck history: --last {args.last}: a whole number >= 1", file=sys.stderr)
+        return 2
+    try:
+        found = history.load(args.dir, check=args.check, node=args.node, last=args.last)
+    except history.HistoryError as exc:
+        print(f"rlcheck history: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(history.to_json(found), indent=2))
+    else:
+        sys.stdout.write(history.render_text(found))
+    code = 0
+    if not found.series:
+        wanted = " ".join(f"--{k} {v}" for k, v in (("check", args.check), ("node", args.node)) if v) or "any verdict"
+        print(f"rlcheck history: nothing matches {wanted} in {found.runs} readable run(s) of {args.dir}",
+              file=sys.stderr)
+        code = 2
+    if args.png is not None:
+        drawn = history.plot(found, args.png)
+        print(f"rlcheck history: wrote {drawn}" if drawn else "rlcheck history: no PNG: no verdict has a measured "
+              "figure (TFLOP/s, GB/s), or matplotlib is not installed", file=sys.stderr)
+        code = code if drawn else 2
+    for error in found.errors:  # named, never skipped in silence: a garbled report makes the trend unjudged
+        print(f"rlcheck history: unreadable report {error}", file=sys.stderr)
+    return 2 if found.errors else code
+
+
+def add_history(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("history", help="per-check and per-node trends over the reports kept with --history DIR")
+    p.add_argument("dir", type=Path, metavar="DIR", help="the --history folder")
+    p.add_argument("--check", metavar="ID", help="only this check id (e.g. gpu_bf16_gemm)")
+    p.add_argument("--node", metavar="NODE", help="only this node's verdicts")
+    p.add_argument("--last", type=int, default=5, metavar="N",
+                   help="compare each figure with the median of the last N good (PASS) runs before it (default: 5)")
+    p.add_argument("--png", type=Path, metavar="FILE", help="also draw the measured figures over the runs")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_history)

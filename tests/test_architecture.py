@@ -13,7 +13,7 @@ FLOORS = (
     ("rlcheck.verdict", "rlcheck.hardware", "rlcheck.catalog", "rlcheck.scan", "rlcheck.scan_engines",
      "rlcheck.scan_input", "rlcheck.scan_output", "rlcheck.data_types", "rlcheck.secret_guard", "rlcheck.process",
      "rlcheck.fixes"),
-    ("rlcheck.cluster", "rlcheck.recipes", "rlcheck.report", "rlcheck.field_corpus"),
+    ("rlcheck.cluster", "rlcheck.recipes", "rlcheck.report", "rlcheck.field_corpus", "rlcheck.history"),
     ("rlcheck.probes", "rlcheck.reward", "rlcheck.fixes.tms_preload", "rlcheck.framework"),
     ("rlcheck.preflight", "rlcheck.deploy", "rlcheck.repro", "rlcheck.job"),
     ("rlcheck.e2e",),

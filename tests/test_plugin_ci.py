@@ -16,7 +16,13 @@ PER_NODE = """
 from rlcheck.verdict import Status, Verdict
 def test_cluster_xid(record_verdict):
     record_verdict(Verdict(status=Status.PASS, summary="no Xid", node="gpu-a"),
-                   Verdict(status=Status.FAIL, summary="Xid 79: fell off the bus", node="gpu-b"))
+                   Verdict(status=Status.FAIL, summary="Xid 79: fell off the bus", node="gpu-b"),
+                   Verdict(status=Status.WARN, summary="Xid 63: row remapped", node="gpu-c"))
+"""
+WHOLE = """
+from rlcheck.verdict import Status, Verdict
+def test_gpu_gemm(record_verdict):
+    record_verdict(Verdict(status=Status.FAIL, summary="612 TFLOP/s; expected >= 650"))
 """
 SKIPPING = """
 from rlcheck.verdict import Status, Verdict
@@ -38,14 +44,41 @@ def _junit(project: pytest.Pytester, *args: str) -> ET.Element:
     return ET.parse(project.path / "junit.xml").getroot()
 
 
-def test_junit_verdicts_are_readable_properties_per_node(project):
+def _props(case: ET.Element) -> list[tuple[str | None, str | None]]:
+    return [(p.get("name"), p.get("value")) for p in case.iter("property")]
+
+
+def test_junit_one_testcase_per_node_for_a_per_node_check(project):
     project.makepyfile(**{"checks/test_cluster": PER_NODE})
     root = _junit(project, "--hardware=none")
-    (case,) = root.iter("testcase")
-    props = [(p.get("name"), p.get("value")) for p in case.iter("property")]
-    assert props == [("rlcheck_status", "PASS"), ("rlcheck_summary", "no Xid"), ("rlcheck_node", "gpu-a"),
-                     ("rlcheck_status", "FAIL"), ("rlcheck_summary", "Xid 79: fell off the bus"),
-                     ("rlcheck_node", "gpu-b")]
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert list(cases) == ["test_cluster_xid@gpu-a", "test_cluster_xid@gpu-b", "test_cluster_xid@gpu-c"]
+    assert _props(cases["test_cluster_xid@gpu-b"]) == [
+        ("rlcheck_status", "FAIL"), ("rlcheck_summary", "Xid 79: fell off the bus"), ("rlcheck_node", "gpu-b")]
+    failure = cases["test_cluster_xid@gpu-b"].find("failure")
+    assert failure is not None and failure.get("message") == "FAIL [gpu-b]: Xid 79: fell off the bus"
+    assert cases["test_cluster_xid@gpu-a"].find("failure") is None  # PASS
+    assert cases["test_cluster_xid@gpu-c"].find("failure") is None  # WARN does not block
+    assert _props(cases["test_cluster_xid@gpu-c"])[0] == ("rlcheck_status", "WARN")
+    assert {cases[n].get("classname") for n in cases} == {"checks.test_cluster"}
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "1", "0")
+    props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
+    assert props["rlcheck_decision"] == "NO-GO"
+    assert props["rlcheck_decision_line"].endswith(": cluster_xid [gpu-b] FAIL")
+
+
+def test_junit_check_of_the_whole_run_stays_one_testcase(project):
+    project.makepyfile(**{"checks/test_gpu": WHOLE, "checks/test_cluster": PER_NODE})
+    root = _junit(project, "--hardware=none")
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert "test_gpu_gemm" in cases and not any(n.startswith("test_gpu_gemm@") for n in cases)
+    assert _props(cases["test_gpu_gemm"]) == [("rlcheck_status", "FAIL"),
+                                              ("rlcheck_summary", "612 TFLOP/s; expected >= 650")]
+    assert cases["test_gpu_gemm"].find("failure") is not None
+    suite = root.find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("4", "2")
 
 
 @pytest.mark.parametrize(("body", "decision"), [(PER_NODE, "NO-GO"), (SKIPPING.replace("SKIP,", "PASS,"), "GO")])

@@ -1,4 +1,5 @@
-"""rlcheck's pytest plugin, split by role: options, markers, gating, report, and shared resources."""
+"""rlcheck's pytest plugin, split by role: options, markers, gating, report, JUnit, and shared
+resources."""
 
 from __future__ import annotations
 
@@ -7,5 +8,6 @@ pytest_plugins = [
     "rlcheck.plugin.markers",
     "rlcheck.plugin.gating",
     "rlcheck.plugin.report",
+    "rlcheck.plugin.junit",
     "rlcheck.plugin.resources",
 ]

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest import junitxml  # its xml_key: the one way to add testsuite properties outside a test
 
 from rlcheck import report
 from rlcheck.framework.detect import Installed
+from rlcheck.plugin.junit import suite_properties, verdict_properties
 from rlcheck.plugin.options import get_context
 from rlcheck.repro.reproduce import Reproduction, judge
 from rlcheck.verdict import Status, Verdict
@@ -66,12 +66,6 @@ def _skip_at_the_test(item: pytest.Item, rep: pytest.TestReport) -> None:
     rep.longrepr = (str(path), (line or 0) + 1, reason)
 
 
-def _junit_properties(verdict: Verdict) -> list[tuple[str, str]]:
-    """What a CI tool shows of a verdict: one readable property each, repeated per verdict (per node)."""
-    props = [("rlcheck_status", verdict.status.value), ("rlcheck_summary", verdict.summary)]
-    return [*props, ("rlcheck_node", verdict.node)] if verdict.node else props
-
-
 def report_kind(rep: pytest.TestReport) -> str:
     return getattr(rep, "rlcheck_kind", None) or kind_of(rep.nodeid)
 
@@ -95,7 +89,7 @@ def record_verdict(request: pytest.FixtureRequest) -> Callable[..., None]:
         stash = item.stash.setdefault(verdicts_key, [])
         for v in named:
             stash.append(json.dumps({"verdict": v.to_dict(), "reproduction": reproduction}))
-            item.user_properties.extend(_junit_properties(v))
+            item.user_properties.extend(verdict_properties(v))
         bad = [v for v in named if v.status.blocks]
         if bad:
             pytest.fail("\n".join(v.render() for v in bad), pytrace=False)
@@ -197,7 +191,7 @@ class VerdictCollector:
             self.paths += (self._keep(doc, ctx.history_dir),)
         if status != report.EXIT_GO:
             session.exitstatus = status
-        _suite_properties(self.config, self.decision)
+        suite_properties(self.config, self.decision)
 
     @staticmethod
     def _keep(doc: dict[str, Any], history_dir: Path) -> str:
@@ -220,14 +214,6 @@ class VerdictCollector:
             tr.write_line(line)
         tr.write_line(f"report: {', '.join(self.paths)}")
         tr.write_line(f"rlcheck {self.decision.line}", bold=True, green=self.decision.go, red=not self.decision.go)
-
-
-def _suite_properties(config: pytest.Config, decision: report.Decision) -> None:
-    """GO / NO-GO as JUnit testsuite properties, where CI tools show them for the whole run (--junitxml)."""
-    xml = config.stash.get(junitxml.xml_key, None)
-    if xml is not None:
-        xml.add_global_property("rlcheck_decision", "GO" if decision.go else "NO-GO")
-        xml.add_global_property("rlcheck_decision_line", decision.line)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,0 +1,175 @@
+"""Trends over the kept reports (`--history DIR`): per check and per node, status per run, and for verdicts
+with a measured figure (GEMM TFLOP/s, all-reduce GB/s) the figure and its change against the median of the
+last N good runs (pure, but for reading the folder and drawing the PNG)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+FIGURE = re.compile(r"(\d+(?:\.\d+)?)\s*(TFLOP/s|GB/s)")
+"""A measured figure in a verdict's summary (else its details): the first number with a throughput unit."""
+GOOD = "PASS"
+"""Only a passing run's figure joins the band a later run is compared with."""
+
+
+class HistoryError(ValueError):
+    """A history folder that cannot be judged at all (missing, or no report in it)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Point:
+    created: str
+    """When the run's report was made (report.json's `created`)."""
+    path: str
+    """The kept report file."""
+    status: str
+    figure: float | None = None
+    unit: str = ""
+    median: float | None = None
+    """Median figure of the last N good runs before this one; None when there was none."""
+    baseline_runs: int = 0
+
+    @property
+    def change(self) -> float | None:
+        """This run's figure against the band's median, as a fraction (-0.08: 8% lower)."""
+        if self.figure is None or not self.median:
+            return None
+        return self.figure / self.median - 1.0
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Series:
+    check_id: str
+    node: str | None
+    points: tuple[Point, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.check_id} [{self.node}]" if self.node else self.check_id
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class History:
+    series: tuple[Series, ...]
+    runs: int
+    errors: tuple[str, ...]
+    """Files that could not be read as a report, each with why: they make the command exit 2."""
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """One kept report, or ValueError / OSError saying why it is not one."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or doc.get("rlcheck_report") != 1:
+        raise ValueError("not an rlcheck report.json (no \"rlcheck_report\": 1)")
+    if not isinstance(doc.get("created"), str) or not isinstance(doc.get("verdicts"), list):
+        raise ValueError("no \"created\" time or no \"verdicts\" list")
+    for v in doc["verdicts"]:
+        if not (isinstance(v, dict) and isinstance(v.get("check_id"), str) and isinstance(v.get("status"), str)):
+            raise ValueError(f"a verdict without check_id and status: {str(v)[:80]}")
+    return doc
+
+
+def figure_of(verdict: dict[str, Any]) -> tuple[float, str] | None:
+    for text in (verdict.get("summary") or "", verdict.get("details") or ""):
+        if m := FIGURE.search(str(text)):
+            return float(m.group(1)), m.group(2)
+    return None
+
+
+def _points(rows: list[tuple[str, str, dict[str, Any]]], last: int) -> tuple[Point, ...]:
+    points: list[Point] = []
+    good: list[float] = []
+    for created, path, v in rows:
+        fig = figure_of(v)
+        band = good[-last:]
+        points.append(Point(created=created, path=path, status=v["status"], figure=fig[0] if fig else None,
+                            unit=fig[1] if fig else "", median=statistics.median(band) if band else None,
+                            baseline_runs=len(band)))
+        if fig and v["status"] == GOOD:
+            good.append(fig[0])
+    return tuple(points)
+
+
+def load(history_dir: Path, *, check: str | None = None, node: str | None = None, last: int = 5) -> History:
+    """Every *.json in the folder, oldest first; a file that is no report is named in `errors`, never dropped."""
+    if not history_dir.is_dir():
+        raise HistoryError(f"{history_dir}: no such folder (keep reports there with pytest --history {history_dir})")
+    files = sorted(history_dir.glob("*.json"))
+    if not files:
+        raise HistoryError(f"{history_dir}: no report (*.json) in it; runs with --history {history_dir} keep them")
+    docs, errors = [], []
+    for path in files:
+        try:
+            docs.append((path, _read(path)))
+        except (OSError, ValueError) as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+            errors.append(f"{path}: {exc}")
+    docs.sort(key=lambda pd: (pd[1]["created"], pd[0].name))
+    by_key: dict[tuple[str, str | None], list[tuple[str, str, dict[str, Any]]]] = {}
+    for path, doc in docs:
+        for v in doc["verdicts"]:
+            if (check is None or v["check_id"] == check) and (node is None or v.get("node") == node):
+                by_key.setdefault((v["check_id"], v.get("node")), []).append((doc["created"], str(path), v))
+    series = tuple(Series(check_id=c, node=n, points=_points(rows, last))
+                   for (c, n), rows in sorted(by_key.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")))
+    return History(series=series, runs=len(docs), errors=tuple(errors))
+
+
+def _point_line(p: Point) -> str:
+    line = f"  {p.created:25} {p.status:7}"
+    if p.figure is not None:
+        line += f" {p.figure:10.1f} {p.unit}"
+    if p.change is not None:
+        line += f"  {p.change:+.1%} vs median {p.median:.1f} of {p.baseline_runs} good run(s)"
+    return line.rstrip()
+
+
+def render_text(history: History) -> str:
+    out = [f"rlcheck history: {history.runs} run(s), {len(history.series)} series"]
+    for s in history.series:
+        out += ["", s.label, *(_point_line(p) for p in s.points)]
+    return "\n".join(out) + "\n"
+
+
+def to_json(history: History) -> dict[str, Any]:
+    return {"runs": history.runs, "errors": list(history.errors),
+            "series": [{"check_id": s.check_id, "node": s.node,
+                        "points": [{**dataclasses.asdict(p), "change": p.change} for p in s.points]}
+                       for s in history.series]}
+
+
+def plot(history: History, path: Path) -> Path | None:
+    """The measured figures over the runs, one line per series and one panel per unit; None when no verdict has
+    a figure or matplotlib is missing."""
+    measured = [s for s in history.series if any(p.figure is not None for p in s.points)]
+    if not measured:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    units = sorted({p.unit for s in measured for p in s.points if p.figure is not None})
+    runs = sorted({p.created for s in measured for p in s.points})  # one x position per run, in time order
+    fig, axes = plt.subplots(len(units), 1, figsize=(8, 4 * len(units)), squeeze=False)
+    for ax, unit in zip(axes[:, 0], units, strict=True):
+        for s in measured:
+            shown = [p for p in s.points if p.figure is not None and p.unit == unit]
+            if shown:
+                ax.plot([runs.index(p.created) for p in shown], [p.figure for p in shown], marker="o", label=s.label)
+        ax.set_xticks(range(len(runs)))
+        ax.set_xticklabels(runs, rotation=30, ha="right", fontsize="small")
+        ax.set_ylabel(unit)
+        ax.set_title(f"rlcheck history: {unit} per run")
+        ax.legend(fontsize="small")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
