@@ -287,3 +287,25 @@ def test_watch_verdict_and_replay_report_show_the_supporting_lines(tmp_path, lin
     assert report["verdict"]["supporting"] == list(watcher.ended.supporting)
     shown = ", ".join(map(str, watcher.ended.supporting))
     assert f"supporting line(s) of the log: {shown}" in replay.render_text(report)
+
+
+AUTOSCALER_GPU = "(autoscaler +9m40s) Warning: The following resource request cannot be scheduled right now: " \
+                 "{'CPU': 1.0, 'GPU': 1.0}. This is likely due to all cluster resources being claimed by actors. " \
+                 "Consider creating fewer actors or adding more nodes to this Ray cluster."
+HEARTBEAT = "Waiting for placement group of 20 GPUs (elapsed {s}s): 16 GPUs registered with Ray, 16 available."
+
+
+@pytest.mark.parametrize(("lines", "ends_on_a_line"), [
+    ([AUTOSCALER_GPU] * 3, False),  # Ray's pending-demand warning: only the placement deadline decides
+    ([HEARTBEAT.format(s=30), AUTOSCALER_GPU, HEARTBEAT.format(s=1770)], False),
+    ([HEARTBEAT.format(s=30), AUTOSCALER_GPU, HEARTBEAT.format(s=1800)], True),  # SLIME's own 30-minute mark
+])
+def test_watch_placement_wait_is_a_failure_only_past_its_deadline(lines, ends_on_a_line):
+    watcher = Watcher(plan()[0], loops=1)
+    feed(watcher, lines)
+    if ends_on_a_line:
+        assert watcher.ended.failure_id == "placement-group-oversubscribed" and watcher.ended.supporting == (3,)
+        return
+    assert watcher.ended is None
+    [event] = watcher.check(watcher.deadline()[0])
+    assert (event.kind, event.failure_id, event.supporting) == ("timeout", "placement-group-oversubscribed", ())
