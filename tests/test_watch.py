@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlcheck.e2e import slime_log
+from rlcheck.e2e import replay, runner, slime_log
 from rlcheck.e2e.slime_metrics import MAX_KEYS, parse_metrics
 from rlcheck.e2e.watch import MAX_LINE_CHARS, TAIL_CHARS, Invariants, Watcher
 
@@ -197,3 +197,115 @@ def test_watch_trait_entry_names_the_line_only_on_a_job_with_the_trait(traits, f
     watcher = Watcher(milestones, 1, invariants=invariants, traits=traits)
     watcher.feed(NAN_LINE, 1.0)
     assert watcher.ended is not None and watcher.ended.failure_id == failure_id
+
+
+# SLIME's http_utils._post retry line (v0.2.0 on; Miles' is the same), written from the source: "Error: <exception>,
+# retrying... (attempt N/M, url=<url>, response=<body or None>)"; httpx.ConnectError reads "All connection attempts
+# failed". The posted 503 form (THUDM/slime#1328) carries no_available_workers and is caught on its own line.
+RETRY = "(RolloutManager pid=1191) [2026-07-01 10:00:00] http_utils.py:185 - Error: All connection attempts failed, " \
+        "retrying... (attempt {n}/60, url=http://10.1.0.5:3592/generate, response=None)"
+LOOSE = Invariants(max_generate_retries=3)
+
+
+@pytest.mark.parametrize(("lines", "ends", "supporting"), [
+    ([RETRY.format(n=1), RETRY.format(n=2)], False, ()),
+    ([RETRY.format(n=1), "noise", RETRY.format(n=2), RETRY.format(n=3)], True, (1, 3, 4)),  # at the bound
+    ([RETRY.format(n=1), RETRY.format(n=2), *LOOP, RETRY.format(n=1), RETRY.format(n=2)], False, ()),  # per loop
+    ([RETRY.format(n=i) for i in range(1, 11)], True, (1, 2, 3)),  # ends at the bound, not later
+    # the reward model's URL, SLIME v0.1.0's url-less wording, the give-up line and a successful POST do not count
+    ([RETRY.format(n=1).replace("/generate", "/judge"), "Error: timed out, retrying... (attempt 2/60)",
+      "Max retries (60) reached, failing... (url=http://10.1.0.5:3592/generate)",
+      '"POST /generate HTTP/1.1" 200 OK'] * 3, False, ()),
+])
+def test_watch_generate_retries_are_counted_per_loop(lines, ends, supporting):
+    watcher = Watcher(plan()[0], loops=3, invariants=LOOSE)
+    feed(watcher, [*STARTUP, *lines])
+    assert (watcher.ended is not None) is ends
+    if ends:
+        offset = len(STARTUP)
+        assert watcher.ended.kind == "invariant" and watcher.ended.failure_id == "rollout-engines-unreachable"
+        assert watcher.ended.supporting == tuple(offset + n for n in supporting)
+        assert "3 retried /generate requests in loop 0 (bound 3)" in watcher.ended.name
+
+
+@pytest.mark.parametrize(("count", "ends"), [(99, False), (100, True)])
+def test_watch_generate_retry_default_bound(count, ends):
+    watcher = Watcher(plan()[0], loops=3)
+    feed(watcher, [RETRY.format(n=i % 60 + 1) for i in range(count)])
+    assert (watcher.ended is not None) is ends
+    if ends:  # the first five line numbers and the one that crossed the bound
+        assert watcher.ended.supporting == (1, 2, 3, 4, 5, 100) and watcher.ended.lines_text().startswith("lines 1, 2")
+
+
+def test_watch_generate_retry_bound_is_validated():
+    with pytest.raises(ValueError, match="max_generate_retries=0"):
+        Invariants(max_generate_retries=0)
+
+
+WEIGHTS_SLOW = "(MegatronTrainRayActor pid=6437) [2026-02-11 10:02:41] timer.py:32 - Timer update_weights end " \
+               "(elapsed: 1204.9s)"
+
+
+@pytest.mark.parametrize(("lines", "failure_id", "supporting"), [
+    ([*STARTUP, "noise", "KeyError: 'warn'"], "uvicorn-log-level", (6,)),
+    ([*STARTUP, *LOOP[:5], WEIGHTS_SLOW], "weight-update-slow", (10,)),  # the weight-update band's line
+    ([*STARTUP, PERF.format(i=0, t=0.4609375)], "kv-pool-truncation", (5,)),
+    ([*STARTUP, rollout(0, 0.0), "noise", rollout(1, 0.0), rollout(2, 0.0)], "reward-silent-zero", (5, 7, 8)),
+    ([*STARTUP, rollout(0, 0.0), rollout(1, 0.5), rollout(2, 0.0), rollout(3, 0.0), rollout(4, 0.0)],
+     "reward-silent-zero", (7, 8, 9)),  # a non-zero reward restarts the window
+])
+def test_watch_ending_event_names_its_supporting_lines(lines, failure_id, supporting):
+    watcher = Watcher(plan()[0], loops=5)
+    feed(watcher, lines)
+    assert watcher.ended.failure_id == failure_id and watcher.ended.supporting == supporting
+
+
+@pytest.mark.parametrize(("lines", "supporting"), [([], ()), (["noise", *STARTUP[:1]], (2,)), (STARTUP, (4,))])
+def test_watch_timeout_names_the_line_of_the_last_progress(lines, supporting):
+    watcher = Watcher(plan()[0], loops=1)
+    feed(watcher, lines)
+    [event] = watcher.check(watcher.deadline()[0])
+    assert event.kind == "timeout" and event.supporting == supporting
+    assert [e.supporting for e in watcher.events if e.kind == "milestone"][-1:] == ([supporting] if lines else [])
+
+
+@pytest.mark.parametrize(("lines", "fragment"), [
+    ([*STARTUP, "KeyError: 'warn'"], "(line 5 of the log)"),
+    ([*STARTUP, rollout(0, 0.0), rollout(1, 0.0), rollout(2, 0.0)], "(lines 5, 6, 7 of the log)"),
+])
+def test_watch_verdict_and_replay_report_show_the_supporting_lines(tmp_path, lines, fragment):
+    watcher = Watcher(plan()[0], loops=3)
+    feed(watcher, lines)
+    run = runner.CaseRun(job_id="j", end=watcher.ended, job_status="STOPPED", phase_times=[], tail=[],
+                         log_path="job.log", stopped_s=0.0)
+    verdict = runner.verdict_for("case", run, 3)
+    where = fragment[1:].split(" of")[0]
+    assert verdict.summary.endswith(fragment) and f"supporting {where} of job.log" in verdict.details
+    log = tmp_path / "job.log"
+    log.write_text("\n".join(lines) + "\n")
+    report = replay.replay(log, loops=3)
+    assert report["verdict"]["supporting"] == list(watcher.ended.supporting)
+    shown = ", ".join(map(str, watcher.ended.supporting))
+    assert f"supporting line(s) of the log: {shown}" in replay.render_text(report)
+
+
+AUTOSCALER_GPU = "(autoscaler +9m40s) Warning: The following resource request cannot be scheduled right now: " \
+                 "{'CPU': 1.0, 'GPU': 1.0}. This is likely due to all cluster resources being claimed by actors. " \
+                 "Consider creating fewer actors or adding more nodes to this Ray cluster."
+HEARTBEAT = "Waiting for placement group of 20 GPUs (elapsed {s}s): 16 GPUs registered with Ray, 16 available."
+
+
+@pytest.mark.parametrize(("lines", "ends_on_a_line"), [
+    ([AUTOSCALER_GPU] * 3, False),  # Ray's pending-demand warning: only the placement deadline decides
+    ([HEARTBEAT.format(s=30), AUTOSCALER_GPU, HEARTBEAT.format(s=1770)], False),
+    ([HEARTBEAT.format(s=30), AUTOSCALER_GPU, HEARTBEAT.format(s=1800)], True),  # SLIME's own 30-minute mark
+])
+def test_watch_placement_wait_is_a_failure_only_past_its_deadline(lines, ends_on_a_line):
+    watcher = Watcher(plan()[0], loops=1)
+    feed(watcher, lines)
+    if ends_on_a_line:
+        assert watcher.ended.failure_id == "placement-group-oversubscribed" and watcher.ended.supporting == (3,)
+        return
+    assert watcher.ended is None
+    [event] = watcher.check(watcher.deadline()[0])
+    assert (event.kind, event.failure_id, event.supporting) == ("timeout", "placement-group-oversubscribed", ())

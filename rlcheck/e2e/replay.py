@@ -89,7 +89,7 @@ def _verdict(watcher: Watcher, end: Event | None) -> dict[str, Any]:
     if end is None:
         return {"kind": "unjudged"}
     out: dict[str, Any] = {"kind": end.kind, "name": end.name, "loop": end.loop, "at_s": round(end.at_s, 3),
-                           "failure_id": end.failure_id, "line": end.line[:2000]}
+                           "failure_id": end.failure_id, "line": end.line[:2000], "supporting": list(end.supporting)}
     if end.failure_id:
         from rlcheck import catalog
 
@@ -179,6 +179,8 @@ def render_text(report: dict[str, Any]) -> str:
         what = v["failure_id"] or "no catalogue id"
         out.append(f"verdict: {v['kind']} at loop {v['loop']}: {v['name']} ({what})")
         out.append(f"  line: {v['line'][:400]}")
+        if v.get("supporting"):
+            out.append("  supporting line(s) of the log: " + ", ".join(map(str, v["supporting"])))
         if v.get("title"):
             out += [f"  known: {v['title']}", f"  fix:   {v['remedy']}"]
     return "\n".join(out)

@@ -110,8 +110,11 @@ def run_case(dashboard_url: str, argv: Sequence[str], watcher: Watcher, *, log_p
 
 def verdict_for(case: str, run: CaseRun, loops: int) -> Verdict:
     """The case's verdict: PASS only when every milestone of every loop was reached."""
-    base = {"check_id": f"e2e_{case}", "details": "\n".join([f"log: {run.log_path}", "last lines:", *run.tail[-15:]])}
     end = run.end
+    where = [f"supporting {end.lines_text()} of {run.log_path}"] if end is not None and end.supporting else []
+    base = {"check_id": f"e2e_{case}",
+            "details": "\n".join([f"log: {run.log_path}", *where, "last lines:", *run.tail[-15:]])}
+    at = f" ({end.lines_text()} of the log)" if end is not None and end.supporting else ""
     if end is None:
         return Verdict(**base, status=Status.FAIL, summary=f"job {run.job_status} before any verdict: the log ended "
                                                            f"without the milestones of {loops} loop(s)")
@@ -121,13 +124,14 @@ def verdict_for(case: str, run: CaseRun, loops: int) -> Verdict:
     if end.kind == "failure" and end.failure_id:
         entry = catalog.get(end.failure_id)
         return Verdict(**base, status=Status.FAIL, failure_id=end.failure_id, remedy=entry.remedy,
-                       summary=f"{end.failure_id} at loop {end.loop}: {end.line.strip()[:300]} -- {entry.title}")
+                       summary=f"{end.failure_id} at loop {end.loop}: {end.line.strip()[:300]} -- {entry.title}{at}")
     if end.kind == "timeout":
         return Verdict(**base, status=Status.FAIL, failure_id=end.failure_id,
-                       summary=f"phase {end.name} timed out at loop {end.loop}: {end.line}")
+                       summary=f"phase {end.name} timed out at loop {end.loop}: {end.line}; "
+                               f"last progress at {end.lines_text() or 'no line'}")
     remedy = catalog.get(end.failure_id).remedy if end.failure_id else ""
     return Verdict(**base, status=Status.FAIL, failure_id=end.failure_id, remedy=remedy,
-                   summary=f"invariant broken at loop {end.loop}: {end.name}: {end.line.strip()[:300]}")
+                   summary=f"invariant broken at loop {end.loop}: {end.name}: {end.line.strip()[:300]}{at}")
 
 
 FALLBACK_SHARE_FAIL_ABOVE = 0.05

@@ -5,7 +5,8 @@ any moment; it never reads a clock or a job itself (rlcheck.e2e.runner drives it
 monotonic clock, rlcheck.e2e.replay against a recorded log on the log's timestamps). Every way a run can end
 has an Event, and every Event names its catalogue id when there is one (`failure_id`): a known failure,
 a phase that outlived its deadline (the hypothesis of that phase), an invariant broken, or all
-milestones of every loop reached. Bounded on hostile input: lines are cut at MAX_LINE_CHARS before any
+milestones of every loop reached; and every Event names the numbers of the lines it stands on (`supporting`),
+counted over the lines fed. Bounded on hostile input: lines are cut at MAX_LINE_CHARS before any
 matching, the tail is bounded in characters, metric dicts are read by a linear scanner.
 """
 
@@ -47,11 +48,24 @@ class Invariants:
     """Consecutive rollouts whose mean raw reward is 0.0 before reward-silent-zero (capped at the run's loops)."""
     max_truncated_ratio: float = 0.2
     """The seed's healthy GLM-5.2 run truncated 0.0-0.3% of samples; its broken one 84%."""
+    max_generate_retries: int = 100
+    """Retried /generate requests (SLIME's http_utils retry lines) in one loop before rollout-engines-unreachable.
+    A dead engine under --use-fault-tolerance costs one retry per request in flight on it (tens); engines the
+    router cannot reach cost 60 per request, one a second."""
+
+    def __post_init__(self) -> None:
+        if self.max_generate_retries < 1:
+            raise ValueError(f"max_generate_retries={self.max_generate_retries}: at least 1")
 
 
 # Keys whose non-finite value means the run is broken (loss, gradients, reward); others are only reported.
 FATAL_NONFINITE = re.compile(r"^(?:train/(?:[\w-]+-)?(?:loss|pg_loss|kl_loss|ppo_kl|grad_norm|entropy_loss)"
                              r"|rollout/(?:raw_reward|rewards))$")
+# SLIME's http_utils._post (v0.2.0 on, Miles alike) logs "Error: <e>, retrying... (attempt N/M, url=<url>,
+# response=...)" for each failed try of a request; only requests to a /generate URL count (not the reward model's).
+GENERATE_RETRY = re.compile(r"retrying\.\.\. \(attempt \d+/\d+, url=[^\s,]*/generate[,)]")
+SUPPORTING_SHOWN = 6
+"""Line numbers an event keeps: the first ones and the last (the count says how many there were)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -65,6 +79,21 @@ class Event:
     loop: int = 0
     failure_id: str | None = None
     """The catalogue id this event names: the signature's, the invariant's, or the timed-out phase's hypothesis."""
+    supporting: tuple[int, ...] = ()
+    """1-based numbers of the fed lines the event stands on (a timeout: the last milestone's line, if any)."""
+
+    def lines_text(self) -> str:
+        """'line 12', 'lines 3, 5, 9', or '' when no line supports it."""
+        if not self.supporting:
+            return ""
+        return ("line " if len(self.supporting) == 1 else "lines ") + ", ".join(map(str, self.supporting))
+
+
+def _shown(numbers: list[int]) -> tuple[int, ...]:
+    """The first SUPPORTING_SHOWN - 1 line numbers and the last one."""
+    if len(numbers) <= SUPPORTING_SHOWN:
+        return tuple(numbers)
+    return (*numbers[:SUPPORTING_SHOWN - 1], numbers[-1])
 
 
 class Watcher:
@@ -86,6 +115,12 @@ class Watcher:
         self.rewards: list[float] = []
         self.truncated: list[float] = []
         self.metric_lines = 0
+        self.line_no = 0
+        """Lines fed so far; the number of the line being judged."""
+        self._progress_line = 0
+        self._zero_lines: list[int] = []
+        self._retry_lines: list[int] = []
+        self._retry_loop = self._retry_count = 0
         self.ended: Event | None = None
 
     def _expected(self) -> int:
@@ -108,6 +143,7 @@ class Watcher:
     def feed(self, line: str, at_s: float) -> list[Event]:
         if self.ended:
             return []
+        self.line_no += 1
         if len(line) > MAX_LINE_CHARS:
             if len(self.notes) < 50:
                 self.notes.append(f"a {len(line)}-character line was cut at {MAX_LINE_CHARS} before matching")
@@ -116,8 +152,22 @@ class Watcher:
         known = [fid for fid in self.matcher.match_line(line) if self._fits(fid)]
         if known:
             return self._end(Event(kind="failure", name=known[0], line=line, at_s=at_s, loop=self.loop,
-                                   failure_id=known[0]))
-        return self._invariants(line, at_s) or self._milestone(line, at_s)
+                                   failure_id=known[0], supporting=(self.line_no,)))
+        return self._retries(line, at_s) or self._invariants(line, at_s) or self._milestone(line, at_s)
+
+    def _retries(self, line: str, at_s: float) -> list[Event]:
+        """Retried /generate requests, counted per loop; past the bound the engines are out of the router's reach."""
+        if not GENERATE_RETRY.search(line):
+            return []
+        if self._retry_loop != self.loop:
+            self._retry_loop, self._retry_count, self._retry_lines = self.loop, 0, []
+        self._retry_count += 1
+        self._retry_lines = [*self._retry_lines[:SUPPORTING_SHOWN - 1], self.line_no]  # bounded: first ones + latest
+        count, limit = self._retry_count, self.invariants.max_generate_retries
+        if count < limit:
+            return []
+        return self._breach(f"rollout-engines-unreachable: {count} retried /generate requests in loop {self.loop} "
+                            f"(bound {limit})", line, at_s, "rollout-engines-unreachable", tuple(self._retry_lines))
 
     def _fits(self, failure_id: str) -> bool:
         """An entry tied to a trait names a line only on a job that has it (or whose traits are unknown)."""
@@ -130,19 +180,21 @@ class Watcher:
             return []
         if self.milestones[i].requires and self.milestones[i].requires not in line:
             return []
-        event = Event(kind="milestone", name=self.milestones[i].name, line=line, at_s=at_s, loop=self.loop)
+        event = Event(kind="milestone", name=self.milestones[i].name, line=line, at_s=at_s, loop=self.loop,
+                      supporting=(self.line_no,))
         self.events.append(event)
-        self.index, self.last_progress_s = i + 1, at_s
+        self.index, self.last_progress_s, self._progress_line = i + 1, at_s, self.line_no
         if self._expected() >= len(self.milestones):
             self.loop, self.index = self.loop + 1, 0
             if self.loop >= self.loops:
                 return [event, *self._end(Event(kind="done", name="all milestones", line=line, at_s=at_s,
-                                                 loop=self.loop - 1))]
+                                                 loop=self.loop - 1, supporting=(self.line_no,)))]
         return [event]
 
-    def _breach(self, name: str, line: str, at_s: float, failure_id: str | None = None) -> list[Event]:
+    def _breach(self, name: str, line: str, at_s: float, failure_id: str | None = None,
+                supporting: tuple[int, ...] = ()) -> list[Event]:
         return self._end(Event(kind="invariant", name=name, line=line, at_s=at_s, loop=self.loop,
-                               failure_id=failure_id))
+                               failure_id=failure_id, supporting=supporting or (self.line_no,)))
 
     def _invariants(self, line: str, at_s: float) -> list[Event]:
         parsed = parse_metrics(line)
@@ -177,10 +229,11 @@ class Watcher:
             return []
         self.rewards.append(reward)
         self.zero_reward_rollouts = self.zero_reward_rollouts + 1 if reward == 0 else 0
+        self._zero_lines = [*self._zero_lines, self.line_no] if reward == 0 else []
         window = max(1, min(self.invariants.zero_reward_window, self.loops))
         if self.zero_reward_rollouts >= window:
             return self._breach(f"reward-silent-zero: mean raw reward 0.0 in {window} consecutive rollout(s)",
-                                line, at_s, "reward-silent-zero")
+                                line, at_s, "reward-silent-zero", _shown(self._zero_lines))
         return []
 
     def _truncation(self, parsed: MetricLine, key: str, line: str, at_s: float) -> list[Event]:
@@ -212,7 +265,8 @@ class Watcher:
         line = (f"no {milestone.name} within {milestone.timeout_s:.0f} s of the previous milestone "
                 f"(waited {waited:.0f} s, loop {self.loop})")
         return self._end(Event(kind="timeout", name=milestone.name, at_s=now_s, loop=self.loop, line=line,
-                               failure_id=milestone.hypothesis or None))
+                               failure_id=milestone.hypothesis or None,
+                               supporting=(self._progress_line,) if self._progress_line else ()))
 
     def phase_times(self) -> list[dict[str, float]]:
         """Seconds from the previous milestone to each milestone, per loop."""
