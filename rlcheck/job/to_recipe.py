@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from rlcheck.framework.detect import FRAMEWORKS
 from rlcheck.job.job import Job
 from rlcheck.probes.inline_secrets import secret_name
+from rlcheck.probes.memory_activations import recompute_of
 from rlcheck.recipes.models import GQA, MODELS, ModelArch, MoE
-from rlcheck.recipes.recipe import RM_TYPES, Parallelism, Placement, Recipe, Reward, Rollout
+from rlcheck.recipes.recipe import RM_TYPES, Optimizer, Parallelism, Placement, Recipe, Reward, Rollout
 
 MODEL_CHECKS = ("recipe_stage_memory", "recipe_kv_pool", "recipe_pp_split")
 """Checks that need the whole architecture (parameter count, attention shape), not only the argv."""
@@ -123,6 +124,23 @@ def sglang_flags(argv: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
     return tuple(out.items())
 
 
+def train_args(argv: Sequence[str], rendered: Recipe) -> tuple[str, ...]:
+    """The argv's flags (with all their values) that the Recipe's typed fields do not render: --recompute-*,
+    --rollout-max-prompt-len, --moe-enable-deepep ... The memory and layout judges read them from extra_args, so
+    they see what the trainer gets. `--flag=value` is split in two, as argparse reads it."""
+    own = {token for token in rendered.argv() if token.startswith("--")}
+    out: list[str] = []
+    keep = False
+    for token in argv:
+        if token.startswith("--"):
+            name, eq, value = token.partition("=")
+            keep = name not in own
+            out += ([name, value] if eq else [name]) if keep else []
+        elif keep:  # a value of the flag before it (nargs='+' flags keep all of theirs)
+            out.append(token)
+    return tuple(out)
+
+
 def read(job: Job) -> Reading:
     """The Recipe of a Job; ValueError names a flag whose value SLIME would refuse."""
     flags = Flags(job.argv)
@@ -137,7 +155,11 @@ def read(job: Job) -> Reading:
                     env=tuple((k, v) for k, v in job.env if not secret_name(k)),
                     train_script=job.argv[1] if len(job.argv) > 1 else job.argv[0],
                     # Whose parser the argv is written for; a job naming neither is judged as SLIME's.
-                    framework=job.framework if job.framework in FRAMEWORKS else "slime")
+                    framework=job.framework if job.framework in FRAMEWORKS else "slime",
+                    optimizer=Optimizer(cpu_offload=flags.has("--optimizer-cpu-offload")))
+    recipe = recipe.replace(extra_args=train_args(job.argv, recipe))
+    recompute_of(recipe)  # ValueError names a --recompute-* value SLIME's parser refuses
+    flags.int("--rollout-max-prompt-len")
     # The PP-split rule is about GLM-5's DSA layers: an unknown model without a glm5 --spec is not one.
     dsa = any("glm5" in token for token in job.argv)
     model_checks = MODEL_CHECKS if dsa else tuple(c for c in MODEL_CHECKS if c != "recipe_pp_split")
