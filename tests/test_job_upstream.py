@@ -82,3 +82,38 @@ def test_job_stage_memory_prices_what_the_argv_asks(job, hw, status, fragment):
     verdict = _verdict("recipe_stage_memory", job, hw)
     assert verdict.status is status, verdict.summary
     assert fragment in verdict.summary
+
+
+GLM5 = capture.capture(JOBS / "slime_glm5_744b_a40b.json")
+"""SLIME scripts/run-glm5-744B-A40B.sh's argv: GLM-5 (--rotary-base 1000000), PP4 with stages at 1/21/41/61."""
+
+
+def _rotary(job: Job, base: str) -> Job:
+    argv = [base if i and job.argv[i - 1] == "--rotary-base" else t for i, t in enumerate(job.argv)]
+    return Job.from_dict({**job.to_dict(), "argv": argv, "intended_argv": argv}, job.source)
+
+
+@pytest.mark.parametrize(("base", "model", "pp_split", "fragment"), [
+    # Formerly WARN: GLM-5 was taken for GLM-5.2 and judged by its index-sharing skip layers.
+    ("1000000", "GLM-5", Status.SKIP, "GLM-5 has no DSA index sharing"),
+    ("8000000", "GLM-5.2", Status.WARN, "[21, 41, 61] are DSA skip layers"),
+    ("500000", "unknown", Status.UNKNOWN, "--rotary-base 500000 (GLM-5.2: 8000000); --rotary-base 500000 (GLM-5: "),
+])
+def test_job_glm5_and_glm5_2_told_apart_by_rotary_base(base, model, pp_split, fragment):
+    job = _rotary(GLM5, base)
+    assert to_recipe.read(job).recipe.model.name == model
+    verdict = _verdict("recipe_pp_split", job, "b200")
+    assert verdict.status is pp_split and fragment in verdict.summary, verdict.summary
+
+
+def test_job_glm5_stage_memory_priced_with_its_offload_and_recompute():
+    # Formerly WARN 152.5 GiB within 10% of 157.8 on b200 (Adam on the GPU, no recompute, as GLM-5.2).
+    verdict = _verdict("recipe_stage_memory", GLM5, "b200")
+    assert verdict.status is Status.PASS and "48.7 GiB per GPU" in verdict.summary, verdict.summary
+
+
+def test_job_model_without_rotary_base_is_unknown_naming_it():
+    argv = [t for i, t in enumerate(GLM5.argv) if "--rotary-base" not in (t, GLM5.argv[i - 1] if i else "")]
+    reading = to_recipe.read(Job.from_dict({**GLM5.to_dict(), "argv": argv}, "job.json"))
+    assert reading.recipe.model.name == "unknown"
+    assert "--rotary-base (not given) (GLM-5: 1000000)" in reading.missing["recipe_stage_memory"]
