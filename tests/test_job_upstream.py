@@ -3,6 +3,7 @@ trainer gets reaches the judges, and the real bad case next to each former false
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,47 @@ def test_job_model_without_rotary_base_is_unknown_naming_it():
     reading = to_recipe.read(Job.from_dict({**GLM5.to_dict(), "argv": argv}, "job.json"))
     assert reading.recipe.model.name == "unknown"
     assert "--rotary-base (not given) (GLM-5: 1000000)" in reading.missing["recipe_stage_memory"]
+
+
+FAKE_HF = "hf_" + "rlcheckMadeUpTokenShape" + "0" * 10
+
+
+def _round_trip(job: Job, doc_edit=None) -> Job:
+    doc = json.loads(json.dumps(job.to_dict()))  # what `rlcheck job capture -o job.json` writes
+    if doc_edit:
+        doc_edit(doc)
+    return Job.from_dict(doc, "job.json")
+
+
+def _with_env(job: Job, **env: str) -> Job:
+    return Job.from_dict({**job.to_dict(redact=False), "env": {**job.env_dict(), **env}}, job.source)
+
+
+@pytest.mark.parametrize(("env", "status", "fragment"), [
+    # awsome-distributed-ai's env_vars: HF_TOKEN="" to fill in later. Formerly redacted, then FAIL as inlined.
+    ({"HF_TOKEN": ""}, Status.PASS, "no secret"),
+    ({"HF_TOKEN": "${HF_TOKEN}"}, Status.PASS, "no secret"),
+    ({"HF_TOKEN": FAKE_HF}, Status.FAIL, "env HF_TOKEN (by name)"),
+    ({"NOTE": FAKE_HF}, Status.FAIL, "env NOTE (hf-token shape)"),
+])
+def test_job_secrets_judged_the_same_after_capture_json_and_job(env, status, fragment):
+    job = _with_env(QWEN3_30B, **env)
+    written = _round_trip(job)
+    assert FAKE_HF not in json.dumps(written.to_dict(redact=False))
+    assert written.env_dict().get("HF_TOKEN", "") in ("", "${HF_TOKEN}", "<redacted>")
+    for judged in (job, written, _round_trip(written)):  # captured, written, written again
+        verdict = _verdict("recipe_no_inline_secrets", judged, "h200")
+        assert verdict.status is status and fragment in verdict.summary, verdict.summary
+        assert verdict.summary.count(fragment) == 1
+
+
+def test_job_secrets_in_argv_judged_after_the_round_trip():
+    job = Job.from_dict({**QWEN3_30B.to_dict(), "argv": [*QWEN3_30B.argv, "--wandb-key", FAKE_HF]}, "job.json")
+    verdict = _verdict("recipe_no_inline_secrets", _round_trip(job), "h200")
+    assert verdict.status is Status.FAIL and "argv --wandb-key value (by name)" in verdict.summary
+
+
+def test_job_written_before_secrets_were_recorded_still_fails_on_its_marker():
+    legacy = _round_trip(_with_env(QWEN3_30B, HF_TOKEN=FAKE_HF), lambda doc: doc.pop("inline_secrets"))
+    verdict = _verdict("recipe_no_inline_secrets", legacy, "h200")
+    assert verdict.status is Status.FAIL and "env HF_TOKEN (redacted by rlcheck job capture)" in verdict.summary
