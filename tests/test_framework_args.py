@@ -73,6 +73,27 @@ def test_framework_twice_only_with_different_values_and_not_for_append():
         ("--sglang-expert-parallel-size", "twice")]  # aliases share one dest
 
 
+# SLIME scripts/run-deepseek-r1.sh: the model script sets alltoall, the run script overrides it with flex.
+DISPATCHER = ["--moe-token-dispatcher-type", "alltoall", "--lr", "1e-6", "--moe-token-dispatcher-type", "flex"]
+
+
+@pytest.mark.parametrize(("argv", "status", "fragments"), [
+    (DISPATCHER, Status.WARN, ("--moe-token-dispatcher-type alltoall then --moe-token-dispatcher-type flex",
+                               "the last wins: flex", "3 option(s) accepted")),
+    (["--moe-token-dispatcher-type", "flex", "--moe-token-dispatcher-type", "flex"], Status.PASS, ()),
+    ([*DISPATCHER, "--update-weight-buffer-size", "2GiB"], Status.FAIL, ("1 problem(s)", "2GiB")),
+    ([*DISPATCHER, "--tensor-model-paralel-size", "2"], Status.FAIL, ("dropped without a word",)),
+    ([*DISPATCHER, "--sglang-mem-fraction", "0.5"], Status.FAIL, ("abbreviation of --sglang-mem-fraction-static",)),
+])
+def test_framework_option_given_twice_warns_naming_both_values_errors_still_fail(argv, status, fragments):
+    verdict = fa.evaluate(argv, SLIME, "test")
+    assert verdict.status is status, verdict.summary
+    for fragment in fragments:
+        assert fragment in verdict.summary
+    if status is Status.FAIL:  # the override is still in the details beside the error
+        assert "the last wins: flex" in verdict.details
+
+
 def test_framework_values_of_nargs_star_unknown_and_stray():
     assert problems(["--spec", "miles_plugins.models.glm5.glm5", "get_glm5_spec", "--lr", "1e-6"]) == []
     assert problems(["--no-such-flag", "a", "b", "--lr", "1e-6"]) == [("--no-such-flag", "unknown")]

@@ -16,6 +16,7 @@ from rlcheck.job import capture, sandbox, to_recipe
 from rlcheck.job.inputs import inputs_for_job
 from rlcheck.job.job import Job, job_from_recipe
 from rlcheck.preflight import all_checks
+from rlcheck.probes.memory_activations import recompute_of
 from rlcheck.verdict import Status
 
 JOBS = Path(__file__).parent / "data" / "jobs"
@@ -63,8 +64,11 @@ def test_job_builtin_recipes_become_jobs_through_the_same_path(recipe_id):
     recipe = recipes.get(recipe_id, hw)
     read = to_recipe.read(job_from_recipe(recipe))
     assert read.missing == {}
-    for field in ("model", "rollout", "parallel", "sglang"):
+    for field in ("model", "rollout", "parallel", "sglang", "optimizer"):
         assert getattr(read.recipe, field) == getattr(recipe, field), field
+    # Train flags the typed fields do not render reach the judges (with flags of its own GRPO block, if any).
+    assert set(recipe.extra_args) <= set(read.recipe.extra_args)
+    assert recompute_of(read.recipe) == recompute_of(recipe)
     assert read.recipe.placement.placement_group_gpus == recipe.placement.placement_group_gpus
 
 

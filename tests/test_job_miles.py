@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
-from rlcheck.job import capture, sandbox
+from rlcheck.job import capture, miles_stub, sandbox
 from rlcheck.job.inputs import inputs_for_job
 from rlcheck.preflight import all_checks
 from rlcheck.verdict import Status
@@ -41,6 +43,15 @@ def test_miles_launcher_reads_the_env_it_is_given():
     alone = capture.capture(JOBS / "launch_miles.py")  # Miles' default: SLURM_JOB_NUM_NODES or 1 node
     assert alone.nodes == 1 and alone.argv[alone.argv.index("--actor-num-nodes") + 1] == "1"
     assert _judge(alone, "recipe_batch").status is not Status.UNKNOWN
+
+
+@needs_sandbox
+@pytest.mark.parametrize(("tp", "sequence_parallel"), [("1", False), ("4", True)])
+def test_miles_script_override_reaches_the_launcher_as_its_type(tp, sequence_parallel):
+    # launch_miles.py compares `args.tp > 1`: a str field would crash it (str > int), as NUM_NODES=32 did.
+    job = capture.capture(JOBS / "launch_miles.py", env=[("MILES_SCRIPT_TP", tp)])
+    assert job.argv[job.argv.index("--tensor-model-parallel-size") + 1] == tp
+    assert ("--sequence-parallel" in job.argv) is sequence_parallel
 
 
 @needs_sandbox
@@ -144,3 +155,25 @@ def test_miles_typer_app_runs_its_train_command_and_says_so(tmp_path):
     job = capture.capture(launcher)
     assert job.argv == ("python3", "train.py", "--lr", "1e-6") and job.gpus_per_node == 4
     assert "the launcher's typer commands are prepare, train: judged 'train'" in job.findings
+
+
+@pytest.mark.parametrize(("kind", "raw", "value"), [
+    (int, "32", 32), (float, "0.5", 0.5), (bool, "false", False), (bool, "0", False), (bool, "No", False),
+    (bool, "true", True), (bool, "1", True), (bool, "yes", True), (str, "GLM-5", "GLM-5"), ("int", "32", 32),
+    ("bool", "false", False), (int | None, "4", 4), (Literal["H200", "GB300"], "GB300", "GB300"),
+])
+def test_miles_script_override_takes_the_fields_type(kind, raw, value):
+    # Formerly the raw string: MILES_SCRIPT_NUM_NODES=32 crashed `>=` and MEGATRON_USE_DEEPEP=false was truthy.
+    got = miles_stub.field_value("num_nodes", kind, raw)
+    assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize(("kind", "raw", "fragment"), [
+    (int, "many", "MILES_SCRIPT_NUM_NODES='many': num_nodes is an int"),
+    (float, "x", "num_nodes is a float"),
+    (bool, "off", "num_nodes is a bool: true/false, 1/0 or yes/no"),
+    (Literal["H200", "GB300"], "gb300", "num_nodes is one of H200, GB300"),
+])
+def test_miles_script_override_bad_value_names_the_field_and_what_it_allows(kind, raw, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        miles_stub.field_value("num_nodes", kind, raw)

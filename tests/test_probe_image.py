@@ -92,9 +92,17 @@ def test_probe_slime_wrapper_guard_read_with_ast(recording, guarded):
     (slime_source.GuardObservation(framework=None, wrapper_guards=False, rlcheck_guard=True), True, Status.PASS),
     (slime_source.GuardObservation(framework="slime", wrapper_guards=False, rlcheck_guard=False), True, Status.FAIL),
     (slime_source.GuardObservation(framework="slime", wrapper_guards=False, rlcheck_guard=False), False, Status.PASS),
-], ids=["slime-guarded", "rlcheck-pth", "unguarded-moe", "dense-tp1"])
+    (slime_source.GuardObservation(framework="miles", wrapper_guards=False, rlcheck_guard=False), True, Status.FAIL),
+    # Neither framework here (an off-cluster preflight): nothing to judge, as the sibling image checks say.
+    (slime_source.GuardObservation(framework=None, wrapper_guards=False, rlcheck_guard=False), True, Status.SKIP),
+    (slime_source.GuardObservation(framework=None, wrapper_guards=False, rlcheck_guard=False), False, Status.PASS),
+], ids=["slime-guarded", "rlcheck-pth", "unguarded-moe", "dense-tp1", "miles-unguarded", "none-here-moe",
+        "none-here-dense-tp1"])
 def test_probe_driver_guard(obs, reaches, status):
-    assert slime_source.evaluate_guard(obs, reaches, "qwen3-30b-a3b-disaggregated").status is status
+    verdict = slime_source.evaluate_guard(obs, reaches, "qwen3-30b-a3b-disaggregated")
+    assert verdict.status is status
+    if status is Status.SKIP:
+        assert "needs SLIME or Miles installed: found neither" in verdict.summary
 
 
 @pytest.mark.parametrize(("recording", "merge"), [("bwd_merge_on.py", True), ("bwd_merge_off.py", False),

@@ -34,7 +34,10 @@ def test_probe_secret_value_shapes_and_their_near_misses(value, shape):
 @pytest.mark.parametrize(("argv", "env", "status", "fragment"), [
     (["python3", "train.py"], {"HF_TOKEN": "${HF_TOKEN}"}, Status.PASS, "no secret"),  # a reference, not a value
     (["python3", "train.py"], {"HF_TOKEN": ""}, Status.PASS, "no secret"),
-    (["python3", "train.py"], {"HF_TOKEN": "<redacted>"}, Status.FAIL, "env HF_TOKEN (by name)"),
+    # rlcheck's marker is no value (what it hid is judged from Job.inline_secrets: tests/test_job_upstream.py).
+    (["python3", "train.py"], {"HF_TOKEN": "<redacted>"}, Status.PASS, "no secret"),
+    (["python3", "train.py", "--hf-token", "<redacted>", "--api-key=<redacted>"], {}, Status.PASS, "no secret"),
+    (["python3", "train.py", "--hf-token", ""], {}, Status.PASS, "no secret"),
     (["python3", "train.py"], {"NOTE": FAKE["ghp"]}, Status.FAIL, "env NOTE (github-token shape)"),
     (["python3", "train.py", "--hf-token", "abc123"], {}, Status.FAIL, "argv --hf-token value (by name)"),
     (["python3", "train.py", "--hf-token=abc123"], {}, Status.FAIL, "argv --hf-token= (by name)"),
@@ -53,6 +56,13 @@ def test_probe_redact_keeps_the_kind_and_hides_the_value():
     out = inline_secrets.redact(["--hf-token", "abc", "--input-key=prompt", "--api-key=v", FAKE["hf"], "--colocate"])
     assert out == ["--hf-token", "<redacted>", "--input-key=prompt", "--api-key=<redacted>", "<redacted:hf-token>",
                    "--colocate"]
+    assert inline_secrets.redact(["--hf-token", "", "--api-key="]) == ["--hf-token", "", "--api-key="]  # none to hide
+
+
+def test_probe_inline_secrets_judges_what_was_recorded_before_redaction():
+    recorded = ["env HF_TOKEN (by name)"]
+    verdict = inline_secrets.evaluate_inline_secrets(["python3", "train.py"], {"HF_TOKEN": "<redacted>"}, recorded)
+    assert verdict.status is Status.FAIL and "1 secret value(s)" in verdict.summary and recorded[0] in verdict.summary
 
 
 ARGV = ["python3", "train.py", "--moe-layer-freq", "[1]*48", "--tp", "2"]

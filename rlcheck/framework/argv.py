@@ -5,7 +5,8 @@ SLIME parses its argv twice: Megatron's parser with SLIME's options added, with 
 (argparse's default). An option neither knows is dropped without a word; a prefix of an SGLang option sets that
 option. Miles adds everything to Megatron's parser and parses strictly: an unknown option is an error. Both exit on a
 value of the wrong type, a choice not offered, or an ambiguous prefix. The last of two values given for one option
-wins, so a second value silently overrides the first.
+wins: upstream scripts override a model script's value that way on purpose (--moe-token-dispatcher-type alltoall,
+then flex), so it is reported as a WARN naming both values and the winner, never as an error.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from rlcheck.framework.schema import NUMERIC, Option, Schema
 from rlcheck.verdict import Status, Verdict
 
 _NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")  # argparse's own test for a value that starts with '-'
+OVERRIDES = ("twice",)
+"""Problems the parser accepts (the last value wins): reported, never blocking."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -135,7 +138,7 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
             first, old = seen[dest]
             findings.append(Finding(flag=name, problem="twice", text=f"{first} {' '.join(old)} then {name} "
                                                                      f"{' '.join(values)}: one option given twice; "
-                                                                     f"the last value silently wins"))
+                                                                     f"the last wins: {' '.join(values)}"))
         seen[dest] = (name, values)
     return findings, opaque, count
 
@@ -148,9 +151,16 @@ def evaluate(argv: list[str] | tuple[str, ...], schema: Schema, how: str) -> Ver
     if not findings:
         return Verdict(status=Status.PASS, failure_id="framework-arg-rejected", details="\n".join(notes),
                        summary=f"{count} option(s) all accepted by {which}")
-    dead = all(f.problem == "unknown" and f.flag.startswith("--sglang-") for f in findings)
+    blocking = [f for f in findings if f.problem not in OVERRIDES]
+    overrides = [f for f in findings if f.problem in OVERRIDES]
+    if not blocking:  # the parser accepts it; the trainer gets the last value of each option
+        return Verdict(status=Status.WARN, failure_id="framework-arg-rejected",
+                       details="\n".join([f.text for f in overrides] + notes),
+                       summary=f"{count} option(s) accepted by {which}; {len(overrides)} given twice with different "
+                               f"values: {'; '.join(f.text for f in overrides[:3])}")
+    dead = all(f.problem == "unknown" and f.flag.startswith("--sglang-") for f in blocking)
     failure_id = "sglang-dead-flag" if dead else "framework-arg-rejected"
     return Verdict(status=Status.FAIL, failure_id=failure_id, remedy=catalog.get(failure_id).remedy,
-                   details="\n".join([f.text for f in findings] + notes),
-                   summary=f"{len(findings)} problem(s) in the argv as {which} parses it: "
-                           f"{'; '.join(f.text for f in findings[:3])}")
+                   details="\n".join([f.text for f in blocking + overrides] + notes),
+                   summary=f"{len(blocking)} problem(s) in the argv as {which} parses it: "
+                           f"{'; '.join(f.text for f in blocking[:3])}")

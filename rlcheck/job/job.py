@@ -13,7 +13,7 @@ from typing import Any
 
 from rlcheck.cluster import launch
 from rlcheck.framework.detect import FRAMEWORKS, Installed, with_job
-from rlcheck.probes.inline_secrets import REDACTED, secret_name, value_shape
+from rlcheck.probes.inline_secrets import REDACTED, find_inline_secrets, redacted_places, secret_name, value_shape
 from rlcheck.probes.inline_secrets import redact as redact_argv
 from rlcheck.recipes.recipe import Recipe
 
@@ -53,6 +53,9 @@ class Job:
     """Why the trainer command could not be seen (the entrypoint runs a file not on this machine); '' if seen."""
     findings: tuple[str, ...] = ()
     """What capture noticed without judging: argv the shell changed, globbing, a submit without `--`."""
+    inline_secrets: tuple[str, ...] = ()
+    """Where secrets sat in the launch when it was written with them redacted ('env HF_TOKEN (by name)'), so the
+    written Job is judged as the launch was; never the values."""
 
     def __post_init__(self) -> None:
         if self.source_format not in FORMATS:
@@ -70,7 +73,10 @@ class Job:
     def to_dict(self, *, redact: bool = True) -> dict[str, Any]:
         """JSON-ready; secrets (by name and by token shape) replaced by REDACTED unless redact=False."""
         doc = dataclasses.asdict(self)
-        doc["env"] = {k: (REDACTED if redact and (secret_name(k) or value_shape(v)) else v) for k, v in self.env}
+        # An empty value is no secret (env_vars with HF_TOKEN="" to fill in later): left as it is.
+        doc["env"] = {k: (REDACTED if redact and v and (secret_name(k) or value_shape(v)) else v) for k, v in self.env}
+        found = find_inline_secrets(self.argv, self.env_dict()) if redact else []
+        doc["inline_secrets"] = list(dict.fromkeys([*self.inline_secrets, *found]))
         for key in ("argv", "intended_argv"):
             doc[key] = redact_argv(getattr(self, key)) if redact else list(getattr(self, key))
         doc["findings"] = list(self.findings)
@@ -93,6 +99,8 @@ class Job:
                        gpus_per_node=doc.get("gpus_per_node"), framework=doc.get("framework", "unknown"),
                        framework_version=doc.get("framework_version"), source=source,
                        source_format="job-json", findings=tuple(doc.get("findings") or ()),
+                       inline_secrets=tuple(doc["inline_secrets"]) if "inline_secrets" in doc else tuple(
+                           redacted_places(list(doc["argv"]), dict(doc.get("env") or {}))),
                        shell_error=str(doc.get("shell_error", "")), unseen=str(doc.get("unseen", "")))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{source}: not a captured job ({exc}); expected keys argv, env, entrypoint") from exc

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -161,11 +162,47 @@ def dataclass_cli(func: Any = None, **_: Any) -> Any:
         def main() -> Any:
             cls = next(iter(inner.__annotations__.values()))
             cls = inner.__globals__[cls] if isinstance(cls, str) else cls
-            overrides = {f.name: os.environ[f"MILES_SCRIPT_{f.name.upper()}"] for f in dataclasses.fields(cls)
-                         if f"MILES_SCRIPT_{f.name.upper()}" in os.environ}
+            hints, env = _hints(cls), {f.name: f"MILES_SCRIPT_{f.name.upper()}" for f in dataclasses.fields(cls)}
+            overrides = {f.name: field_value(f.name, hints.get(f.name, f.type), os.environ[env[f.name]])
+                         for f in dataclasses.fields(cls) if env[f.name] in os.environ}
             return inner(cls(**overrides))
         return main
     return wrap(func) if func is not None else wrap
+
+
+_BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def _hints(cls: Any) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # an annotation that does not resolve here: field_value reads its name
+        return {}
+
+
+def field_value(name: str, kind: Any, raw: str) -> Any:
+    """MILES_SCRIPT_<NAME>'s string as the field's type (int, float, bool, a Literal's values, str); a bad value is
+    a ValueError naming the field and what it allows."""
+    args = [a for a in typing.get_args(kind) if a is not type(None)]
+    if typing.get_origin(kind) is typing.Literal:
+        allowed = {str(a): a for a in args}
+        if raw not in allowed:
+            raise ValueError(f"MILES_SCRIPT_{name.upper()}={raw!r}: {name} is one of {', '.join(allowed)}")
+        return allowed[raw]
+    if args and typing.get_origin(kind) is not None:  # Optional[X] / X | None: X
+        kind = args[0]
+    kind = {"int": int, "float": float, "bool": bool, "str": str}.get(kind, kind) if isinstance(kind, str) else kind
+    if kind is bool:
+        if raw.lower() not in _BOOLS:
+            raise ValueError(f"MILES_SCRIPT_{name.upper()}={raw!r}: {name} is a bool: true/false, 1/0 or yes/no")
+        return _BOOLS[raw.lower()]
+    if kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            article = "an int" if kind is int else "a float"
+            raise ValueError(f"MILES_SCRIPT_{name.upper()}={raw!r}: {name} is {article}") from None
+    return raw
 
 
 def _wandb_args(test_file: str, run_name_prefix: str | None = None, run_id: str | None = None) -> str:

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from rlcheck.framework.detect import FRAMEWORKS
 from rlcheck.job.job import Job
 from rlcheck.probes.inline_secrets import secret_name
-from rlcheck.recipes.models import GQA, MODELS, ModelArch, MoE
-from rlcheck.recipes.recipe import RM_TYPES, Parallelism, Placement, Recipe, Reward, Rollout
+from rlcheck.probes.memory_activations import recompute_of
+from rlcheck.recipes.models import GQA, MLA, MODELS, ModelArch, MoE
+from rlcheck.recipes.recipe import RM_TYPES, Optimizer, Parallelism, Placement, Recipe, Reward, Rollout
 
 MODEL_CHECKS = ("recipe_stage_memory", "recipe_kv_pool", "recipe_pp_split")
 """Checks that need the whole architecture (parameter count, attention shape), not only the argv."""
@@ -61,17 +62,37 @@ class Flags:
         return self.values.get(flag) or default
 
 
+def _identity(model: ModelArch) -> dict[str, int | None]:
+    """The flags that tell the known architectures apart, with the value each renders (None: it renders none).
+    A flag the argv leaves out reads as None: Megatron's defaults (rotary base 10000, top-2, one query group) are no
+    known model's."""
+    att, moe = model.attention, model.moe
+    return {**dict(zip(_DIMS, (model.num_layers, model.hidden_size, model.ffn_hidden_size, model.num_attention_heads),
+                       strict=True)),
+            "--num-experts": moe.num_experts if moe else None, "--vocab-size": model.vocab_size,
+            "--rotary-base": model.rotary_base, "--moe-router-topk": moe.router_topk if moe else None,
+            "--moe-ffn-hidden-size": moe.ffn_hidden_size if moe else None,
+            "--num-query-groups": att.num_query_groups if isinstance(att, GQA) else None,
+            "--kv-lora-rank": att.kv_lora_rank if isinstance(att, MLA) else None}
+
+
 def model_of(flags: Flags) -> tuple[ModelArch, str]:
-    """The known architecture the argv dims match, else an argv-only stand-in and the missing fact."""
+    """The known architecture the argv's identity flags all match, else an argv-only stand-in and the missing
+    fact (naming the flags that differ from a known model of the same dims)."""
     dims = tuple(flags.int(f) for f in _DIMS)
     experts = flags.int("--num-experts")
+    near: list[str] = []  # known models of the same dims and experts, by the flags they differ in
     for model in MODELS.values():
-        known = (model.num_layers, model.hidden_size, model.ffn_hidden_size, model.num_attention_heads)
-        if dims == known and experts == (model.moe.num_experts if model.moe else None) and \
-                (model.spec != ()) == flags.has("--spec"):
+        if (model.spec != ()) != flags.has("--spec"):
+            continue
+        differ = [(f, v) for f, v in _identity(model).items() if flags.int(f) != v]
+        if not differ:
             return model, ""
+        if all(f not in (*_DIMS, "--num-experts") for f, _ in differ):
+            near.append(", ".join(f"{f} {flags.str(f) or '(not given)'} ({model.name}: {v})" for f, v in differ))
     given = ", ".join(f"{f} {v}" for f, v in zip(_DIMS, dims, strict=True) if v is not None) or "no model dims"
-    why = f"the model ({given}) is not among the known architectures ({', '.join(MODELS)})"
+    why = (f"the model ({given}) is not among the known architectures ({', '.join(MODELS)})"
+           + (f"; its dims are known, but it has {'; '.join(near)}" if near else ""))
     # Stand-in: only the layer count and expert count are read by the checks that still run (layout).
     moe = MoE(num_experts=experts, router_topk=1, ffn_hidden_size=1, layer_freq="1") if experts else None
     return ModelArch(name="unknown", num_layers=dims[0] or 1, hidden_size=1, ffn_hidden_size=1,
@@ -123,6 +144,23 @@ def sglang_flags(argv: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
     return tuple(out.items())
 
 
+def train_args(argv: Sequence[str], rendered: Recipe) -> tuple[str, ...]:
+    """The argv's flags (with all their values) that the Recipe's typed fields do not render: --recompute-*,
+    --rollout-max-prompt-len, --moe-enable-deepep ... The memory and layout judges read them from extra_args, so
+    they see what the trainer gets. `--flag=value` is split in two, as argparse reads it."""
+    own = {token for token in rendered.argv() if token.startswith("--")}
+    out: list[str] = []
+    keep = False
+    for token in argv:
+        if token.startswith("--"):
+            name, eq, value = token.partition("=")
+            keep = name not in own
+            out += ([name, value] if eq else [name]) if keep else []
+        elif keep:  # a value of the flag before it (nargs='+' flags keep all of theirs)
+            out.append(token)
+    return tuple(out)
+
+
 def read(job: Job) -> Reading:
     """The Recipe of a Job; ValueError names a flag whose value SLIME would refuse."""
     flags = Flags(job.argv)
@@ -137,7 +175,11 @@ def read(job: Job) -> Reading:
                     env=tuple((k, v) for k, v in job.env if not secret_name(k)),
                     train_script=job.argv[1] if len(job.argv) > 1 else job.argv[0],
                     # Whose parser the argv is written for; a job naming neither is judged as SLIME's.
-                    framework=job.framework if job.framework in FRAMEWORKS else "slime")
+                    framework=job.framework if job.framework in FRAMEWORKS else "slime",
+                    optimizer=Optimizer(cpu_offload=flags.has("--optimizer-cpu-offload")))
+    recipe = recipe.replace(extra_args=train_args(job.argv, recipe))
+    recompute_of(recipe)  # ValueError names a --recompute-* value SLIME's parser refuses
+    flags.int("--rollout-max-prompt-len")
     # The PP-split rule is about GLM-5's DSA layers: an unknown model without a glm5 --spec is not one.
     dsa = any("glm5" in token for token in job.argv)
     model_checks = MODEL_CHECKS if dsa else tuple(c for c in MODEL_CHECKS if c != "recipe_pp_split")

@@ -148,5 +148,6 @@ CHECKS = (
     Check(id="recipe_no_inline_secrets", guards=(),
           judges="no secret value in the trainer argv or runtime env vars, by name (…_TOKEN, …_SECRET, …_PASSWORD, "
                  "…_PAT, …_API_KEY) or by shape (hf_…, ghp_…, AKIA…); the value is never printed",
-          judge=lambda obs, i: inline_secrets.evaluate_inline_secrets(i.launch_argv(), i.launch_env())),
+          judge=lambda obs, i: inline_secrets.evaluate_inline_secrets(
+              i.launch_argv(), i.launch_env(), i.job.inline_secrets if i.job else ())),
 )

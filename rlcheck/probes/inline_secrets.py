@@ -26,7 +26,8 @@ SECRET_VALUE = {
     "aws-access-key": re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b"),
 }
 REDACTED = "<redacted>"
-"""What rlcheck writes in place of a secret; a redacted value still counts as an inlined secret."""
+"""What rlcheck writes in place of a secret. The marker is no value: what it hid is recorded beside it when the Job is
+written (Job.inline_secrets), and the finder judges that record, never the marker."""
 # A value that only names where the secret comes from is not the secret.
 _REFERENCE = re.compile(r"^(\$\{?\w+\}?|<[^>]*>|\*+|[0-9.]+|true|false)?$", re.IGNORECASE)
 REMEDY = ("Keep the value out of the launch: put it in a Kubernetes secret or the workers' own environment and "
@@ -40,13 +41,23 @@ def secret_name(name: str) -> bool:
 
 def value_shape(value: str) -> str | None:
     """The token format a value looks like (hf-token, github-token, aws-access-key), or None."""
-    if value.startswith(REDACTED[:-1]):
-        return "redacted"
     return next((kind for kind, pattern in SECRET_VALUE.items() if pattern.search(value)), None)
 
 
 def _inlined(value: str) -> bool:
-    return not _REFERENCE.match(value.strip()) or value.startswith(REDACTED[:-1])
+    """A value, not a reference, a placeholder, an empty string or rlcheck's own marker."""
+    return not _REFERENCE.match(value.strip())
+
+
+def is_marker(value: str) -> bool:
+    """rlcheck's redaction marker, alone or after `--flag=` (<redacted>, <redacted:hf-token>)."""
+    return value.partition("=")[2 if value.startswith("--") else 0].startswith(REDACTED[:-1])
+
+
+def redacted_places(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """Where a Job written before rlcheck recorded its findings holds the marker (the secret it hid was found then)."""
+    return ([f"env {name} (redacted by rlcheck job capture)" for name, value in env.items() if is_marker(value)]
+            + [f"argv token {i} (redacted by rlcheck job capture)" for i, t in enumerate(argv) if is_marker(t)])
 
 
 def find_inline_secrets(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
@@ -70,8 +81,9 @@ def find_inline_secrets(argv: Sequence[str], env: Mapping[str, str]) -> list[str
     return found
 
 
-def evaluate_inline_secrets(argv: Sequence[str], env: Mapping[str, str]) -> Verdict:
-    found = find_inline_secrets(argv, env)
+def evaluate_inline_secrets(argv: Sequence[str], env: Mapping[str, str], recorded: Sequence[str] = ()) -> Verdict:
+    """recorded: what the finder found before the Job was written with its secrets redacted."""
+    found = list(dict.fromkeys([*recorded, *find_inline_secrets(argv, env)]))
     if not found:
         return Verdict(status=Status.PASS,
                        summary=f"no secret in {len(argv)} argv token(s) or {len(env)} runtime env var(s)")
@@ -85,10 +97,10 @@ def redact(argv: Sequence[str]) -> list[str]:
     out: list[str] = []
     for i, token in enumerate(argv):
         flag, eq, _ = token.partition("=")
-        if eq and flag.startswith("--") and secret_name(flag):
+        if eq and flag.startswith("--") and secret_name(flag) and token.partition("=")[2]:
             out.append(f"{flag}={REDACTED}")
         elif i and argv[i - 1].startswith("--") and "=" not in argv[i - 1] and secret_name(argv[i - 1]) \
-                and not token.startswith("--"):
+                and not token.startswith("--") and token:  # an empty value is no secret: kept as it is
             out.append(REDACTED)
         elif (shape := value_shape(token)) is not None:
             out.append(f"<redacted:{shape}>")

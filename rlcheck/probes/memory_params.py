@@ -56,8 +56,10 @@ class ModelParams:
 
 
 def flag_value(tokens: list[str], flag: str) -> str | None:
-    """The token after `flag` in an argv list, or None (for recipe extra args, never the model)."""
-    return tokens[tokens.index(flag) + 1] if flag in tokens[:-1] else None
+    """The token after the last `flag` in an argv list (argparse keeps the last), or None (for recipe extra args,
+    never the model)."""
+    at = [i for i, token in enumerate(tokens[:-1]) if token == flag]
+    return tokens[at[-1] + 1] if at else None
 
 
 def is_dsa(model: ModelArch) -> bool:

@@ -113,7 +113,7 @@ def evaluate_pp_split(recipe: Recipe) -> Verdict:
     a job's argv does not give: there a start on a skip layer is a WARN naming that fact."""
     base = {"failure_id": "pp-split-skip-layer"}
     p, layers = recipe.parallel, recipe.model.num_layers
-    if not recipe.model.name.startswith("GLM-5"):
+    if not recipe.model.name.startswith("GLM-5.2"):  # GLM-5 (rotary base 1e6) computes indices on every layer
         return Verdict(**base, status=Status.SKIP, summary=f"{recipe.model.name} has no DSA index sharing")
     try:
         sizes = glm.stage_sizes(layers, p.pp, p.pp_first_layers, p.pp_last_layers)

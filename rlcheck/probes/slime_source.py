@@ -90,10 +90,14 @@ def evaluate_guard(obs: GuardObservation, recipe_reaches_probes: bool, recipe_id
     if not recipe_reaches_probes:
         return Verdict(**base, status=Status.PASS, summary=f"{recipe_id} reaches no GPU probe in validate_args "
                                                            "(no --moe-grouped-gemm, TP and CP 1)")
-    where = obs.framework or "this image (no SLIME or Miles found)"
+    if obs.framework is None:  # off the cluster's image: the guard to judge is not here (as the sibling checks)
+        return Verdict(**base, status=Status.SKIP,
+                       summary=f"needs SLIME or Miles installed: found neither (nor rlcheck's {PTH_NAME}); "
+                               f"{recipe_id} reaches Megatron's GPU probes in validate_args: run this check in the "
+                               "image the job runs in")
     return Verdict(**base, status=Status.FAIL, remedy=catalog.get("driver-gpu-probe").remedy,
-                   summary=f"{recipe_id} reaches Megatron's GPU probes in validate_args and {where} does not guard "
-                           "them: the GPU-less Ray driver raises 'Found no NVIDIA driver'")
+                   summary=f"{recipe_id} reaches Megatron's GPU probes in validate_args and {obs.framework} does not "
+                           "guard them: the GPU-less Ray driver raises 'Found no NVIDIA driver'")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

@@ -205,12 +205,23 @@ def glm5_2(num_layers: int = 78) -> ModelArch:
 
     num_layers=5 is the 5-layer smoke variant (3 dense + 2 MoE) Miles runs on one 4-GPU node.
     """
+    return _glm5("GLM-5.2", 8_000_000, num_layers)
+
+
+def glm5(num_layers: int = 78) -> ModelArch:
+    """GLM-5 744B-A40B (SLIME scripts/models/glm5-744B-A40B.sh, Miles scripts/models/glm5-744B-A40B.py): GLM-5.2's
+    architecture with rotary base 1e6, the only flag the two model files differ in (its checkpoint shares no DSA
+    indices: config.json has no index_topk_freq)."""
+    return _glm5("GLM-5", 1_000_000, num_layers)
+
+
+def _glm5(family: str, rotary_base: int, num_layers: int) -> ModelArch:
     if num_layers < 4:
-        raise ValueError(f"num_layers={num_layers}: GLM-5.2 has 3 dense layers, so at least 4")
-    name = "GLM-5.2" if num_layers == 78 else f"GLM-5.2_{num_layers}layer"
+        raise ValueError(f"num_layers={num_layers}: {family} has 3 dense layers, so at least 4")
+    name = family if num_layers == 78 else f"{family}_{num_layers}layer"
     return ModelArch(
         name=name, num_layers=num_layers, hidden_size=6144, ffn_hidden_size=12288, num_attention_heads=64,
-        vocab_size=154880, rotary_base=8_000_000, attention=_GLM_MLA, params_b=744.0 * num_layers / 78,
+        vocab_size=154880, rotary_base=rotary_base, attention=_GLM_MLA, params_b=744.0 * num_layers / 78,
         untie_embeddings=True,
         extra=("--no-position-embedding", "--make-vocab-size-divisible-by", "16", "--enable-experimental"),
         spec=("--spec", "miles_plugins.models.glm5.glm5", "get_glm5_spec"),
@@ -226,4 +237,5 @@ def glm5_2(num_layers: int = 78) -> ModelArch:
 
 GLM5_2 = glm5_2()
 GLM5_2_5LAYER = glm5_2(5)
-MODELS = {m.name: m for m in (QWEN3_4B, QWEN3_30B_A3B, GLM5_2, GLM5_2_5LAYER)}
+GLM5 = glm5()
+MODELS = {m.name: m for m in (QWEN3_4B, QWEN3_30B_A3B, GLM5_2, GLM5_2_5LAYER, GLM5)}
