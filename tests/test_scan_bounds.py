@@ -94,14 +94,19 @@ def test_scan_safe_leaves_plain_text_and_tabs():
 
 
 def test_scan_broken_pipe_exit_2_with_message(tmp_path):
-    # Hostile input: `rlcheck scan big.log | head -1` with more output than the pipe holds.
+    # Hostile input: `rlcheck scan big.log | head -1` where head is gone before the output is written. The
+    # findings are bounded (about 17 KB of JSON here, less than a pipe holds), so the reader closes its end
+    # before rlcheck starts: every write then fails with EPIPE, whatever the timing.
     log = tmp_path / "storm.log"
     log.write_bytes(b"".join(b"%s %d\n" % (LINE, i) for i in range(5000)).replace(b"'warn' 1", b"'fatal' 1"))
-    proc = subprocess.Popen([sys.executable, "-m", "rlcheck.cli", "scan", "--json", str(log)], env=ENV,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.readline()
-    proc.stdout.close()
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "rlcheck.cli", "scan", "--json", str(log)], env=ENV,
+                                stdout=write_end, stderr=subprocess.PIPE)
+    finally:
+        os.close(write_end)
+    assert proc.stderr is not None
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 2
     assert "rlcheck scan: the output was closed before all of it was written (broken pipe)" in err
