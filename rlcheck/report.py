@@ -47,8 +47,8 @@ class Decision:
 def decide(recorded: list[Recorded], recipe: str, hardware: str) -> Decision:
     blocking = [r for r in recorded if r.blocking]
     scope = f"{recipe if recipe.startswith('job ') else 'recipe ' + recipe} on hardware {hardware}"
-    if not blocking:
-        return Decision(go=False, line=f"NO-GO: no blocking check ran for {scope}")
+    if not blocking:  # reproducers, test cases or self-tests alone: nothing here decides GO / NO-GO
+        return Decision(go=False, line=f"no GO / NO-GO: no blocking check ran for {scope} (only checks/ decide)")
     bad = [r for r in blocking if r.verdict.status.blocks]
     if not bad:
         return Decision(go=True, line=f"GO: {len(blocking)} blocking check(s) passed for {scope}")
@@ -58,12 +58,17 @@ def decide(recorded: list[Recorded], recipe: str, hardware: str) -> Decision:
 
 EXIT_GO, EXIT_NO_GO, EXIT_UNJUDGED = 0, 1, 2
 """The main job's exit status: 0 GO; 1 NO-GO judged (every blocking check ran, one or more FAIL);
-2 could not judge (a blocking check UNKNOWN, hardware detection UNKNOWN, none ran, report not written)."""
+2 could not judge (a blocking check UNKNOWN, hardware detection UNKNOWN, report not written). A run in which no
+blocking check ran leaves pytest's exit status as it is."""
 
 
 def exit_status(recorded: list[Recorded]) -> int:
+    """The decision's exit status; a run with no blocking check keeps pytest's own (EXIT_GO: no change), so a
+    self-test or reproducer run passes or fails by its tests alone."""
     blocking = [r for r in recorded if r.blocking]
-    if not blocking or any(r.verdict.status is Status.UNKNOWN for r in blocking):
+    if not blocking:
+        return EXIT_GO
+    if any(r.verdict.status is Status.UNKNOWN for r in blocking):
         return EXIT_UNJUDGED
     return EXIT_NO_GO if any(r.verdict.status.blocks for r in blocking) else EXIT_GO
 

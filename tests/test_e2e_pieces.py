@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck import report
 from rlcheck.e2e import baselines
 from rlcheck.e2e.plot import plot_phase_times
 from rlcheck.hardware import get_profile
@@ -61,7 +60,9 @@ def test_gate_recipe_that_does_not_fit_is_blocking():
 def test_testcases_dry_run_renders_every_case(tmp_path):
     done = subproc.run([sys.executable, "-m", "pytest", "testcases/test_e2e.py", "--dry-run", "--hardware=gb300",
                         "-p", "no:cacheprovider", f"--report-dir={tmp_path}", "-q"], timeout_s=300, cwd=str(ROOT))
-    assert done.returncode == report.EXIT_UNJUDGED, done.tail(30)  # nothing ran: no GO from a dry run
+    # nothing ran: no GO from a dry run, and no blocking check to decide one (the cases are SKIP, exit 0)
+    assert done.returncode == 0 and "rlcheck no GO / NO-GO: no blocking check ran" in done.stdout, done.tail(30)
+    assert "rlcheck GO" not in done.stdout, done.tail(30)
     for case in ("qwen3-4b-colocated", "qwen3-30b-a3b-disaggregated", "qwen3-4b-remote-rm", "glm5.2-gb300"):
         assert f"SKIP    e2e[{case}]: dry run, nothing ran: renders for gb300" in done.stdout, done.tail(30)
     assert "PASS    e2e[" not in done.stdout, done.tail(30)

@@ -70,11 +70,23 @@ def test_plugin_no_go_lists_fail_and_unknown(project):
     assert "## What to fix" in md and "Fix: fix the batch sizes" in md
 
 
-def test_plugin_reproducers_alone_are_no_go(project):
+def test_plugin_reproducers_alone_decide_nothing_and_keep_the_exit_status(project):
+    # ./run test (self-tests, reproducers, test cases, no checks/): a green run exits 0 and says why no GO / NO-GO
     project.mkdir("reproducers")
     project.makepyfile(**{"reproducers/test_repro_x": CHECK_PASS.replace("test_image_ok", "test_repro_x")})
     result = project.runpytest("--hardware=none")
-    result.stdout.fnmatch_lines(["rlcheck NO-GO: no blocking check ran for recipe qwen3-4b-colocated*"])
+    result.stdout.fnmatch_lines(["rlcheck no GO / NO-GO: no blocking check ran for recipe qwen3-4b-colocated on "
+                                 "hardware none (only checks/ decide)"])
+    assert result.ret == 0 and "rlcheck NO-GO" not in result.stdout.str()
+
+
+def test_plugin_one_blocking_check_beside_reproducers_decides(project):
+    project.mkdir("reproducers")
+    project.makepyfile(**{"reproducers/test_repro_x": CHECK_PASS.replace("test_image_ok", "test_repro_x"),
+                          "checks/test_image": CHECK_PASS})
+    result = project.runpytest("--hardware=none")
+    result.stdout.fnmatch_lines(["rlcheck GO: 1 blocking check(s) passed*"])
+    assert result.ret == 0
 
 
 def test_plugin_skipped_check_recorded_with_reason(project):

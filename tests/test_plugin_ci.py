@@ -123,7 +123,8 @@ def test_a_reproducer_that_could_not_run_still_ends_with_a_decision(project):
     project.makepyfile(**{"reproducers/test_repro_z": "def test_repro_z():\n    raise ImportError('no megatron')\n"})
     result = project.runpytest("--hardware=none")
     result.stdout.fnmatch_lines(["UNKNOWN repro_z: could not run (call): ImportError: no megatron",
-                                 "rlcheck NO-GO: no blocking check ran*"])
+                                 "rlcheck no GO / NO-GO: no blocking check ran*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the reproducer's own failure, not a decision
 
 
 def test_passing_check_without_verdict_is_still_unknown(project):
