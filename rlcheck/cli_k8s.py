@@ -52,16 +52,10 @@ def cmd_render(args: argparse.Namespace) -> int:
 def _judge_here(args: argparse.Namespace) -> tuple[list[Verdict], str]:
     """The quick tier on this machine (all its verdicts are this node's); rlcheck failing is one UNKNOWN."""
     from rlcheck.preflight import slurm
-    from rlcheck.probes import gpus
 
     now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     try:
-        profiles = hardware.load_profiles()
-        if args.hardware not in (*profiles, "auto", "none"):
-            raise ValueError(f"--hardware={args.hardware!r}: one of {', '.join(profiles)}, auto, none")
-        profile = (gpus.detect(timeout_s=min(10.0, args.budget_s / 3)).profile if args.hardware == "auto"
-                   else profiles.get(args.hardware))
-        return slurm.judge_node(profile, args.recipe, args.budget_s), now
+        return slurm.judge_here(args.hardware, args.recipe, args.budget_s), now
     except Exception as exc:  # rlcheck itself broken: the node is unknown, never tainted for it
         return [Verdict(check_id="rlcheck_k8s_tier", status=Status.UNKNOWN,
                         summary=f"could not run the quick tier: {' '.join(str(exc).split())}")], now

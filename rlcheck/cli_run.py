@@ -9,8 +9,6 @@ import os
 import sys
 from pathlib import Path
 
-from rlcheck import hardware
-
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     """The checks shipped in the package, through pytest and rlcheck's plugin: the same run as `pytest checks/`
@@ -36,18 +34,12 @@ def add_preflight(sub: argparse._SubParsersAction) -> None:
 def cmd_slurm(args: argparse.Namespace) -> int:
     """Slurm prolog / epilog: the quick per-node tier (or a recorded report), drain with the reason on FAIL."""
     from rlcheck.preflight import slurm
-    from rlcheck.probes import gpus
 
     try:
         if args.report is not None:
             verdicts = slurm.verdicts_from_report(args.report.read_text(encoding="utf-8"), str(args.report))
         else:
-            profiles = hardware.load_profiles()
-            if args.hardware not in (*profiles, "auto", "none"):
-                raise ValueError(f"--hardware={args.hardware!r}: one of {', '.join(profiles)}, auto, none")
-            profile = (gpus.detect(timeout_s=min(10.0, args.budget_s / 3)).profile if args.hardware == "auto"
-                       else profiles.get(args.hardware))
-            verdicts = slurm.judge_node(profile, args.recipe, args.budget_s)
+            verdicts = slurm.judge_here(args.hardware, args.recipe, args.budget_s)
     except Exception as exc:  # rlcheck itself broken: said in slurmd's log, but never drains the cluster
         print(f"rlcheck slurm {args.phase}: could not judge this node, node stays up: {exc}", file=sys.stderr)
         return 0

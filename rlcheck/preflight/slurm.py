@@ -111,5 +111,19 @@ def verdicts_from_report(text: str, source: str) -> list[Verdict]:
         raise ValueError(f"{source} is not an rlcheck report.json (a 'verdicts' list of verdicts): {exc}") from exc
 
 
+def judge_here(hardware_name: str, recipe_id: str, budget_s: float) -> list[Verdict]:
+    """The quick tier on this machine for --hardware NAME|auto|none (auto detects within a third of the budget,
+    at most 10 s); ValueError for an unknown name. Shared by `rlcheck slurm` and `rlcheck k8s`."""
+    from rlcheck import hardware
+    from rlcheck.probes import gpus
+
+    profiles = hardware.load_profiles()
+    if hardware_name not in (*profiles, "auto", "none"):
+        raise ValueError(f"--hardware={hardware_name!r}: one of {', '.join(profiles)}, auto, none")
+    profile = (gpus.detect(timeout_s=min(10.0, budget_s / 3)).profile if hardware_name == "auto"
+               else profiles.get(hardware_name))
+    return judge_node(profile, recipe_id, budget_s)
+
+
 def judge_node(profile: HardwareProfile | None, recipe_id: str, budget_s: float) -> list[Verdict]:
     return run_tier(quick_checks(), gate.inputs_for(recipe_id, profile), budget_s)
