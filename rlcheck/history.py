@@ -61,7 +61,7 @@ class History:
     """Files that could not be read as a report, each with why: they make the command exit 2."""
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_report(path: Path) -> dict[str, Any]:
     """One kept report, or ValueError / OSError saying why it is not one."""
     doc = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(doc, dict) or doc.get("rlcheck_report") != 1:
@@ -105,7 +105,7 @@ def load(history_dir: Path, *, check: str | None = None, node: str | None = None
     docs, errors = [], []
     for path in files:
         try:
-            docs.append((path, _read(path)))
+            docs.append((path, read_report(path)))
         except (OSError, ValueError) as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
             errors.append(f"{path}: {exc}")
     docs.sort(key=lambda pd: (pd[1]["created"], pd[0].name))

@@ -50,6 +50,9 @@ class RunContext:
     job_error: str = ""
     history_dir: Path | None = None
     """--history: where every run's report.json is kept; None: only the latest, in report_dir."""
+    band_runs: int = 5
+    """--band-runs: measured figures are judged against the median of this many good runs kept in --history
+    (0: off)."""
     framework: Installed | None = None
     """The SLIME/Miles judged: --framework, else what is installed here, else the job's own (framework None:
     none of them names one)."""
@@ -107,6 +110,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="where report.json and report.md go (default: rlcheck-report/)")
     group.addoption("--history", default=None, metavar="DIR",
                     help="also keep every report.json in DIR (one file per run, never overwritten)")
+    group.addoption("--band-runs", default=5, type=int, metavar="N",
+                    help="with --history: judge measured figures (GEMM TFLOP/s, all-reduce GB/s) also against the "
+                         "median of the last N good runs kept there (WARN 5%%, FAIL 10%% below; needs 3 runs; "
+                         "0: off; default 5)")
     group.addoption("--hardware-timeout-s", default=gpus.DETECT_TIMEOUT_S, type=float, metavar="S",
                     help="--hardware=auto: how long nvidia-smi (or torch) may take to answer (default: 30)")
     group.addoption("--quick", action="store_true", help="skip tests marked slow")
@@ -182,6 +189,9 @@ def pytest_configure(config: pytest.Config) -> None:
     history = config.getoption("history")
     if history is not None and (problem := report.unwritable(Path(history))):
         raise pytest.UsageError(f"--history={history!r} cannot be written: {problem}")
+    if config.getoption("band_runs") < 0:
+        raise pytest.UsageError(f"--band-runs={config.getoption('band_runs')}: a whole number >= 0 (0 turns the "
+                                "band off)")
     try:
         declared = parse_declared(config.getoption("framework")) if config.getoption("framework") else None
     except ValueError as exc:
@@ -192,7 +202,7 @@ def pytest_configure(config: pytest.Config) -> None:
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
         dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"), hardware_unknown=unknown,
-        history_dir=Path(history) if history is not None else None,
+        history_dir=Path(history) if history is not None else None, band_runs=config.getoption("band_runs"),
         framework=judged_framework(resolve(declared), captured.get("job")), **captured,
     )
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from rlcheck import report
+from rlcheck import history_band, report
 from rlcheck.framework.detect import Installed
 from rlcheck.plugin.junit import suite_properties, verdict_properties
 from rlcheck.plugin.options import get_context
@@ -19,6 +19,8 @@ from rlcheck.verdict import Status, Verdict
 PLUGIN_DIR = Path(__file__).resolve().parent
 verdicts_key = pytest.StashKey[list[str]]()
 """The verdicts a test recorded, as JSON: carried on its report (also from xdist workers), not in JUnit."""
+history_key = pytest.StashKey[tuple[list[dict[str, Any]], list[str]]]()
+"""The reports kept in --history, read once per run (for the band of measured figures)."""
 KINDS = {"checks": "check", "reproducers": "reproducer", "testcases": "case"}
 PACKAGED_CHECKS = Path(__file__).resolve().parents[1] / "checks"
 """rlcheck/checks/ of this installed copy: its tests are checks wherever pytest's rootdir puts their node ids."""
@@ -85,7 +87,7 @@ def record_verdict(request: pytest.FixtureRequest) -> Callable[..., None]:
 
     def record(*verdicts: Verdict, reproduction: dict[str, Any] | None = None) -> None:
         item = request.node
-        named = [v.with_id(verdict_id(item.nodeid, kind_of_item(item))) for v in verdicts]
+        named = _banded([v.with_id(verdict_id(item.nodeid, kind_of_item(item))) for v in verdicts], item.config)
         stash = item.stash.setdefault(verdicts_key, [])
         for v in named:
             stash.append(json.dumps({"verdict": v.to_dict(), "reproduction": reproduction}))
@@ -97,6 +99,18 @@ def record_verdict(request: pytest.FixtureRequest) -> Callable[..., None]:
             pytest.skip(named[0].summary)
 
     return record
+
+
+def _banded(verdicts: list[Verdict], config: pytest.Config) -> list[Verdict]:
+    """With --history: measured figures judged also against this cluster's band of good runs."""
+    ctx = get_context(config)
+    if ctx.history_dir is None or ctx.band_runs == 0:
+        return verdicts
+    if history_key not in config.stash:
+        config.stash[history_key] = history_band.read_reports(ctx.history_dir)
+    reports, errors = config.stash[history_key]
+    return history_band.judge_all(verdicts, reports, errors, profile=ctx.profile.name if ctx.profile else None,
+                                  last=ctx.band_runs)
 
 
 @pytest.fixture
