@@ -14,6 +14,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from rlcheck import hardware, secret_guard
 from rlcheck.verdict import Status, Verdict
@@ -61,6 +62,25 @@ def _judge_here(args: argparse.Namespace) -> tuple[list[Verdict], str]:
                         summary=f"could not run the quick tier: {' '.join(str(exc).split())}")], now
 
 
+def _apply(patch: Any, args: argparse.Namespace) -> tuple[str, list[Any]]:
+    """Apply with kubectl (--via kubectl, or auto and kubectl on PATH) or the API with the pod's service account
+    (--via api, or auto without kubectl); ValueError when neither can be used, naming both."""
+    from rlcheck.deploy import k8s_api, k8s_node
+
+    kubectl = shutil.which(args.kubectl) if args.via in ("auto", "kubectl") else None
+    if kubectl is not None:
+        return "kubectl", list(k8s_node.apply(patch, kubectl))
+    if args.via == "kubectl":
+        raise ValueError(f"{args.kubectl!r} not found on PATH (--via api patches through the pod's service account)")
+    try:
+        cluster = k8s_api.in_cluster()
+    except ValueError as exc:
+        if args.via == "api":
+            raise
+        raise ValueError(f"{args.kubectl!r} not found on PATH, and the API cannot be used: {exc}") from exc
+    return "api", k8s_api.apply(patch, cluster)
+
+
 def cmd_apply_node_status(args: argparse.Namespace) -> int:
     from rlcheck.deploy import k8s_node
 
@@ -81,16 +101,13 @@ def cmd_apply_node_status(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(json.dumps(patch.to_dict(), indent=2))
         return EXIT_APPLIED_FAIL if patch.status == "fail" else EXIT_APPLIED
-    kubectl = shutil.which(args.kubectl)
-    if kubectl is None:
-        print(f"rlcheck k8s apply-node-status: nothing applied: {args.kubectl!r} not found on PATH", file=sys.stderr)
-        return EXIT_NOT_APPLIED
     try:
-        steps = k8s_node.apply(patch, kubectl)
-    except k8s_node.KubectlFailed as exc:
+        how, steps = _apply(patch, args)
+    except (ValueError, RuntimeError) as exc:  # k8s_node.KubectlFailed, k8s_api.ApiFailed, or no way to apply
         print(f"rlcheck k8s apply-node-status: not applied to {args.node}: {exc}", file=sys.stderr)
         return EXIT_NOT_APPLIED
-    taint = ("tainted" if patch.add_taints else "untainted") if len(steps) > 1 else "taint unchanged"
+    changed = len(steps) > 1 if how == "kubectl" else steps[-1].endswith("(taints)")
+    taint = ("tainted" if patch.add_taints else "untainted") if changed else "taint unchanged"
     first = patch.annotations[k8s_node.SUMMARY_ANNOTATION].splitlines()
     print(f"rlcheck k8s apply-node-status: {args.node}: {k8s_node.STATUS_LABEL}={patch.status}, {taint}; "
           f"{first[1] if len(first) > 1 else first[0]}", file=sys.stderr)
@@ -108,8 +125,7 @@ def add_k8s(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--kind", required=True, choices=k8s_manifests.KINDS)
     r.add_argument("--hardware", required=True, metavar="NAME", help="hardware profile (h100, h200, b200, ...)")
     r.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe the checks judge against")
-    r.add_argument("--image", default=manifests.DEFAULT_IMAGE, help="an image with rlcheck installed (and kubectl, "
-                                                                     "for the DaemonSet)")
+    r.add_argument("--image", default=manifests.DEFAULT_IMAGE, help="an image with rlcheck installed")
     r.add_argument("--namespace", default=k8s_manifests.NAMESPACE)
     r.add_argument("--ray-address", default="", metavar="URL",
                    help="preflight-job: the Ray dashboard (default: the head service of the recipe's RayCluster)")
@@ -128,5 +144,8 @@ def add_k8s(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe the image checks judge against")
     a.add_argument("--budget-s", type=float, default=25.0, metavar="S", help="time for the quick tier (default: 25)")
     a.add_argument("--kubectl", default="kubectl", metavar="PATH", help="the kubectl to patch with (default: PATH's)")
-    a.add_argument("--dry-run", action="store_true", help="print the patch as JSON; call no kubectl")
+    a.add_argument("--via", default="auto", choices=("auto", "kubectl", "api"),
+                   help="how to apply: kubectl, or the Kubernetes API with the pod's service account (no kubectl "
+                        "needed in the image); auto (default): kubectl when on PATH, else the API")
+    a.add_argument("--dry-run", action="store_true", help="print the patch as JSON; change nothing")
     a.set_defaults(func=cmd_apply_node_status)

@@ -83,7 +83,8 @@ def _gpu_node_affinity(hw: HardwareProfile) -> dict[str, Any]:
 def node_status_daemonset(hw: HardwareProfile, recipe_id: str, image: str = manifests.DEFAULT_IMAGE,
                           namespace: str = NAMESPACE, every_s: int = 900, budget_s: float = 25.0) -> dict[str, Any]:
     """On every GPU node of the profile's instance types: the quick tier (as `rlcheck slurm prolog` runs it)
-    every `every_s`, its verdict applied to the node. The image needs `kubectl` on PATH."""
+    every `every_s`, its verdict applied to the node (through the API with the pod's service account, or kubectl
+    where the image has it)."""
     if every_s < 60:
         raise ValueError(f"every_s={every_s}: at least 60 (the tier alone takes up to the budget)")
     labels = _labels("node-status", hw)
