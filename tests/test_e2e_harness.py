@@ -35,7 +35,8 @@ def run(local_ray, tmp_path, fault: str = "", recipe_id: str = "qwen3-30b-a3b-di
     env = {"env_vars": {"RLCHECK_STANDIN_FAULT": fault, "RLCHECK_STANDIN_PHASE_S": "0.05",
                         "RLCHECK_STANDIN_SLIME": version}}
     milestones, invariants = slime_log.plan(version, deadlines, recipe.argv())
-    watcher = Watcher(milestones, loops, invariants=invariants, traits=catalog.job_traits([*recipe.argv(), *argv_extra]))
+    traits = catalog.job_traits([*recipe.argv(), *argv_extra])
+    watcher = Watcher(milestones, loops, invariants=invariants, traits=traits)
     result = e2e.run_case(local_ray.dashboard_url, argv, watcher,
                           log_path=tmp_path / "job.log", runtime_env=env)
     return result, e2e.verdict_for("case", result, loops)
