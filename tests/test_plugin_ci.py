@@ -92,6 +92,19 @@ def test_junit_go_no_go_is_a_testsuite_property(project, body, decision):
     assert props["rlcheck_decision_line"].startswith(f"{decision}: ")
 
 
+def test_junit_decision_of_a_run_without_blocking_checks_is_none(project):
+    project.makepyfile(**{"reproducers/test_repro_x": (
+        "from rlcheck.verdict import Status, Verdict\n"
+        "def test_repro_x(record_verdict):\n"
+        "    record_verdict(Verdict(status=Status.PASS, summary='reproduced'))\n")})
+    root = _junit(project, "--hardware=none", "reproducers/")
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite is not None
+    props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
+    assert props["rlcheck_decision"] == "none"
+    assert props["rlcheck_decision_line"].startswith("no GO / NO-GO: no blocking check ran")
+
+
 def test_skip_recorded_by_a_check_is_reported_at_the_test(project):
     project.makepyfile(**{"checks/test_image": SKIPPING})
     result = project.runpytest("--hardware=none", "-rs")

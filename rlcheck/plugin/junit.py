@@ -26,7 +26,7 @@ def suite_properties(config: pytest.Config, decision: report.Decision) -> None:
     """GO / NO-GO as JUnit testsuite properties, where CI tools show them for the whole run."""
     xml = config.stash.get(junitxml.xml_key, None)
     if xml is not None:
-        xml.add_global_property("rlcheck_decision", "GO" if decision.go else "NO-GO")
+        xml.add_global_property("rlcheck_decision", "GO" if decision.go else "NO-GO" if decision.judged else "none")
         xml.add_global_property("rlcheck_decision_line", decision.line)
 
 
