@@ -117,9 +117,10 @@ CHECKS = (
                  "rollout context x concurrency; NSA fp8 over-allocation",
           judge=lambda obs, i: memory_kv.evaluate_kv_pool(i.recipe, i.profile)),
     Check(id="recipe_sample_caps", guards=("cuda-oom",),
-          judges="with `--use-dynamic-batch-size`, `--max-tokens-per-gpu` is set and the longest sample (prompt + "
-                 "response caps, or `--rollout-max-context-len`) fits it x CP",
-          judge=lambda obs, i: sample_caps.evaluate_sample_caps(i.launch_argv(), i.recipe.id)),
+          judges="with `--use-dynamic-batch-size`, `--max-tokens-per-gpu` is set and the longest sample (prompt cap, "
+                 "else `--rollout-max-context-len` - 1, + response cap; on Miles at most the context cap) fits it x CP",
+          judge=lambda obs, i: sample_caps.evaluate_sample_caps(i.launch_argv(), i.recipe.id,
+                                                                    i.recipe.framework)),
     Check(id="recipe_model_config", guards=("model-config-mismatch",),
           judges="`--hf-checkpoint`'s config.json against the model args: vocab, layers, hidden, heads, KV heads, "
                  "tied embeddings (UNKNOWN naming the path when it cannot be read)",
