@@ -58,8 +58,8 @@ CASES: dict[str, list[tuple[str, Inputs, object, Status]]] = {
     ],
     "recipe_sample_caps": [
         # the shipped recipe's response cap is 8192: context - 1 + 8192 against a 16384-token cap
-        ("context-cap-prompt-filter-plus-response-fits", _extra("--max-tokens-per-gpu", "16384",
-                                                                "--rollout-max-context-len", "8193"), None, Status.PASS),
+        ("context-cap-prompt-filter-plus-response-fits",
+         _extra("--max-tokens-per-gpu", "16384", "--rollout-max-context-len", "8193"), None, Status.PASS),
         ("context-cap-prompt-filter-plus-response-one-over", _extra("--max-tokens-per-gpu", "16384",
                                                                     "--rollout-max-context-len", "8194"), None,
          Status.WARN),
