@@ -57,8 +57,12 @@ CASES: dict[str, list[tuple[str, Inputs, object, Status]]] = {
         ("proxy-with-host-no-proxy", _proxied("localhost,127.0.0.1"), None, Status.WARN),
     ],
     "recipe_sample_caps": [
-        ("context-cap-equal-to-token-cap", _extra("--rollout-max-context-len", "8192"), None, Status.PASS),
-        ("context-cap-one-over", _extra("--rollout-max-context-len", "8193"), None, Status.WARN),
+        # the shipped recipe's response cap is 8192: context - 1 + 8192 against a 16384-token cap
+        ("context-cap-prompt-filter-plus-response-fits",
+         _extra("--max-tokens-per-gpu", "16384", "--rollout-max-context-len", "8193"), None, Status.PASS),
+        ("context-cap-prompt-filter-plus-response-one-over", _extra("--max-tokens-per-gpu", "16384",
+                                                                    "--rollout-max-context-len", "8194"), None,
+         Status.WARN),
         ("prompt-uncapped-shipped-recipe", _INPUTS, None, Status.WARN),
         ("token-cap-not-an-int", _extra("--max-tokens-per-gpu", "8k"), None, Status.FAIL),
         ("fixed-micro-batches", _fixed_micro_batches(), None, Status.SKIP),

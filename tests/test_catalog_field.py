@@ -70,10 +70,11 @@ def test_field_corpus_recall_and_precision():
     result = field_corpus.score(CORPUS, ENTRIES)
     assert (result.found, result.claimed) == (result.failures, 0), result.missed
     # known overlap, reported in docs/known-failures.md: sparse-mla-bwd-nan's signature is Megatron's generic
-    # bucket NaN line, so a NaN on any model also names the DSA kernel bug (live only with tilelang in its range)
+    # bucket NaN line (both of Megatron's wordings, with and without the bucket), so a NaN on any model also names
+    # the DSA kernel bug when the job's traits are unknown (the watcher names it only on a DSA job)
     extra = {(x.source, i) for x in CORPUS if x.expected for i in _ids(x.line) if i != x.expected}
-    assert {i for _, i in extra} == {"sparse-mla-bwd-nan"} and result.wrong == len(extra) == 1, extra
-    assert [o.endswith("(nan-result) also named sparse-mla-bwd-nan") for o in result.overlaps] == [True]
+    assert {i for _, i in extra} == {"sparse-mla-bwd-nan"} and result.wrong == len(extra) == 2, extra
+    assert [o.endswith("(nan-result) also named sparse-mla-bwd-nan") for o in result.overlaps] == [True, True]
     assert result.failures >= 28 and result.healthy >= 17  # the corpus only grows
 
 

@@ -23,9 +23,22 @@ def _caps(*args: str) -> Verdict:
 @pytest.mark.parametrize(("args", "status"), [
     ((*DYN, "--rollout-max-prompt-len", "1024", "--rollout-max-response-len", "7168"), Status.PASS),
     ((*DYN, "--rollout-max-prompt-len", "1025", "--rollout-max-response-len", "7168"), Status.WARN),
-    ((*DYN, "--context-parallel-size", "2", "--rollout-max-context-len", "16384"), Status.PASS),
-    ((*DYN, "--context-parallel-size", "2", "--rollout-max-context-len", "16385"), Status.WARN),
-    ((*DYN, "--rollout-max-context-len=8192"), Status.PASS),
+    # the context cap is SLIME's prompt filter (context - 1), not a cap on prompt + response
+    ((*DYN, "--context-parallel-size", "2", "--rollout-max-context-len", "8193", "--rollout-max-response-len",
+      "8192"), Status.PASS),
+    ((*DYN, "--context-parallel-size", "2", "--rollout-max-context-len", "8194", "--rollout-max-response-len",
+      "8192"), Status.WARN),
+    ((*DYN, "--rollout-max-context-len=4097", "--rollout-max-response-len", "4096"), Status.PASS),
+    ((*DYN, "--rollout-max-context-len=4098", "--rollout-max-response-len", "4096"), Status.WARN),
+    # a context cap within the token cap, but the response cap on top of it is not
+    ((*DYN, "--rollout-max-context-len=8192", "--rollout-max-response-len", "1"), Status.PASS),
+    ((*DYN, "--rollout-max-context-len=8192", "--rollout-max-response-len", "2"), Status.WARN),
+    ((*DYN, "--rollout-max-context-len=8192"), Status.WARN),
+    # an explicit prompt cap wins over the context cap's default
+    ((*DYN, "--rollout-max-context-len", "65536", "--rollout-max-prompt-len", "4096", "--rollout-max-response-len",
+      "4096"), Status.PASS),
+    ((*DYN, "--disable-rollout-global-dataset", "--rollout-max-prompt-len", "1024", "--rollout-max-response-len",
+      "1024"), Status.WARN),
     ((*DYN, "--rollout-max-response-len", "4096"), Status.WARN),
     ((*DYN,), Status.WARN),
     (("--use-dynamic-batch-size", "--rollout-max-response-len", "4096"), Status.FAIL),
@@ -40,12 +53,30 @@ def test_sample_caps_boundaries(args, status):
 
 
 def test_sample_caps_names_what_is_wrong():
-    assert "exceeds the cap of 8192" in _caps(*DYN, "--rollout-max-context-len", "9000").summary
+    over = _caps(*DYN, "--rollout-max-context-len", "8192", "--rollout-max-response-len", "8192").summary
+    assert "exceeds the cap of 8192" in over and "--rollout-max-context-len 8192 - 1" in over and "16383" in over
+    assert "filters no prompt" in _caps(*DYN, "--disable-rollout-global-dataset", "--rollout-max-prompt-len", "1",
+                                        "--rollout-max-response-len", "1").summary
     assert "--rollout-max-prompt-len is not set" in _caps(*DYN, "--rollout-max-response-len", "4096").summary
     assert "response cap alone is 4.00x" in _caps(*DYN, "--rollout-max-response-len", "32768").summary
     assert "--rollout-max-response-len is not set" in _caps(*DYN).summary
     assert "SLIME asserts" in _caps("--use-dynamic-batch-size").summary
     assert "'-5': a positive integer" in _caps(*DYN, "--rollout-max-response-len", "-5").summary
+
+
+@pytest.mark.parametrize(("args", "status"), [
+    ((*DYN, "--rollout-max-context-len", "8192", "--rollout-max-response-len", "8192"), Status.PASS),
+    ((*DYN, "--rollout-max-context-len", "8193", "--rollout-max-response-len", "8192"), Status.WARN),
+    ((*DYN, "--rollout-max-context-len", "8192"), Status.PASS),
+    ((*DYN, "--rollout-max-context-len", "65536", "--rollout-max-prompt-len", "4096", "--rollout-max-response-len",
+      "4096"), Status.PASS),
+    ((*DYN, "--rollout-max-context-len", "65536", "--rollout-max-prompt-len", "4096", "--rollout-max-response-len",
+      "4097"), Status.WARN),
+    ((*DYN, "--rollout-max-response-len", "4096"), Status.WARN),
+])
+def test_sample_caps_on_miles_the_context_cap_bounds_the_sample(args, status):
+    verdict = sample_caps.evaluate_sample_caps(list(args), "job", "miles")
+    assert verdict.status is status, verdict.summary
 
 
 def test_option_takes_the_last_value_in_either_form():

@@ -15,6 +15,7 @@ from rlcheck.probes import node_health as health
 from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
 from rlcheck.probes.cluster_reach import NodeEvaluate, evaluate_node_answer, evaluate_reachable, judge_nodes
 from rlcheck.probes.nccl_pairs import FLOOR_KEY, PairsObservation, evaluate_nccl_pairs
+from rlcheck.probes.node_addresses import evaluate_node_addresses
 from rlcheck.probes.node_versions import evaluate_versions_uniform
 from rlcheck.probes.pairs_driver import run_pairs
 from rlcheck.verdict import Status, Verdict
@@ -71,6 +72,11 @@ CHECKS = (
           judges="every alive node runs its pinned task in time (a silent node is UNKNOWN for that node, never a hang)",
           judge=_nodes_answer, advisory=True,
           advisory_reason="a silent node is not known to be bad: UNKNOWN for that node, which already blocks GO"),
+    Check(id="cluster_node_addresses", guards=("rollout-engines-unreachable",), needs=CLUSTER, collect=fanout_of,
+          judges="the address Ray reports for each node (what SLIME hands the router and the update group): no "
+                 "loopback or 0.0.0.0 beside other hosts, none claimed twice, one IP family; link-local or Docker "
+                 "bridge WARN",
+          judge=lambda result, i: evaluate_node_addresses(result)),
     Check(id="cluster_gpus", guards=("placement-group-oversubscribed",), needs=CLUSTER | {Need.RECIPE},
           collect=fanout_of, judges="GPUs Ray advertises against the recipe's placement group", judge=_cluster_gpus),
     Check(id="cluster_head_gpuless", guards=(), needs=CLUSTER, collect=fanout_of,

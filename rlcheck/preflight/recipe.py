@@ -8,7 +8,9 @@ from rlcheck.framework.detect import Installed, choose
 from rlcheck.job.job import framework_why
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import (
+    architecture,
     argv_shell,
+    checkpoint_save,
     context_length,
     health_wait,
     inline_secrets,
@@ -117,14 +119,22 @@ CHECKS = (
                  "rollout context x concurrency; NSA fp8 over-allocation",
           judge=lambda obs, i: memory_kv.evaluate_kv_pool(i.recipe, i.profile)),
     Check(id="recipe_sample_caps", guards=("cuda-oom",),
-          judges="with `--use-dynamic-batch-size`, `--max-tokens-per-gpu` is set and the longest sample (prompt + "
-                 "response caps, or `--rollout-max-context-len`) fits it x CP",
-          judge=lambda obs, i: sample_caps.evaluate_sample_caps(i.launch_argv(), i.recipe.id)),
+          judges="with `--use-dynamic-batch-size`, `--max-tokens-per-gpu` is set and the longest sample (prompt cap, "
+                 "else `--rollout-max-context-len` - 1, + response cap; on Miles at most the context cap) fits it x CP",
+          judge=lambda obs, i: sample_caps.evaluate_sample_caps(i.launch_argv(), i.recipe.id,
+                                                                    i.recipe.framework)),
     Check(id="recipe_model_config", guards=("model-config-mismatch",),
           judges="`--hf-checkpoint`'s config.json against the model args: vocab, layers, hidden, heads, KV heads, "
                  "tied embeddings (UNKNOWN naming the path when it cannot be read)",
           collect=lambda i: collect_hf_config(i.launch_argv()),
           judge=lambda obs, i: evaluate_hf_config(obs, i.launch_argv(), i.recipe.id)),
+    Check(id="recipe_architecture_known", guards=("architecture-unsupported",),
+          judges="config.json's `architectures` native in SGLang and its config class known to the framework's "
+                 "Megatron-to-HF converter (or `model_type` to mbridge with `--megatron-to-hf-mode bridge`); lists of "
+                 "the installed packages, else `rlcheck/data/model_support.toml`",
+          collect=lambda i: architecture.collect_architecture(i.launch_argv()),
+          judge=lambda obs, i: architecture.evaluate_architecture(obs, i.launch_argv(), i.recipe.framework,
+                                                                  i.recipe.id)),
     Check(id="recipe_context_length", guards=("context-length-exceeded",),
           judges="prompt cap + response cap (`--rollout-max-prompt-len`, else `--rollout-max-context-len` - 1) within "
                  "the engine's context (`--sglang-context-length`, else what SGLang derives from config.json)",
@@ -145,6 +155,12 @@ CHECKS = (
     Check(id="recipe_argv_intact", guards=("ray-argv-loss", "model-args-glob"),
           judges="the trainer gets the argv the launch meant after Ray's `/bin/sh -c`; no bare glob tokens",
           judge=lambda obs, i: argv_shell.evaluate_argv_intact(*_meant_and_got(i))),
+    Check(id="recipe_checkpoint_save", guards=("checkpoint-save-failed",),
+          judges="`--save` + `--save-interval` with training offloaded (`--colocate`, `--offload[-train]`): the "
+                 "installed train actor wakes the model before save_model (SLIME #1856 without #1888 does not), "
+                 "else the judged SLIME release",
+          collect=lambda i: checkpoint_save.collect_save(i.judged_framework()), light_collect=True,
+          judge=lambda obs, i: checkpoint_save.evaluate_checkpoint_save(obs, i.launch_argv(), i.recipe.id)),
     Check(id="recipe_no_inline_secrets", guards=(),
           judges="no secret value in the trainer argv or runtime env vars, by name (…_TOKEN, …_SECRET, …_PASSWORD, "
                  "…_PAT, …_API_KEY) or by shape (hf_…, ghp_…, AKIA…); the value is never printed",
