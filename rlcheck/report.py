@@ -50,7 +50,8 @@ def decide(recorded: list[Recorded], recipe: str, hardware: str) -> Decision:
     blocking = [r for r in recorded if r.blocking]
     scope = f"{recipe if recipe.startswith('job ') else 'recipe ' + recipe} on hardware {hardware}"
     if not blocking:  # reproducers, test cases or self-tests alone: nothing here decides GO / NO-GO
-        return Decision(go=False, judged=False, line=f"no GO / NO-GO: no blocking check ran for {scope} (only checks/ decide)")
+        return Decision(go=False, judged=False,
+                        line=f"no GO / NO-GO: no blocking check ran for {scope} (only checks/ decide)")
     bad = [r for r in blocking if r.verdict.status.blocks]
     if not bad:
         return Decision(go=True, line=f"GO: {len(blocking)} blocking check(s) passed for {scope}")
