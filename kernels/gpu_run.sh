@@ -7,6 +7,7 @@
 #   "-" uses the installed TileLang. BENCH_ARGS "skip" skips the benchmark.
 # Each stage has its own timeout so one hang cannot take the others' results with it.
 set -uo pipefail
+command="bash kernels/gpu_run.sh$(printf ' %q' "$@")"
 tag=$1
 archive=${2:--}
 shift $(( $# >= 2 ? 2 : $# ))
@@ -35,3 +36,6 @@ if [[ "${1:-}" != "skip" ]]; then
   timeout 300 python3 -m benchmarks.sparse_mla --out "$out/sparse_mla_$tag.json" "$@" > "$out/bench_$tag.log" 2>&1
 grep -v -E "INFO|it/s" "$out/bench_$tag.log" | cut -c1-240 | tail -40
 fi
+
+echo "== result file"
+python3 -m benchmarks.kernels_gpu.collect "$out" "$tag" --command "$command"

@@ -73,7 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     large_seq_lens = _ints(args.large_seq_lens)
     large = _shapes(large_seq_lens, [64] * len(large_seq_lens), args.topk)
     compile_log = bench.precompile_all([*checked, *large[:1]], args.upstream_dir if with_upstream else None, args.jobs)
-    report: dict[str, Any] = {"meta": _meta(argv, copy_bandwidth_bytes_per_s()), "compile": compile_log, "cases": []}
+    meta = _meta(argv, copy_bandwidth_bytes_per_s())
+    # command, date and machine at the top, as every result file under benchmarks/results/ has them
+    report: dict[str, Any] = {"command": meta["command"], "date": meta["date_utc"],
+                              "machine": f"{meta['gpu']}, torch {meta['torch']}, Python {meta['python']}",
+                              "meta": meta, "compile": compile_log, "cases": []}
     runner = bench.CaseRunner(
         args.upstream_dir if with_upstream else None, report["meta"]["copy_bandwidth_tb_per_s"] * 1e12
     )
