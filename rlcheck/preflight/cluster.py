@@ -12,6 +12,7 @@ from rlcheck.cluster.fanout_result import FanoutResult, NodeFacts, Outcome
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import node_evaluate as judge
 from rlcheck.probes import node_health as health
+from rlcheck.probes import node_health_links as links
 from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
 from rlcheck.probes.cluster_reach import NodeEvaluate, evaluate_node_answer, evaluate_reachable, judge_nodes
 from rlcheck.probes.nccl_pairs import FLOOR_KEY, PairsObservation, evaluate_nccl_pairs
@@ -104,6 +105,14 @@ CHECKS = (
           judges="per node: HW thermal / power-brake slowdown (FAIL), SW thermal slowdown and persistence mode off "
                  "(WARN)",
           judge=per_node(health.evaluate_node_throttle)),
+    Check(id="cluster_node_clocks", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="per node: memory clock below its maximum, or SM clock held low while not idle (FAIL); clocks held "
+                 "by an application-clocks setting (WARN)",
+          judge=per_node(links.evaluate_node_clocks)),
+    Check(id="cluster_node_pcie", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="per node: PCIe link width below its maximum, or generation below it while not idle (FAIL); a slot "
+                 "slower than the GPU (WARN)",
+          judge=per_node(links.evaluate_node_pcie)),
     Check(id="cluster_node_nvlink", guards=(), needs=CLUSTER, collect=fanout_of,
           judges="per node: NVLink error counters (link recovery FAIL, CRC / replay WARN)",
           judge=per_node(health.evaluate_node_nvlink)),
