@@ -19,6 +19,10 @@ from rlcheck.process.wait import free_loopback_port
 from rlcheck.verdict import Status, Verdict
 
 GEMM_FLOOR, BUSBW_FLOOR = "bf16_gemm_min_tflops", "nccl_allreduce_min_busbw_gbps"
+GEMM_N, GEMM_ITERS, ALLREDUCE_BYTES, ALLREDUCE_ITERS = 8192, 20, 256 * 2**20, 20
+GEMM_LABEL = f"bf16 {GEMM_N}^3 GEMM (torch.matmul), {GEMM_ITERS} iterations after 3 warm-up, per GPU"
+ALLREDUCE_LABEL = (f"NCCL all-reduce of {ALLREDUCE_BYTES // 2**20} MiB float32 across this machine's GPUs, "
+                   f"{ALLREDUCE_ITERS} iterations after 3 warm-up; bus bandwidth as nccl-tests defines it")
 GEMM_CODE = """
 import json, sys, time, torch
 n, iters, kind = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
@@ -98,7 +102,7 @@ def _run_script(code: str, args: list[str], prefix: str, timeout_s: float) -> tu
     return line, done
 
 
-def collect_bf16_gemm(*, n: int = 8192, iters: int = 20, device: str = "cuda",
+def collect_bf16_gemm(*, n: int = GEMM_N, iters: int = GEMM_ITERS, device: str = "cuda",
                       timeout_s: float = 300) -> GemmObservation:
     line, done = _run_script(GEMM_CODE, [str(n), str(iters), device], "RLCHECK_GEMM ", timeout_s)
     if line is None:
@@ -109,8 +113,8 @@ def collect_bf16_gemm(*, n: int = 8192, iters: int = 20, device: str = "cuda",
     return GemmObservation(tflops_by_device=tuple((r["device"], r["name"], r["tflops"]) for r in rows))
 
 
-def collect_allreduce(*, world_size: int, size_bytes: int = 256 * 2**20, iters: int = 20, backend: str = "nccl",
-                      timeout_s: float = 300) -> AllReduceObservation:
+def collect_allreduce(*, world_size: int, size_bytes: int = ALLREDUCE_BYTES, iters: int = ALLREDUCE_ITERS,
+                      backend: str = "nccl", timeout_s: float = 300) -> AllReduceObservation:
     args = [str(size_bytes), str(iters), backend, str(world_size), str(free_loopback_port())]
     line, done = _run_script(ALLREDUCE_CODE, args, "RLCHECK_ALLREDUCE ", timeout_s)
     if line is None:
