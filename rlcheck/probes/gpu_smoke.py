@@ -2,7 +2,9 @@
 
 Both run in child processes with deadlines, so a wedged GPU or a stuck collective ends in UNKNOWN, not a hang.
 The floors are profile thresholds (bf16_gemm_min_tflops, nccl_allreduce_min_busbw_gbps); a profile without
-one gets SKIP with the figure measured. The same code runs on CPU (device cpu, backend gloo) for the self-tests.
+one gets SKIP with the figure measured. Below a measured floor (or a cluster's recorded baseline) is FAIL; below a
+public one (vendor peak, published nccl-tests figures; the profile's provenance says which) is WARN. The same
+code runs on CPU (device cpu, backend gloo) for the self-tests.
 """
 
 from __future__ import annotations
@@ -130,6 +132,22 @@ def _floor(profile: HardwareProfile | None, name: str) -> tuple[float | None, st
     return value, "" if value is not None else f"{profile.name} has no {name} yet"
 
 
+PUBLIC = ("a public figure, not measured on this hardware: WARN until a measured floor replaces it; record this "
+          "cluster's own with `rlcheck baseline record` from a healthy run")
+
+
+def _said(profile: HardwareProfile | None, name: str) -> str:
+    return f", {profile.provenance[name]} floor" if profile is not None and name in profile.provenance else ""
+
+
+def _below(profile: HardwareProfile | None, name: str, seen: str, floor: float, remedy: str,
+           base: dict[str, str]) -> Verdict:
+    """FAIL below a measured (or baseline) floor; WARN below a public one."""
+    if profile is not None and not profile.floor_measured(name):
+        return Verdict(**base, status=Status.WARN, summary=f"{seen}; expected >= {floor:g} ({PUBLIC})", remedy=remedy)
+    return Verdict(**base, status=Status.FAIL, summary=f"{seen}; expected >= {floor:g}", remedy=remedy)
+
+
 def evaluate_bf16_gemm(obs: GemmObservation, profile: HardwareProfile | None) -> Verdict:
     base = {"details": "\n".join(f"{dev} {name}: {tf:.1f} TFLOP/s" for dev, name, tf in obs.tflops_by_device)}
     if obs.error:
@@ -140,10 +158,10 @@ def evaluate_bf16_gemm(obs: GemmObservation, profile: HardwareProfile | None) ->
     if floor is None:
         return Verdict(**base, status=Status.SKIP, summary=f"no floor to judge by ({missing}); {seen}")
     if slowest < floor:
-        return Verdict(**base, status=Status.FAIL, summary=f"{seen}; expected >= {floor:g}",
-                       remedy="Look at that GPU's clocks, power and temperature (nvidia-smi -q -d PERFORMANCE); "
-                              "drain the node if it stays slow")
-    return Verdict(**base, status=Status.PASS, summary=f"{seen} (>= {floor:g})")
+        return _below(profile, GEMM_FLOOR, seen, floor, "Look at that GPU's clocks, power and temperature "
+                      "(nvidia-smi -q -d PERFORMANCE; the gpu_node_health clocks verdict); drain the node if it stays "
+                      "slow", base)
+    return Verdict(**base, status=Status.PASS, summary=f"{seen} (>= {floor:g}{_said(profile, GEMM_FLOOR)})")
 
 
 def evaluate_allreduce(obs: AllReduceObservation, profile: HardwareProfile | None) -> Verdict:
@@ -156,6 +174,6 @@ def evaluate_allreduce(obs: AllReduceObservation, profile: HardwareProfile | Non
     if floor is None:
         return Verdict(**base, status=Status.SKIP, summary=f"no floor to judge by ({missing}); {seen}")
     if obs.busbw_gbps < floor:
-        return Verdict(**base, status=Status.FAIL, summary=f"{seen}; expected >= {floor:g}",
-                       remedy="Check NVLink (nvidia-smi nvlink -s, nvidia-smi topo -m) and NCCL_DEBUG=INFO's transport")
-    return Verdict(**base, status=Status.PASS, summary=f"{seen} (>= {floor:g})")
+        return _below(profile, BUSBW_FLOOR, seen, floor, "Check NVLink (nvidia-smi nvlink -s, nvidia-smi topo -m) "
+                      "and NCCL_DEBUG=INFO's transport", base)
+    return Verdict(**base, status=Status.PASS, summary=f"{seen} (>= {floor:g}{_said(profile, BUSBW_FLOOR)})")
