@@ -15,7 +15,7 @@ from rlcheck.probes import node_health as health
 from rlcheck.probes import node_health_links as links
 from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
 from rlcheck.probes.cluster_reach import NodeEvaluate, evaluate_node_answer, evaluate_reachable, judge_nodes
-from rlcheck.probes.nccl_pairs import FLOOR_KEY, PairsObservation, evaluate_nccl_pairs
+from rlcheck.probes.nccl_pairs import PairsObservation, evaluate_nccl_pairs, pair_floor
 from rlcheck.probes.node_versions import evaluate_versions_uniform
 from rlcheck.probes.pairs_driver import run_pairs
 from rlcheck.verdict import Status, Verdict
@@ -59,8 +59,7 @@ def _pairs(inputs: Inputs) -> PairsObservation:
     if not result.connected or len(answered) < 2:
         return PairsObservation(address=result.address, connected=result.connected, tried=result.tried,
                                 error=result.error, nodes=answered)
-    floor = inputs.profile.thresholds.get(FLOOR_KEY) if inputs.profile else None
-    return run_pairs(result.address, nodes=len(result.nodes), floor_gbps=floor)
+    return run_pairs(result.address, nodes=len(result.nodes), floor_gbps=pair_floor(inputs.profile))
 
 
 CHECKS = (
@@ -125,6 +124,7 @@ CHECKS = (
           judge=lambda result, i: evaluate_versions_uniform(result)),
     Check(id="cluster_pairs_allreduce", guards=(), needs=CLUSTER, collect=_pairs,
           judges="all-reduce between pairs of nodes (NCCL on GPU nodes, gloo otherwise), each bounded: a node whose "
-                 "every pair is slow is FAIL, one whose pairs hung UNKNOWN",
+                 "every pair is slow is FAIL, one whose pairs hung UNKNOWN; then all nodes together (hung: UNKNOWN, "
+                 "slow against the pairs: FAIL)",
           judge=lambda obs, i: evaluate_nccl_pairs(obs, i.profile)),
 )
