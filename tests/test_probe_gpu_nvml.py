@@ -84,6 +84,7 @@ FAULTS = [
     ("nvml_ecc_uncorrectable.json", nh.evaluate_node_ecc, Status.FAIL, "action: reset"),
     ("nvml_remap_pending.json", nh.evaluate_node_ecc, Status.FAIL, "action: reset"),
     ("nvml_remap_failed.json", nh.evaluate_node_ecc, Status.FAIL, "action: isolate"),
+    ("nvml_retired_pages.json", nh.evaluate_node_ecc, Status.WARN, "2 page(s) retired for ECC errors"),
     ("nvml_hw_slowdown.json", nh.evaluate_node_throttle, Status.FAIL, "action: reboot"),
     ("nvml_persistence_off.json", nh.evaluate_node_throttle, Status.WARN, "action: monitor"),
     ("nvml_clocks_stuck_low.json", CLOCKS, Status.FAIL, "action: reset"),

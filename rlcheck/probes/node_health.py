@@ -111,6 +111,8 @@ def _ecc_problems(gpu: GpuHealth) -> tuple[list[str], list[str]]:
         fail.append("a page retirement waits for a GPU reset")
     if gpu.ecc_aggregate_uncorrected and not fail:
         warn.append(f"{gpu.ecc_aggregate_uncorrected} uncorrectable ECC error(s) over its life")
+    if gpu.retired_pages and not fail:
+        warn.append(f"{gpu.retired_pages} page(s) retired for ECC errors")
     return fail, warn
 
 
