@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,12 @@ def test_baseline_record_command_says_why_and_exits_2(tmp_path, capsys, args, me
     err = capsys.readouterr().err
     assert err.startswith("rlcheck baseline record: ") and message in err, err
     assert not (tmp_path / "b.toml").exists()
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="a GPU machine would measure")
+def test_baseline_record_measure_without_a_gpu_says_so(tmp_path, capsys):
+    assert main(["baseline", "record", "--measure", "-o", str(tmp_path / "b.toml")]) == 2
+    assert "no GPU here to measure" in capsys.readouterr().err
 
 
 FLOOR_SEEN = """
