@@ -74,9 +74,10 @@ def test_probe_gpu_health_reads_the_wrapped_upstream_off_bus_message():
 
 
 def test_probe_gpu_health_keeps_only_the_newest_xids():
-    storm = "\n".join(f"NVRM: Xid (PCI:0000:18:00): 31, pid={i}, fault" for i in range(gpu_kernel_log.MAX_XID_EVENTS + 5))
+    most = gpu_kernel_log.MAX_XID_EVENTS
+    storm = "\n".join(f"NVRM: Xid (PCI:0000:18:00): 31, pid={i}, fault" for i in range(most + 5))
     xids, _ = gh.parse_kernel_log(storm)
-    assert len(xids) == gpu_kernel_log.MAX_XID_EVENTS and xids[-1].line.endswith(f"pid={gpu_kernel_log.MAX_XID_EVENTS + 4}, fault")
+    assert len(xids) == most and xids[-1].line.endswith(f"pid={most + 4}, fault")
 
 
 def _fake_tools(monkeypatch, answers: dict[str, subproc.Completed]) -> None:
