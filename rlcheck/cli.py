@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from rlcheck import catalog, cli_k8s, cli_run, field_corpus, hardware, scan, scan_output
+from rlcheck import catalog, cli_baseline, cli_k8s, cli_run, field_corpus, hardware, scan, scan_output
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_UNJUDGED = 0, 1, 2
 """0: judged, nothing known found; 1: judged, a known failure found; 2: could not judge (usage, data, I/O)."""
@@ -227,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_run.add_slurm(sub)
     cli_k8s.add_k8s(sub)
     cli_run.add_history(sub)
+    cli_baseline.add_baseline(sub)
     _reward_service(sub)
     return parser
 

@@ -21,9 +21,15 @@ PROFILE_FIELDS = {
     "name": "str", "gpu_model": "str", "gpu_name_patterns": "list[str]", "compute_capability": "str",
     "hbm_gib": "number", "gpus_per_node": "int", "efa_interfaces_per_node": "int", "cpu_arch": "str",
     "nvlink_domain_gpus": "int", "instance_types": "list[str]", "source": "table[str]",
-    "alternatives": "list[table]", "thresholds": "table[number]",
+    "alternatives": "list[table]", "thresholds": "table[number]", "provenance": "table[str]",
 }
-OPTIONAL = ("alternatives", "thresholds")
+OPTIONAL = ("alternatives", "thresholds", "provenance")
+PERFORMANCE_FLOORS = ("bf16_gemm_min_tflops", "nccl_allreduce_min_busbw_gbps", "nccl_pair_min_busbw_gbps")
+"""Thresholds that are rates a machine measures: each one says where its number comes from (provenance)."""
+PROVENANCE = ("measured", "public", "baseline")
+"""measured: run on this hardware by rlcheck's own measure (below it is FAIL); public: vendor peak or published
+nccl-tests figures, never run here (below it is WARN until a measured floor replaces it); baseline: this cluster's
+own healthy run, recorded with `rlcheck baseline record` (FAIL)."""
 ALTERNATIVE_FIELDS = {"field": "str", "value": "number", "source": "str"}
 
 
@@ -63,6 +69,8 @@ class HardwareProfile:
     """Figures other sources give, kept beside the one the checks use."""
     thresholds: dict[str, float] = dataclasses.field(default_factory=dict)
     """Floors and limits for checks, names carry units; each needs a source entry."""
+    provenance: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Performance floor -> measured | public | baseline (see PROVENANCE); every PERFORMANCE_FLOORS entry needs one."""
 
     def __post_init__(self) -> None:
         cc = self.compute_capability
@@ -80,6 +88,21 @@ class HardwareProfile:
             raise ValueError(f"source: no source for {', '.join(missing)} (every figure needs one)")
         for pattern in self.gpu_name_patterns:
             re.compile(pattern)
+        self._check_provenance()
+
+    def _check_provenance(self) -> None:
+        for name, kind in self.provenance.items():
+            if name not in self.thresholds:
+                raise ValueError(f"provenance.{name}: not a threshold of this profile ({', '.join(self.thresholds)})")
+            if kind not in PROVENANCE:
+                raise ValueError(f"provenance.{name}={kind!r}: one of {', '.join(PROVENANCE)}")
+        unsaid = [f for f in PERFORMANCE_FLOORS if f in self.thresholds and f not in self.provenance]
+        if unsaid:
+            raise ValueError(f"provenance: {', '.join(unsaid)} must say measured, public or baseline")
+
+    def floor_measured(self, name: str) -> bool:
+        """Whether a result below this floor is a FAIL (measured here or this cluster's baseline), not a WARN."""
+        return self.provenance.get(name, "measured") != "public"
 
     @property
     def sm(self) -> int:

@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
-from rlcheck.probes.gpu_health import HealthReading, health_from_texts
+from rlcheck.probes import gpu_nvml
+from rlcheck.probes.gpu_health import HealthReading, health_from_nvml, health_from_texts
 from rlcheck.probes.node import NodeObservation
+from tests.nvml_replay import ReplayNvml, dump
 
 DATA = Path(__file__).parent / "data" / "gpu_health"
 NODES = Path(__file__).parent / "data" / "observations" / "node"
@@ -24,6 +26,13 @@ def reading(smi: str = "h200_nvidia_smi_q.txt", *, nvlink: str = "", log: str = 
     return health_from_texts(source="nvidia-smi -q (recorded)", smi_q=text(smi), nvlink_e=text(nvlink),
                              kernel_log=text(log), kernel_tool="dmesg" if log else "", kernel_log_error=log_error,
                              pci_gpus=pci)
+
+
+def nvml_reading(recording: str = "nvml_h200_idle.json", *, log: str = "h200_dmesg_tail_clean.txt",
+                 pci: int | None = 1) -> HealthReading:
+    """A health reading from a recorded NVML dump, replayed through the reader's own calls (gpu_nvml.record)."""
+    return health_from_nvml(gpu_nvml.record(ReplayNvml(dump(recording))), kernel_log=text(log),
+                            kernel_tool="dmesg" if log else "", pci_gpus=pci)
 
 
 def node(health: HealthReading | None, recording: str = "h200_node_healthy.json",

@@ -7,8 +7,10 @@ the slowed node 0.00063 to 0.00065 GB/s.
 
 from __future__ import annotations
 
+import dataclasses
+
 from rlcheck.cluster.fanout_result import NodeFacts
-from rlcheck.probes.nccl_pairs import PairOutcome, PairResult, PairsObservation
+from rlcheck.probes.nccl_pairs import GroupResult, PairOutcome, PairResult, PairsObservation
 
 HEALTHY_GBPS = (0.108, 0.256)
 SLOW_GBPS = 0.00065
@@ -38,3 +40,17 @@ RING_N2_SLOW = observed(FOUR, pair("n0", "n1", 0.108), pair("n2", "n3", SLOW_GBP
                         pair("n3", "n0", 0.256), pair("n0", "n2", SLOW_GBPS, repair=True))
 RING_N2_HUNG = observed(FOUR, pair("n0", "n1", 0.108), pair("n2", "n3", None, outcome=PairOutcome.TIMEOUT),
                         pair("n1", "n2", None, outcome=PairOutcome.TIMEOUT), pair("n3", "n0", 0.256))
+
+
+
+def together(obs: PairsObservation, gbps: float | None,
+             outcome: PairOutcome = PairOutcome.MEASURED) -> PairsObservation:
+    """obs with its all-nodes round (every node of FOUR) measured at gbps, or not done."""
+    detail = "" if outcome is PairOutcome.MEASURED else "not done within 40 s"
+    return dataclasses.replace(obs, all_nodes=GroupResult(nodes=tuple(FOUR), backend="gloo", outcome=outcome,
+                                                          busbw_gbps=gbps, detail=detail))
+
+
+ALL_HEALTHY = together(RING_HEALTHY, 0.12)
+ALL_HUNG = together(RING_HEALTHY, None, PairOutcome.TIMEOUT)
+ALL_SLOW = together(RING_HEALTHY, 0.002)

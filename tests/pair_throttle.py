@@ -27,3 +27,11 @@ def hung_member(**kwargs: Any) -> dict[str, Any]:
     if os.environ.get(DELAY_ENV):
         time.sleep(3600)
     return all_reduce_member(**kwargs)
+
+
+def crowd_hung_member(**kwargs: Any) -> dict[str, Any]:
+    """The real rank for a pair; in a round of three or more nodes, the node with DELAY_ENV never joins (the all-nodes
+    round hangs while every pair is healthy)."""
+    if kwargs["world_size"] > 2 and os.environ.get(DELAY_ENV):
+        time.sleep(3600)
+    return all_reduce_member(**kwargs)

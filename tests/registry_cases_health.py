@@ -6,7 +6,7 @@ from rlcheck.hardware import get_profile
 from rlcheck.preflight import gate
 from rlcheck.preflight.registry import Inputs
 from rlcheck.verdict import Status
-from tests.gpu_health_recordings import fanout, node, reading, renamed
+from tests.gpu_health_recordings import fanout, node, nvml_reading, reading, renamed
 
 INPUTS = gate.inputs_for("qwen3-4b-colocated", get_profile("h200"))
 HEAD = renamed(node(reading(), "head_gpuless.json"), "head", is_head=True)
@@ -32,6 +32,16 @@ CASES: dict[str, list[tuple[str, Inputs, object, Status]]] = {
         ("hw-thermal-slowdown", INPUTS, _nodes(node(reading(FAULTY))), Status.FAIL),
         ("sw-thermal-slowdown", INPUTS, _nodes(node(reading("h200_past_uncorrectable_sw_thermal_q.txt"))),
          Status.WARN)],
+    "cluster_node_clocks": [
+        ("captured-h200-nvml-busy", INPUTS, _nodes(node(nvml_reading("nvml_h200_busy.json"))), Status.PASS),
+        ("memory-and-sm-clock-stuck-low", INPUTS,
+         _nodes(node(nvml_reading()), node(nvml_reading("nvml_clocks_stuck_low.json"))), Status.FAIL),
+        ("held-by-application-clocks", INPUTS, _nodes(node(nvml_reading("nvml_app_clocks_held.json"))), Status.WARN)],
+    "cluster_node_pcie": [
+        ("captured-h200-nvml-idle", INPUTS, _nodes(node(nvml_reading())), Status.PASS),
+        ("downtrained-x8", INPUTS, _nodes(node(nvml_reading()), node(nvml_reading("nvml_pcie_x8.json"))), Status.FAIL),
+        ("gen3-while-busy", INPUTS, _nodes(node(nvml_reading("nvml_pcie_gen3_busy.json"))), Status.FAIL),
+        ("slot-slower-than-gpu", INPUTS, _nodes(node(nvml_reading("nvml_pcie_slot_gen4.json"))), Status.WARN)],
     "cluster_node_nvlink": [
         ("no-errors", INPUTS, HEALTHY, Status.PASS),
         ("link-recovery", INPUTS, _nodes(node(reading(FAULTY, nvlink="nvlink_e_errors.txt"))), Status.FAIL)],
@@ -48,5 +58,8 @@ CASES: dict[str, list[tuple[str, Inputs, object, Status]]] = {
     "gpu_node_health": [
         ("captured-h200", INPUTS, node(reading()), Status.PASS),
         ("dbe-xid79-hw-slowdown", INPUTS, node(reading(FAULTY, log="dmesg_xid.txt")), Status.FAIL),
-        ("xid-app-fault-only", INPUTS, node(reading(log="dmesg_xid_app_only.txt")), Status.WARN)],
+        ("xid-app-fault-only", INPUTS, node(reading(log="dmesg_xid_app_only.txt")), Status.WARN),
+        ("captured-h200-nvml", INPUTS, node(nvml_reading()), Status.PASS),
+        ("nvml-ecc-uncorrectable", INPUTS, node(nvml_reading("nvml_ecc_uncorrectable.json")), Status.FAIL),
+        ("nvml-pcie-x8", INPUTS, node(nvml_reading("nvml_pcie_x8.json")), Status.FAIL)],
 }

@@ -18,7 +18,7 @@ FLOORS = (
     ("rlcheck.preflight", "rlcheck.deploy", "rlcheck.repro", "rlcheck.job"),
     ("rlcheck.e2e",),
     ("rlcheck.plugin", "rlcheck.checks"),
-    ("rlcheck.cli", "rlcheck.cli_run", "rlcheck.cli_k8s", "rlcheck.exec_argv"),
+    ("rlcheck.cli", "rlcheck.cli_run", "rlcheck.cli_k8s", "rlcheck.cli_baseline", "rlcheck.exec_argv"),
 )
 
 

@@ -98,3 +98,24 @@ def test_hardware_non_utf8_profile_refused(tmp_path):
     (tmp_path / "h200.toml").write_bytes("name = 'h200'\ngpu_model = 'caf\xe9'\n".encode("latin-1"))
     with pytest.raises(hardware.ProfileError, match="h200.toml: cannot read profile: 'utf-8' codec"):
         hardware.load_profiles(tmp_path)
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('bf16_gemm_min_tflops = "measured"', 'bf16_gemm_min_tflops = "guessed"',
+     "provenance.bf16_gemm_min_tflops='guessed': one of measured, public, baseline"),
+    ('bf16_gemm_min_tflops = "measured"', "", "provenance: bf16_gemm_min_tflops must say measured, public or baseline"),
+    ('bf16_gemm_min_tflops = "measured"', 'bf16_gemm_min_tflops = "measured"\nshm_max_gib = "measured"',
+     "provenance.shm_max_gib: not a threshold of this profile"),
+])
+def test_hardware_floor_provenance_validated_when_loaded(tmp_path, old, new, message):
+    text = (hardware.DATA_DIR / "h200.toml").read_text()
+    assert old in text
+    (tmp_path / "h200.toml").write_text(text.replace(old, new, 1))
+    with pytest.raises(hardware.ProfileError, match="h200.toml: ") as err:
+        hardware.load_profiles(tmp_path)
+    assert message in str(err.value)
+
+
+def test_hardware_h200_floors_are_measured_the_others_public():
+    assert {n: p.provenance.get("bf16_gemm_min_tflops") for n, p in PROFILES.items()} == {
+        "b200": "public", "b300": "public", "gb200": "public", "gb300": "public", "h100": "public", "h200": "measured"}

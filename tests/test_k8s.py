@@ -138,14 +138,14 @@ def test_k8s_render_cli_yaml_and_json(capsys):
 # --- the node patch from recorded reports ---------------------------------------------------------------------
 
 @pytest.mark.parametrize(("recording", "status", "taint_value", "summary_lines"), [
-    ("pass", "pass", None, ["rlcheck pass: 0 of 5 blocking verdict(s) not PASS/SKIP"]),
-    ("warn", "warn", None, ["rlcheck warn: 1 of 5 blocking verdict(s) not PASS/SKIP", "WARN gpu_node_health: "]),
+    ("pass", "pass", None, ["rlcheck pass: 0 of 7 blocking verdict(s) not PASS/SKIP"]),
+    ("warn", "warn", None, ["rlcheck warn: 1 of 7 blocking verdict(s) not PASS/SKIP", "WARN gpu_node_health: "]),
     ("fail-two-checks", "fail", "gpu_node_health",
-     ["rlcheck fail: 5 of 6 blocking verdict(s) not PASS/SKIP", "FAIL gpu_node_health: worker slime-worker-gpu-0",
+     ["rlcheck fail: 5 of 8 blocking verdict(s) not PASS/SKIP", "FAIL gpu_node_health: worker slime-worker-gpu-0",
       "FAIL image_numpy_abi: numpy 2.1.0 installed; Megatron's checkpoint loader needs numpy<2"]),
-    ("unknown", "unknown", None, ["rlcheck unknown: 1 of 6 blocking verdict(s) not PASS/SKIP",
+    ("unknown", "unknown", None, ["rlcheck unknown: 1 of 8 blocking verdict(s) not PASS/SKIP",
                                   "UNKNOWN image_tms_preload: not judged within the 25 s budget"]),
-    ("other-node-fails", "pass", None, ["rlcheck pass: 0 of 5 blocking verdict(s) not PASS/SKIP"]),
+    ("other-node-fails", "pass", None, ["rlcheck pass: 0 of 7 blocking verdict(s) not PASS/SKIP"]),
     ("skip-only", "unknown", None, ["rlcheck unknown: 0 of 1 blocking verdict(s) not PASS/SKIP"]),
 ])
 def test_k8s_patch_from_recorded_report(recording, status, taint_value, summary_lines):

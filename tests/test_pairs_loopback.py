@@ -1,5 +1,5 @@
 """The pairwise all-reduce on a real four-node loopback Ray (gloo on CPU): a slowed node is named, a hung one is
-UNKNOWN within the pair deadline.
+UNKNOWN within the pair deadline; then all nodes together, whose hang is UNKNOWN for the cluster.
 
 Nodes: the head and three extra nodes; the second extra node carries DELAY_ENV (tests/pair_throttle.py says why the
 slowdown is injected this way). Small tensors and few iterations keep each round to seconds.
@@ -39,8 +39,10 @@ def test_pairs_loopback_names_the_slowed_node(cluster):
     verdicts = {v.node: v for v in evaluate_nccl_pairs(obs, None)}
     assert verdicts[slowed].status is Status.FAIL, verdicts[slowed].summary
     assert "every all-reduce with this node is slow" in verdicts[slowed].summary
-    assert all(v.status is Status.PASS for n, v in verdicts.items() if n != slowed), [v.summary for v in
-                                                                                       verdicts.values()]
+    assert all(v.status is Status.PASS for n, v in verdicts.items() if n not in (slowed, None)), [
+        v.summary for v in verdicts.values()]
+    assert obs.all_nodes is not None and len(obs.all_nodes.nodes) == 4  # every node, the slowed one too
+    assert verdicts[None].status is Status.FAIL and f"the pairs name {slowed}" in verdicts[None].summary
 
 
 def test_pairs_loopback_hung_node_is_unknown_within_the_deadline(cluster):
@@ -56,6 +58,22 @@ def test_pairs_loopback_hung_node_is_unknown_within_the_deadline(cluster):
         slowed].summary
     partners = {n for p in hung for n in p.nodes} - {slowed}
     assert {verdicts[n].status for n in partners} == {Status.WARN}
+    assert obs.all_nodes is not None and slowed not in obs.all_nodes.nodes  # the hung node is left out of it
+    assert obs.all_nodes.outcome is PairOutcome.MEASURED and verdicts[None].status is Status.PASS
+
+
+def test_pairs_loopback_all_nodes_round_hangs_within_its_deadline(cluster):
+    """Every pair healthy, the all-nodes round hung by one node: UNKNOWN for the cluster, bounded by the deadline."""
+    endpoints, stuck = cluster
+    start = time.monotonic()
+    obs = run_pairs(endpoints.gcs_address, nodes=4, member="tests.pair_throttle:crowd_hung_member",
+                    size_bytes=SIZE_BYTES, iterations=2, pair_timeout_s=30, connect_timeout_s=20)
+    assert time.monotonic() - start < 20 + 3 * (30 + 30) + 45
+    assert all(p.outcome is PairOutcome.MEASURED for p in obs.pairs), obs.pairs
+    assert obs.all_nodes is not None and obs.all_nodes.outcome is PairOutcome.TIMEOUT and stuck in obs.all_nodes.nodes
+    verdicts = {v.node: v for v in evaluate_nccl_pairs(obs, None)}
+    assert verdicts[None].status is Status.UNKNOWN and "all 4 nodes together: timeout" in verdicts[None].summary
+    assert all(v.status is Status.PASS for n, v in verdicts.items() if n is not None)
 
 
 def test_pairs_loopback_through_the_jobs_api_with_rlcheck_member(cluster):
@@ -67,3 +85,4 @@ def test_pairs_loopback_through_the_jobs_api_with_rlcheck_member(cluster):
     assert obs.address == endpoints.dashboard_url and "Ray job" in obs.tried
     assert len(obs.pairs) >= 4 and all(p.outcome is PairOutcome.MEASURED for p in obs.pairs), obs.pairs
     assert {v.status for v in evaluate_nccl_pairs(obs, None)} <= {Status.PASS, Status.FAIL}
+    assert obs.all_nodes is not None and obs.all_nodes.outcome is PairOutcome.MEASURED

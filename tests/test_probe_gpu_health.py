@@ -9,6 +9,7 @@ import pytest
 
 from rlcheck.cluster.fanout_result import Outcome
 from rlcheck.probes import gpu_health as gh
+from rlcheck.probes import gpu_kernel_log
 from rlcheck.probes import node_health as nh
 from rlcheck.probes.node_versions import evaluate_versions_uniform
 from rlcheck.process import subproc
@@ -21,11 +22,17 @@ NVLINK, BUS = nh.evaluate_node_nvlink, nh.evaluate_node_bus
 FAULTY = "h200_2gpu_dbe_remap_pending_hw_slowdown_q.txt"
 
 
+def NO_NVML(timeout_s: float) -> tuple[dict, str]:
+    return {}, "not asked (these tests read the nvidia-smi path)"
+
+
 def test_probe_gpu_health_parses_the_captured_h200():
     (gpu,) = reading().gpus
     assert gpu == gh.GpuHealth(bus_id="00000000:00:06.0", persistence=True, ecc_volatile_uncorrected=0,
                                ecc_aggregate_uncorrected=0, retired_pending=None, remap_pending=False,
-                               remap_failed=False, throttle=("Idle",))
+                               remap_failed=False, throttle=("Idle",), sm_clock_mhz=450, sm_clock_max_mhz=1980,
+                               mem_clock_mhz=3201, mem_clock_max_mhz=3201, pcie_gen=5, pcie_gen_max=5,
+                               pcie_gen_gpu_max=5, pcie_width=16, pcie_width_max=16)
 
 
 def test_probe_gpu_health_parses_faults_per_gpu():
@@ -67,9 +74,10 @@ def test_probe_gpu_health_reads_the_wrapped_upstream_off_bus_message():
 
 
 def test_probe_gpu_health_keeps_only_the_newest_xids():
-    storm = "\n".join(f"NVRM: Xid (PCI:0000:18:00): 31, pid={i}, fault" for i in range(gh.MAX_XID_EVENTS + 5))
+    most = gpu_kernel_log.MAX_XID_EVENTS
+    storm = "\n".join(f"NVRM: Xid (PCI:0000:18:00): 31, pid={i}, fault" for i in range(most + 5))
     xids, _ = gh.parse_kernel_log(storm)
-    assert len(xids) == gh.MAX_XID_EVENTS and xids[-1].line.endswith(f"pid={gh.MAX_XID_EVENTS + 4}, fault")
+    assert len(xids) == most and xids[-1].line.endswith(f"pid={most + 4}, fault")
 
 
 def _fake_tools(monkeypatch, answers: dict[str, subproc.Completed]) -> None:
@@ -94,10 +102,10 @@ def test_probe_gpu_health_kernel_log_falls_back_to_journalctl_then_names_both(mo
 
 def test_probe_gpu_health_collector_is_bounded_and_says_why(monkeypatch):
     _fake_tools(monkeypatch, {"dmesg": _done("dmesg", 0, out="[0.1] boot\n"), "nvidia-smi": _done("nvidia-smi", None)})
-    hung = gh.collect_gpu_health(3)
+    hung = gh.collect_gpu_health(3, nvml=NO_NVML)
     assert "killed at its deadline" in hung.error and hung.kernel_log == "dmesg" and hung.gpus == ()
     _fake_tools(monkeypatch, {"dmesg": _done("dmesg", 0, out="[0.1] boot\n")})
-    assert gh.collect_gpu_health(3).error == "nvidia-smi is not on PATH"
+    assert gh.collect_gpu_health(3, nvml=NO_NVML).error == "nvidia-smi is not on PATH"
 
 
 def test_probe_gpu_health_child_processes_share_one_budget(monkeypatch):
@@ -110,9 +118,17 @@ def test_probe_gpu_health_child_processes_share_one_budget(monkeypatch):
 
     monkeypatch.setattr(gh.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(gh.subproc, "run", run)
-    monkeypatch.setattr(gh.time, "monotonic", lambda: clock[0])
-    assert len(gh.collect_gpu_health(10).gpus) == 1
-    assert given == [5.0, 7.0, 4.0]  # dmesg gets half; nvidia-smi -q and nvlink -e what is left of 10 s
+    monkeypatch.setattr(gpu_kernel_log.time, "monotonic", lambda: clock[0])
+    nvml_given = []
+
+    def nvml(timeout_s):
+        nvml_given.append(timeout_s)
+        clock[0] += 1.0
+        return {}, "pynvml (nvidia-ml-py) is not installed"
+
+    assert len(gh.collect_gpu_health(10, nvml=nvml).gpus) == 1
+    # dmesg gets half; NVML half of the rest; nvidia-smi -q and nvlink -e what is left of 10 s
+    assert (given, nvml_given) == ([5.0, 6.0, 3.0], [3.5])
 
 
 def test_probe_gpu_health_counts_gpus_on_the_pci_bus(tmp_path: Path):

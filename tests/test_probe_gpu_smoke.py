@@ -13,6 +13,7 @@ from rlcheck.verdict import Status
 
 H200 = hardware.get_profile("h200")
 B300 = hardware.get_profile("b300")
+NO_FLOORS = dataclasses.replace(B300, thresholds={"shm_min_gib": 10.0}, provenance={})
 FLOORED = dataclasses.replace(H200, thresholds={**H200.thresholds, gpu_smoke.GEMM_FLOOR: 700.0,
                                                 gpu_smoke.BUSBW_FLOOR: 300.0},
                               source={**H200.source, gpu_smoke.GEMM_FLOOR: "test", gpu_smoke.BUSBW_FLOOR: "test"})
@@ -32,15 +33,16 @@ def test_probe_gpu_smoke_allreduce_measures_with_gloo():
 
 
 @pytest.mark.parametrize(("evaluate", "obs", "profile", "status", "fragment"), [
-    (gpu_smoke.evaluate_bf16_gemm, GEMM, B300, Status.SKIP, "b300 has no bf16_gemm_min_tflops yet"),
+    (gpu_smoke.evaluate_bf16_gemm, GEMM, NO_FLOORS, Status.SKIP, "b300 has no bf16_gemm_min_tflops yet"),
     (gpu_smoke.evaluate_bf16_gemm, GEMM, None, Status.SKIP, "no hardware profile"),
     (gpu_smoke.evaluate_bf16_gemm, GEMM, FLOORED, Status.FAIL, "cuda:1 (NVIDIA H200) at 512.5 TFLOP/s bf16; expected"),
     (gpu_smoke.evaluate_bf16_gemm, dataclasses.replace(GEMM, tflops_by_device=GEMM.tflops_by_device[:1]), FLOORED,
-     Status.PASS, "760.0 TFLOP/s bf16 (>= 700)"),
+     Status.PASS, "760.0 TFLOP/s bf16 (>= 700, measured floor)"),
     (gpu_smoke.evaluate_bf16_gemm, gpu_smoke.GemmObservation(error="killed at its deadline"), H200, Status.UNKNOWN,
      "bf16 GEMM did not run: killed at its deadline"),
-    (gpu_smoke.evaluate_allreduce, ALLREDUCE, B300, Status.SKIP, "b300 has no nccl_allreduce_min_busbw_gbps yet"),
-    (gpu_smoke.evaluate_allreduce, ALLREDUCE, FLOORED, Status.PASS, "355.0 GB/s over 8 GPU(s) (>= 300)"),
+    (gpu_smoke.evaluate_allreduce, ALLREDUCE, NO_FLOORS, Status.SKIP, "b300 has no nccl_allreduce_min_busbw_gbps yet"),
+    (gpu_smoke.evaluate_allreduce, ALLREDUCE, FLOORED, Status.PASS,
+     "355.0 GB/s over 8 GPU(s) (>= 300, measured floor)"),
     (gpu_smoke.evaluate_allreduce, dataclasses.replace(ALLREDUCE, busbw_gbps=41.0), FLOORED, Status.FAIL,
      "41.0 GB/s over 8 GPU(s); expected >= 300"),
     (gpu_smoke.evaluate_allreduce, gpu_smoke.AllReduceObservation(error="exit code 1"), H200, Status.UNKNOWN,
@@ -49,6 +51,48 @@ def test_probe_gpu_smoke_allreduce_measures_with_gloo():
 def test_probe_gpu_smoke_judged(evaluate, obs, profile, status, fragment):
     verdict = evaluate(obs, profile)
     assert verdict.status is status and fragment in verdict.summary, verdict.summary
+
+
+B300_GEMM = gpu_smoke.GemmObservation(tflops_by_device=(("cuda:0", "NVIDIA B300", 1395.0),))
+
+
+def _gemm(name: str, tflops: float) -> gpu_smoke.GemmObservation:
+    return gpu_smoke.GemmObservation(tflops_by_device=(("cuda:0", name, tflops),))
+
+
+@pytest.mark.parametrize(("evaluate", "obs", "profile", "status", "fragment"), [
+    (gpu_smoke.evaluate_bf16_gemm, B300_GEMM, B300, Status.PASS, "1395.0 TFLOP/s bf16 (>= 1395, public floor)"),
+    (gpu_smoke.evaluate_bf16_gemm, _gemm("NVIDIA B300", 1394.9), B300, Status.WARN,
+     "expected >= 1395 (a public figure, not measured on this hardware"),
+    (gpu_smoke.evaluate_allreduce, dataclasses.replace(ALLREDUCE, busbw_gbps=415.0), B300, Status.PASS,
+     "(>= 415, public floor)"),
+    (gpu_smoke.evaluate_allreduce, ALLREDUCE, B300, Status.WARN, "rlcheck baseline record"),
+    (gpu_smoke.evaluate_bf16_gemm, _gemm("NVIDIA H200", 615.0), H200, Status.PASS, "(>= 615, measured floor)"),
+    (gpu_smoke.evaluate_bf16_gemm, _gemm("NVIDIA H200", 614.9), H200, Status.FAIL, "expected >= 615"),
+    (gpu_smoke.evaluate_allreduce, dataclasses.replace(ALLREDUCE, busbw_gbps=239.9), H200, Status.FAIL,
+     "expected >= 240"),
+])
+def test_probe_gpu_smoke_public_floors_warn_measured_floors_fail(evaluate, obs, profile, status, fragment):
+    verdict = evaluate(obs, profile)
+    assert verdict.status is status and fragment in verdict.summary, verdict.summary
+
+
+@pytest.mark.parametrize("name", ["h100", "b200", "b300", "gb200", "gb300"])
+def test_probe_gpu_smoke_every_profile_has_public_floors_with_sources(name):
+    profile = hardware.get_profile(name)
+    for floor in (gpu_smoke.GEMM_FLOOR, gpu_smoke.BUSBW_FLOOR):
+        assert profile.thresholds[floor] > 0 and profile.provenance[floor] == "public"
+        assert "not measured on this hardware" in profile.source[floor]
+    assert not profile.floor_measured(gpu_smoke.GEMM_FLOOR) and H200.floor_measured(gpu_smoke.GEMM_FLOOR)
+
+
+def test_probe_gpu_smoke_h200_gemm_floor_is_80pct_of_the_lowest_measured():
+    import json
+
+    single = json.loads(MEASURED.with_name("gpu_smoke_h200_1gpu.json").read_text())
+    lowest = single["summary"]["gemm_bf16_tflops_per_gpu"][0]
+    assert single["command"] == "python3 -m benchmarks.gpu_smoke.run --name h200"
+    assert int(0.8 * lowest) == H200.thresholds[gpu_smoke.GEMM_FLOOR]
 
 
 MEASURED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "gpu_smoke_h200.json"

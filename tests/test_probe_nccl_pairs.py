@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -91,7 +92,8 @@ def test_probe_nccl_pairs_verdicts_slow_hung_and_healthy():
 def test_probe_nccl_pairs_two_nodes_only_a_floor_can_fail_and_then_both():
     profile = H200.__class__(**{**{f: getattr(H200, f) for f in H200.__slots__},  # type: ignore[attr-defined]
                                 "thresholds": {**H200.thresholds, np_.FLOOR_KEY: 40.0},
-                                "source": {**H200.source, np_.FLOOR_KEY: "test"}})
+                                "source": {**H200.source, np_.FLOOR_KEY: "test"},
+                                "provenance": {**H200.provenance, np_.FLOOR_KEY: "measured"}})
     below = observed(["a", "b"], pair("a", "b", 12.0, backend="nccl"), gpus=8)
     assert {v.status for v in evaluate_nccl_pairs(below, H200)} == {Status.PASS}  # no floor in the profile
     verdicts = evaluate_nccl_pairs(below, profile)
@@ -148,3 +150,26 @@ def test_probe_nccl_pairs_check_runs_no_driver_without_two_answering_nodes():
     unreached = FanoutResult(address="127.0.0.1:1", connected=False, tried="ray.init", error="connection refused")
     (verdict,) = check.run(dataclasses.replace(inputs, fanout=unreached))
     assert verdict.status is Status.UNKNOWN and "connection refused" in verdict.summary
+
+
+def test_probe_nccl_pairs_all_nodes_round_judged_against_the_pairs():
+    from tests.pair_observations import ALL_HEALTHY, ALL_HUNG, ALL_SLOW, FOUR, RING_N2_SLOW, together
+
+    def group(obs):
+        return _by_node(obs)[None]
+
+    assert group(ALL_HEALTHY).status is Status.PASS and "all 4 nodes together: 0.12 GB/s" in group(ALL_HEALTHY).summary
+    assert group(ALL_HUNG).status is Status.UNKNOWN and "timeout (not done within 40 s)" in group(ALL_HUNG).summary
+    slow = group(ALL_SLOW)
+    assert slow.status is Status.FAIL and "every pair is healthy: look at the fabric" in slow.summary
+    named = group(together(RING_N2_SLOW, 0.0006))
+    assert named.status is Status.FAIL and "the pairs name n2" in named.summary
+    # boundary: SLOW_FRACTION x the reference (the median of the faster half of the ring: 0.2, 0.256 -> 0.228)
+    reference = np_.reference_gbps(list(ALL_HEALTHY.pairs))
+    assert group(together(ALL_HEALTHY, np_.SLOW_FRACTION * reference)).status is Status.PASS
+    assert group(together(ALL_HEALTHY, np_.SLOW_FRACTION * reference * 0.99)).status is Status.FAIL
+    skipped = dataclasses.replace(ALL_HEALTHY, all_nodes=None,
+                                  all_nodes_skipped="2 node(s) finished a pair; it needs 3")
+    assert group(skipped).status is Status.SKIP
+    assert np_.group_nodes(list(RING_N2_HUNG.pairs), FOUR) == ["n0", "n1", "n3"]
+    assert PairsObservation.from_dict(ALL_HUNG.to_dict()) == ALL_HUNG

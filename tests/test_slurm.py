@@ -48,7 +48,7 @@ def test_healthy_h200_reading_keeps_the_node_up(phase):
     fake = FakeScontrol()
     out = slurm.act(_recorded(node(reading())), phase, "gpu-a01", runner=fake)
     assert out.exit_code == 0 and fake.calls == []
-    assert out.lines[-1] == f"rlcheck slurm {phase}: no FAIL (5 of 5 verdict(s) judged): node stays up"
+    assert out.lines[-1] == f"rlcheck slurm {phase}: no FAIL (7 of 7 verdict(s) judged): node stays up"
 
 
 @pytest.mark.parametrize(("phase", "code"), [("prolog", 1), ("epilog", 0)])

@@ -116,6 +116,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "0: off; default 5)")
     group.addoption("--hardware-timeout-s", default=gpus.DETECT_TIMEOUT_S, type=float, metavar="S",
                     help="--hardware=auto: how long nvidia-smi (or torch) may take to answer (default: 30)")
+    group.addoption("--baseline", default=None, metavar="PATH",
+                    help="judge the GEMM and all-reduce by this cluster's own floors (a file written by `rlcheck "
+                         "baseline record`) instead of the profile's; it must name the profile judged")
     group.addoption("--quick", action="store_true", help="skip tests marked slow")
     group.addoption("--rm-url", default=None, metavar="URL",
                     help="remote-rm e2e case: the reward service's /score URL as the cluster reaches it")
@@ -141,6 +144,19 @@ def resolve_hardware(requested: str, timeout_s: float | None = None) -> Resolved
         return profiles[requested], f"{requested}: given with --hardware", ""
     valid = ", ".join([*profiles, *HARDWARE_SPECIAL])
     raise pytest.UsageError(f"--hardware={requested!r} is not a known hardware profile; valid: {valid}")
+
+
+def with_baseline(profile: hardware.HardwareProfile | None, evidence: str,
+                  path: Path) -> tuple[hardware.HardwareProfile, str]:
+    """The profile with the baseline's floors; a baseline that cannot be used is a usage error, never ignored."""
+    from rlcheck.preflight import baseline
+
+    if profile is None:
+        raise pytest.UsageError(f"--baseline={str(path)!r} needs a hardware profile to apply to ({evidence})")
+    try:
+        return baseline.apply(profile, baseline.load(path), path), f"{evidence}; floors from the baseline {path}"
+    except baseline.BaselineError as exc:
+        raise pytest.UsageError(f"--baseline: {exc}") from exc
 
 
 def _validate_ray_address(address: str | None) -> None:
@@ -197,6 +213,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from exc
     profile, evidence, unknown = resolve_hardware(config.getoption("hardware"), config.getoption("hardware_timeout_s"))
+    if config.getoption("baseline"):
+        profile, evidence = with_baseline(profile, evidence, Path(config.getoption("baseline")))
     captured = capture_job(config.getoption("job"), config.getoption("job_format"), config.getoption("job_env"))
     config.stash[context_key] = RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,

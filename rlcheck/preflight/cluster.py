@@ -12,9 +12,10 @@ from rlcheck.cluster.fanout_result import FanoutResult, NodeFacts, Outcome
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import node_evaluate as judge
 from rlcheck.probes import node_health as health
+from rlcheck.probes import node_health_links as links
 from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
 from rlcheck.probes.cluster_reach import NodeEvaluate, evaluate_node_answer, evaluate_reachable, judge_nodes
-from rlcheck.probes.nccl_pairs import FLOOR_KEY, PairsObservation, evaluate_nccl_pairs
+from rlcheck.probes.nccl_pairs import PairsObservation, evaluate_nccl_pairs, pair_floor
 from rlcheck.probes.node_addresses import evaluate_node_addresses
 from rlcheck.probes.node_versions import evaluate_versions_uniform
 from rlcheck.probes.pairs_driver import run_pairs
@@ -59,8 +60,7 @@ def _pairs(inputs: Inputs) -> PairsObservation:
     if not result.connected or len(answered) < 2:
         return PairsObservation(address=result.address, connected=result.connected, tried=result.tried,
                                 error=result.error, nodes=answered)
-    floor = inputs.profile.thresholds.get(FLOOR_KEY) if inputs.profile else None
-    return run_pairs(result.address, nodes=len(result.nodes), floor_gbps=floor)
+    return run_pairs(result.address, nodes=len(result.nodes), floor_gbps=pair_floor(inputs.profile))
 
 
 CHECKS = (
@@ -110,6 +110,14 @@ CHECKS = (
           judges="per node: HW thermal / power-brake slowdown (FAIL), SW thermal slowdown and persistence mode off "
                  "(WARN)",
           judge=per_node(health.evaluate_node_throttle)),
+    Check(id="cluster_node_clocks", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="per node: memory clock below its maximum, or SM clock held low while not idle (FAIL); clocks held "
+                 "by an application-clocks setting (WARN)",
+          judge=per_node(links.evaluate_node_clocks)),
+    Check(id="cluster_node_pcie", guards=(), needs=CLUSTER, collect=fanout_of,
+          judges="per node: PCIe link width below its maximum, or generation below it while not idle (FAIL); a slot "
+                 "slower than the GPU (WARN)",
+          judge=per_node(links.evaluate_node_pcie)),
     Check(id="cluster_node_nvlink", guards=(), needs=CLUSTER, collect=fanout_of,
           judges="per node: NVLink error counters (link recovery FAIL, CRC / replay WARN)",
           judge=per_node(health.evaluate_node_nvlink)),
@@ -122,6 +130,7 @@ CHECKS = (
           judge=lambda result, i: evaluate_versions_uniform(result)),
     Check(id="cluster_pairs_allreduce", guards=(), needs=CLUSTER, collect=_pairs,
           judges="all-reduce between pairs of nodes (NCCL on GPU nodes, gloo otherwise), each bounded: a node whose "
-                 "every pair is slow is FAIL, one whose pairs hung UNKNOWN",
+                 "every pair is slow is FAIL, one whose pairs hung UNKNOWN; then all nodes together (hung: UNKNOWN, "
+                 "slow against the pairs: FAIL)",
           judge=lambda obs, i: evaluate_nccl_pairs(obs, i.profile)),
 )

@@ -1,8 +1,8 @@
 """GPU smoke on this machine: bf16 GEMM rate of every GPU and NCCL all-reduce bus bandwidth, against the profile.
 
 Floors are profile thresholds (bf16_gemm_min_tflops, nccl_allreduce_min_busbw_gbps). The h200 profile sets them
-from measurements on H200s (benchmarks/results/gpu_smoke_h200.json); a profile without them reports the figure
-and SKIPs.
+from measurements on H200s (benchmarks/results/gpu_smoke_h200*.json: below them is FAIL); the other profiles from
+public figures (below them is WARN); `--baseline` replaces them with a cluster's own (rlcheck.baseline).
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ from rlcheck.hardware import HardwareProfile
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes import gpus, tms
 from rlcheck.probes import node_health as health
+from rlcheck.probes import node_health_links as links
 from rlcheck.probes.gpu_smoke import collect_allreduce, collect_bf16_gemm, evaluate_allreduce, evaluate_bf16_gemm
 from rlcheck.probes.node import NodeObservation, collect_node
 from rlcheck.verdict import Verdict
 
 GPU = frozenset({Need.GPU, Need.PROFILE})
 HEALTH_JUDGES = (health.evaluate_node_xid, health.evaluate_node_ecc, health.evaluate_node_throttle,
-                 health.evaluate_node_nvlink, health.evaluate_node_bus)
+                 links.evaluate_node_clocks, links.evaluate_node_pcie, health.evaluate_node_nvlink,
+                 health.evaluate_node_bus)
 
 
 def tms_rule(inputs: Inputs) -> str:
@@ -53,8 +55,8 @@ CHECKS = (
           collect=lambda i: collect_allreduce(world_size=len(gpus.detect().gpus)),
           judge=lambda obs, i: evaluate_allreduce(obs, i.profile)),
     Check(id="gpu_node_health", guards=(), needs=frozenset({Need.GPU}), gpu_count=1,
-          judges="(GPU machines) this machine's Xid errors, ECC / row remapping, throttling, NVLink errors and PCI "
-                 "bus, judged as `cluster_node_*` judges every node",
+          judges="(GPU machines) this machine's Xid errors, ECC / row remapping, throttling, clocks, PCIe links, "
+                 "NVLink errors and PCI bus (NVML, else nvidia-smi), judged as `cluster_node_*` judges every node",
           collect=lambda i: collect_this_node(tms_rule(i)),
           judge=lambda obs, i: judge_this_node(obs, i.profile)),
 )

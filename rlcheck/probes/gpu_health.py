@@ -1,10 +1,12 @@
-"""GPU hardware health on one node: Xid events in the kernel log, ECC and row remapping, throttling, NVLink errors.
+"""GPU hardware health on one node: Xid events in the kernel log, ECC and row remapping, throttling, clocks, PCIe
+links, NVLink errors.
 
 Runs inside the per-node fan-out task (rlcheck.probes.node.collect_node), so it imports only the standard library
-at module level. The GPUs are read from `nvidia-smi -q` (one call, every field this module needs, and the same text
-on every driver branch that rlcheck supports); every child process is bounded by a deadline. The kernel log is read
-with `dmesg`, then `journalctl -k -b` when dmesg is not permitted (kernel.dmesg_restrict=1 in most containers):
-when neither answers, the Xid verdict is UNKNOWN naming both errors, never a pass.
+at module level. The GPUs are read through NVML first (rlcheck.probes.gpu_nvml: nvidia-ml-py in a bounded child
+process, numbers without parsing text), and from `nvidia-smi -q` when NVML cannot answer (pynvml not installed in
+the image, or the library failed): one call, every field this module needs, the same text on every driver branch
+that rlcheck supports. Every child process is bounded by a deadline. The kernel log is read by
+rlcheck.probes.gpu_kernel_log (dmesg, then journalctl -k).
 """
 
 from __future__ import annotations
@@ -13,23 +15,19 @@ import dataclasses
 import functools
 import re
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rlcheck.probes import gpu_nvml
+from rlcheck.probes.gpu_kernel_log import XidEvent, budget, parse_kernel_log, read_kernel_log
 from rlcheck.process import subproc
 
 PCI_DEVICES = Path("/sys/bus/pci/devices")
 NVIDIA_VENDOR = "0x10de"
 GPU_CLASSES = ("0x0300", "0x0302")
 """PCI classes of a display (0x0300) and a 3D controller (0x0302): NVSwitches (0x0680) and audio do not count."""
-MIN_CALL_S = 2.0
-MAX_XID_EVENTS = 64
-"""Keep the newest events only: a GPU in an Xid storm would otherwise fill the node's answer."""
-XID_LINE = re.compile(r"NVRM: Xid \(PCI:(?P<bus>[0-9A-Fa-f:.]+)[^)]*\): (?P<code>\d+),?\s*(?P<rest>.*)")
 GPU_HEADER = re.compile(r"GPU ([0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-7])")
-OFF_BUS = re.compile(r"fallen off the bus", re.IGNORECASE)
 NVLINK_LINK = re.compile(r"\s*Link (?P<link>\d+):\s*(?P<rest>.*)")
 NVLINK_COUNTER = re.compile(r"\s*(?P<name>[A-Za-z ]*Errors?)[^:]*:\s*(?P<value>\d+)")
 """Both layouts of `nvidia-smi nvlink -e`: 'Link 0: CRC Errors: 3' on one line, or 'Link 0:' then its counters."""
@@ -55,15 +53,21 @@ class GpuHealth:
     """Clock event (throttle) reasons that are Active, as nvidia-smi names them."""
     nvlink_errors: tuple[tuple[int, str, int], ...] = ()
     """(link, counter, value) for every non-zero NVLink error counter."""
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
-class XidEvent:
-    bus_id: str
-    """PCI address in the kernel line, e.g. 0000:18:00."""
-    code: int
-    line: str
-    """The kernel log line, for the report."""
+    retired_pages: int | None = None
+    """Pages retired for ECC errors (single- plus double-bit causes); None where the GPU remaps rows instead."""
+    sm_clock_mhz: int | None = None
+    sm_clock_max_mhz: int | None = None
+    mem_clock_mhz: int | None = None
+    mem_clock_max_mhz: int | None = None
+    pcie_gen: int | None = None
+    """PCIe link generation now (drops at idle on many boards to save power)."""
+    pcie_gen_max: int | None = None
+    """The highest generation this GPU and its slot can train to together."""
+    pcie_gen_gpu_max: int | None = None
+    """The highest generation the GPU itself supports (above pcie_gen_max: the slot or riser limits it)."""
+    pcie_width: int | None = None
+    """PCIe lanes now, e.g. 16."""
+    pcie_width_max: int | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -82,6 +86,8 @@ class HealthReading:
     """Kernel log lines saying a GPU has fallen off the bus."""
     pci_gpus: int | None = None
     """NVIDIA GPUs on the PCI bus (sysfs); None when sysfs could not be read."""
+    fallback: str = ""
+    """Why NVML did not answer and nvidia-smi was read instead ('' when NVML answered, or was not tried)."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HealthReading:
@@ -127,13 +133,37 @@ def _yes(value: str | None) -> bool | None:
     return {"yes": True, "no": False, "enabled": True, "disabled": False}.get((value or "").lower())
 
 
+def _mhz(fields: dict[tuple[str, ...], str], *path: str) -> int | None:
+    """A number in '450 MHz' / '16x' / '5' form at the path whose end is path; None for N/A or missing."""
+    value = next((v for key, v in fields.items() if key[-len(path):] == path), "")
+    digits = re.match(r"\d+", value)
+    return int(digits.group()) if digits else None
+
+
+def clocks_and_link(fields: dict[tuple[str, ...], str]) -> dict[str, Any]:
+    """Clocks (Clocks / Max Clocks) and PCIe link (GPU Link Info) fields of one GPU's `nvidia-smi -q`."""
+    return {"sm_clock_mhz": _mhz(fields, "Clocks", "SM"), "sm_clock_max_mhz": _mhz(fields, "Max Clocks", "SM"),
+            "mem_clock_mhz": _mhz(fields, "Clocks", "Memory"),
+            "mem_clock_max_mhz": _mhz(fields, "Max Clocks", "Memory"),
+            "pcie_gen": _mhz(fields, "PCIe Generation", "Current"), "pcie_gen_max": _mhz(fields, "PCIe Generation",
+                                                                                          "Max"),
+            "pcie_gen_gpu_max": _mhz(fields, "PCIe Generation", "Device Max"),
+            "pcie_width": _mhz(fields, "Link Width", "Current"), "pcie_width_max": _mhz(fields, "Link Width", "Max")}
+
+
+def _retired(fields: dict[tuple[str, ...], str]) -> int | None:
+    counts = [v for path, v in fields.items() if path[0] == "Retired Pages" and path[-1].endswith("Bit ECC")]
+    numbers = [int(v) for v in counts if v.isdigit()]
+    return sum(numbers) if numbers else None
+
+
 def gpu_health(fields: dict[tuple[str, ...], str]) -> GpuHealth:
     throttle = tuple(path[-1] for path, v in fields.items()
                      if path[0] in ("Clocks Event Reasons", "Clocks Throttle Reasons") and v == "Active")
-    return GpuHealth(
+    return GpuHealth(**clocks_and_link(fields),
         bus_id=fields[("Bus Id",)], persistence=_yes(fields.get(("Persistence Mode",))),
         ecc_volatile_uncorrected=_count(fields, "Volatile"), ecc_aggregate_uncorrected=_count(fields, "Aggregate"),
-        retired_pending=_yes(fields.get(("Retired Pages", "Pending Page Blacklist"))),
+        retired_pending=_yes(fields.get(("Retired Pages", "Pending Page Blacklist"))), retired_pages=_retired(fields),
         remap_pending=_yes(fields.get(("Remapped Rows", "Pending"))),
         remap_failed=_yes(fields.get(("Remapped Rows", "Remapping Failure Occurred"))), throttle=throttle)
 
@@ -153,44 +183,6 @@ def parse_nvlink_errors(text: str) -> dict[int, tuple[tuple[int, str, int], ...]
         if (m := NVLINK_COUNTER.match(rest)) and gpu >= 0 and link >= 0 and int(m.group("value")):
             found[gpu].append((link, m.group("name").strip(), int(m.group("value"))))
     return {g: tuple(v) for g, v in found.items()}
-
-
-def _joined(text: str) -> list[str]:
-    """dmesg lines with their indented continuation lines joined: the driver wraps some messages (the
-    fallen-off-the-bus one names the GPU on the first line and says it fell off on the third)."""
-    lines: list[str] = []
-    for line in text.splitlines():
-        if line[:1].isspace() and lines:
-            lines[-1] += " " + line.strip()
-        else:
-            lines.append(line)
-    return lines
-
-
-def parse_kernel_log(text: str) -> tuple[tuple[XidEvent, ...], tuple[str, ...]]:
-    """Xid events (newest MAX_XID_EVENTS) and fallen-off-the-bus lines in dmesg / journalctl -k text."""
-    events, off_bus = [], []
-    for line in _joined(text):
-        if m := XID_LINE.search(line):
-            events.append(XidEvent(bus_id=m.group("bus"), code=int(m.group("code")), line=line.strip()))
-        if OFF_BUS.search(line):
-            off_bus.append(line.strip())
-    return tuple(events[-MAX_XID_EVENTS:]), tuple(off_bus[-MAX_XID_EVENTS:])
-
-
-def read_kernel_log(timeout_s: float) -> tuple[str, str, str]:
-    """(text, tool that answered, error): dmesg first, then journalctl -k for this boot; both within timeout_s."""
-    left = _budget(timeout_s)
-    errors = []
-    for argv in (["dmesg"], ["journalctl", "-k", "-b", "--no-pager", "-q"]):
-        if shutil.which(argv[0]) is None:
-            errors.append(f"{argv[0]}: not on PATH")
-            continue
-        done = subproc.run(argv, timeout_s=left())
-        if done.returncode == 0 and done.stdout.strip():
-            return done.stdout, " ".join(argv), ""
-        errors.append(f"{argv[0]}: {done.why()} {done.tail(1)}".strip())
-    return "", "", "; ".join(errors)
 
 
 def count_pci_gpus(devices: Path = PCI_DEVICES) -> int | None:
@@ -220,29 +212,42 @@ def health_from_texts(*, source: str, smi_q: str, nvlink_e: str = "", kernel_log
                          xids=xids, off_bus=off_bus, pci_gpus=pci_gpus)
 
 
-def _budget(total_s: float) -> Callable[[], float]:
-    """Seconds left of total_s for the next child process (at least MIN_CALL_S, so a late call still answers)."""
-    end = time.monotonic() + total_s
-    return lambda: max(MIN_CALL_S, end - time.monotonic())
+def health_from_nvml(dump: dict[str, Any], *, kernel_log: str = "", kernel_tool: str = "",
+                     kernel_log_error: str = "", pci_gpus: int | None = None) -> HealthReading:
+    """A health reading from an NVML dump (rlcheck.probes.gpu_nvml.record) and the kernel log's text."""
+    xids, off_bus = parse_kernel_log(kernel_log)
+    return HealthReading(source=f"NVML (driver {dump.get('driver', '?')})", kernel_log=kernel_tool,
+                         gpus=tuple(GpuHealth(**gpu_nvml.gpu_fields(g)) for g in dump.get("gpus", ())),
+                         kernel_log_error=kernel_log_error, xids=xids, off_bus=off_bus, pci_gpus=pci_gpus)
 
 
-def collect_gpu_health(timeout_s: float = 20.0) -> HealthReading:
+NvmlCollect = Callable[[float], tuple[dict[str, Any], str]]
+
+
+def collect_gpu_health(timeout_s: float = 20.0, nvml: NvmlCollect = gpu_nvml.collect_nvml) -> HealthReading:
     """Read this node's GPU health; all child processes together take about timeout_s at most.
 
-    One budget, not one per call: the node's whole answer must fit the fan-out's node deadline.
+    One budget, not one per call: the node's whole answer must fit the fan-out's node deadline. NVML first
+    (nvml: the bounded NVML reader), nvidia-smi text when NVML gives nothing; the reading says why in fallback.
     """
-    left = _budget(timeout_s)
+    left = budget(timeout_s)
     log, tool, log_error = read_kernel_log(left() / 2)
+    pci_gpus = count_pci_gpus()
+    dump, why = nvml(left() / 2)
+    if not why:
+        return health_from_nvml(dump, kernel_log=log, kernel_tool=tool, kernel_log_error=log_error,
+                                pci_gpus=pci_gpus)
     read = functools.partial(health_from_texts, kernel_log=log, kernel_tool=tool, kernel_log_error=log_error,
-                             pci_gpus=count_pci_gpus())
+                             pci_gpus=pci_gpus)
+    fallback = f"NVML: {why}"
     smi = shutil.which("nvidia-smi")
     if smi is None:
-        return dataclasses.replace(read(source="none", smi_q=""),
+        return dataclasses.replace(read(source="none", smi_q=""), fallback=fallback,
                                    error="nvidia-smi is not on PATH")
     done = subproc.run([smi, "-q"], timeout_s=left())
     if done.returncode != 0:
-        return dataclasses.replace(read(source=smi, smi_q=""),
+        return dataclasses.replace(read(source=smi, smi_q=""), fallback=fallback,
                                    error=f"nvidia-smi -q ended with {done.why()}: {done.tail(2)}")
     links = subproc.run([smi, "nvlink", "-e"], timeout_s=left())
-    return read(source=f"nvidia-smi -q ({smi})", smi_q=done.stdout,
-                nvlink_e=links.stdout if links.returncode == 0 else "")
+    return dataclasses.replace(read(source=f"nvidia-smi -q ({smi})", smi_q=done.stdout,
+                                    nvlink_e=links.stdout if links.returncode == 0 else ""), fallback=fallback)

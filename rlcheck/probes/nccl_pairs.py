@@ -7,6 +7,10 @@ below the profile's inter-node floor (NCCL pairs only, where the profile gives o
 the reference: the median of the faster half of the pairs (a slow node taints two pairs of a ring, half of a
 ring of four, so the plain median would follow it; the reference holds while more than a quarter of the pairs
 are healthy). A pair that hung or failed is UNKNOWN, never slow.
+
+Then every node that finished a pair all-reduces together, once (the job's own first collective spans all its
+nodes: a fabric that carries every pair can still fail the whole set, a switch uplink or a NCCL ring over all of
+them). It is bounded like a pair; it hanging is UNKNOWN for the cluster, it being slow against the pairs FAIL.
 """
 
 from __future__ import annotations
@@ -56,6 +60,18 @@ class PairResult:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class GroupResult:
+    """The all-reduce of every node that finished a pair, together (one rank per node)."""
+
+    nodes: tuple[str, ...]
+    """Node ids; the first holds the rendezvous."""
+    backend: str
+    outcome: PairOutcome
+    busbw_gbps: float | None = None
+    detail: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class PairsObservation:
     address: str
     connected: bool
@@ -66,6 +82,10 @@ class PairsObservation:
     pairs: tuple[PairResult, ...] = ()
     size_bytes: int = 0
     iterations: int = 0
+    all_nodes: GroupResult | None = None
+    """The all-nodes round; None when fewer than MIN_GROUP nodes finished a pair (or an older observation)."""
+    all_nodes_skipped: str = ""
+    """Why the all-nodes round did not run ('' when it ran)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -73,7 +93,21 @@ class PairsObservation:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PairsObservation:
         pairs = tuple(PairResult(**{**p, "outcome": PairOutcome(p["outcome"])}) for p in data.get("pairs", ()))
-        return cls(**{**data, "nodes": tuple(NodeFacts(**n) for n in data.get("nodes", ())), "pairs": pairs})
+        group = data.get("all_nodes")
+        all_nodes = GroupResult(**{**group, "nodes": tuple(group["nodes"]), "outcome": PairOutcome(group["outcome"])}) \
+            if group else None
+        return cls(**{**data, "nodes": tuple(NodeFacts(**n) for n in data.get("nodes", ())), "pairs": pairs,
+                      "all_nodes": all_nodes})
+
+
+MIN_GROUP = 3
+"""Two nodes together are their pair: the all-nodes round needs three or more."""
+
+
+def group_nodes(pairs: list[PairResult], order: list[str]) -> list[str]:
+    """The nodes for the all-nodes round: those that finished at least one pair, in the pairing's order."""
+    finished = {n for p in pairs if p.outcome is PairOutcome.MEASURED for n in p.nodes}
+    return [n for n in order if n in finished]
 
 
 def paired_nodes(nodes: list[NodeFacts]) -> list[NodeFacts]:
@@ -168,6 +202,14 @@ def _node_verdict(node: NodeFacts, obs: PairsObservation, named: list[str], basi
     return Verdict(**base, status=Status.PASS, summary=f"{node.where}: all-reduce {said}")
 
 
+def pair_floor(profile: HardwareProfile | None) -> float | None:
+    """The profile's inter-node floor where it was measured (or is this cluster's baseline); a public figure is not
+    one two nodes of a given fabric can be held to, so it names no node."""
+    if profile is None or not profile.floor_measured(FLOOR_KEY):
+        return None
+    return profile.thresholds.get(FLOOR_KEY)
+
+
 def evaluate_nccl_pairs(obs: PairsObservation, profile: HardwareProfile | None) -> list[Verdict]:
     """One verdict per paired node: FAIL for a node whose every pair is slow, UNKNOWN for one whose pairs all hung."""
     if not obs.connected:
@@ -176,7 +218,7 @@ def evaluate_nccl_pairs(obs: PairsObservation, profile: HardwareProfile | None) 
     if len(obs.nodes) < 2:
         return [Verdict(status=Status.SKIP, summary=f"{len(obs.nodes)} node(s): no pair of nodes to all-reduce "
                                                     "between")]
-    floor = profile.thresholds.get(FLOOR_KEY) if profile else None
+    floor = pair_floor(profile)
     reference = reference_gbps(list(obs.pairs))
     named, _ = suspects(list(obs.pairs), floor)
     ref = f"{reference:.3g} GB/s" if reference is not None else "none (no pair measured)"
@@ -184,4 +226,28 @@ def evaluate_nccl_pairs(obs: PairsObservation, profile: HardwareProfile | None) 
              f"median of the faster half of the pairs ({ref})" +
              (f" or below the {profile.name if profile else ''} floor {floor:g} GB/s (NCCL pairs)" if floor else
               f"; no inter-node floor ({FLOOR_KEY}) in the profile"))
-    return [_node_verdict(n, obs, named, basis) for n in obs.nodes]
+    group = _group_verdict(obs, reference, floor, named)
+    return [_node_verdict(n, obs, named, basis) for n in obs.nodes] + ([group] if group else [])
+
+
+def _group_verdict(obs: PairsObservation, reference: float | None, floor: float | None,
+                   named: list[str]) -> Verdict | None:
+    """The cluster-level verdict of the all-nodes round (node None: it is about all of them); None for two nodes
+    (their pair is all of them) and for observations from before the round existed."""
+    group = obs.all_nodes
+    if group is None:
+        if obs.all_nodes_skipped and len(obs.nodes) >= MIN_GROUP:
+            return Verdict(status=Status.SKIP, summary=f"all nodes together: not run ({obs.all_nodes_skipped})")
+        return None
+    said = f"all {len(group.nodes)} nodes together"
+    if group.busbw_gbps is None:
+        return Verdict(status=Status.UNKNOWN, remedy=REMEDY, details=f"nodes: {', '.join(group.nodes)}",
+                       summary=f"{said}: {group.outcome.value} ({group.detail}): the job's first all-reduce would "
+                               "hang or fail the same way")
+    as_pair = PairResult(first=group.nodes[0], second=group.nodes[-1], backend=group.backend,
+                         outcome=group.outcome, busbw_gbps=group.busbw_gbps)
+    seen = f"{said}: {group.busbw_gbps:.3g} GB/s ({group.backend}; pairs' reference {reference or 0:.3g} GB/s)"
+    if is_slow(as_pair, reference, floor):
+        blame = f"; the pairs name {', '.join(named)}" if named else "; every pair is healthy: look at the fabric"
+        return Verdict(status=Status.FAIL, remedy=REMEDY, summary=f"{seen}: slow{blame}")
+    return Verdict(status=Status.PASS, summary=seen)

@@ -50,7 +50,7 @@ def xid_table(path: Path = XID_TABLE) -> dict[int, dict[str, str]]:
     return table
 
 
-def _preamble(node: NodeFacts, obs: NodeObservation, *, gpus: bool) -> Verdict | HealthReading:
+def preamble(node: NodeFacts, obs: NodeObservation, *, gpus: bool) -> Verdict | HealthReading:
     """The health reading to judge, or the verdict that ends judging (CPU node, older rlcheck, unread GPUs)."""
     if not is_gpu_node(node, obs):
         return Verdict(node=node.label, status=Status.SKIP, summary=f"{node.where}: CPU-only node: no GPU to judge")
@@ -70,7 +70,7 @@ def xid_action(event: XidEvent, table: dict[int, dict[str, str]]) -> str:
 
 
 def evaluate_node_xid(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
-    health = _preamble(node, obs, gpus=False)
+    health = preamble(node, obs, gpus=False)
     if isinstance(health, Verdict):
         return health
     base = {"node": node.label, "details": f"kernel log read with {health.kernel_log or 'nothing'}"}
@@ -111,11 +111,13 @@ def _ecc_problems(gpu: GpuHealth) -> tuple[list[str], list[str]]:
         fail.append("a page retirement waits for a GPU reset")
     if gpu.ecc_aggregate_uncorrected and not fail:
         warn.append(f"{gpu.ecc_aggregate_uncorrected} uncorrectable ECC error(s) over its life")
+    if gpu.retired_pages and not fail:
+        warn.append(f"{gpu.retired_pages} page(s) retired for ECC errors")
     return fail, warn
 
 
 def evaluate_node_ecc(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
-    health = _preamble(node, obs, gpus=True)
+    health = preamble(node, obs, gpus=True)
     if isinstance(health, Verdict):
         return health
     base = {"node": node.label, "details": f"read with {health.source}"}
@@ -127,19 +129,20 @@ def evaluate_node_ecc(node: NodeFacts, obs: NodeObservation, profile: HardwarePr
     fails = [f"GPU {g.bus_id}: {', '.join(p)}" for g in health.gpus if (p := _ecc_problems(g)[0])]
     if fails:
         isolate = any(g.remap_failed for g in health.gpus)
-        return Verdict(**base, status=Status.FAIL, remedy=ACTION_TEXT["isolate" if isolate else "reset"],
-                       summary=f"{node.where}: {'; '.join(fails)}")
+        action = "isolate" if isolate else "reset"
+        return Verdict(**base, status=Status.FAIL, remedy=ACTION_TEXT[action],
+                       summary=f"{node.where}: {'; '.join(fails)} (action: {action})")
     warns = [f"GPU {g.bus_id}: {', '.join(p)}" for g in health.gpus if (p := _ecc_problems(g)[1])]
     if warns:
         return Verdict(**base, status=Status.WARN, remedy=ACTION_TEXT["monitor"],
-                       summary=f"{node.where}: {'; '.join(warns)} (none pending now)")
+                       summary=f"{node.where}: {'; '.join(warns)} (none pending now; action: monitor)")
     return Verdict(**base, status=Status.PASS,
                    summary=f"{node.where}: {len(health.gpus)} GPU(s): no uncorrectable ECC error, no pending or "
                            "failed row remap or page retirement")
 
 
 def evaluate_node_throttle(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
-    health = _preamble(node, obs, gpus=True)
+    health = preamble(node, obs, gpus=True)
     if isinstance(health, Verdict):
         return health
     base = {"node": node.label, "details": f"read with {health.source}"}
@@ -147,13 +150,13 @@ def evaluate_node_throttle(node: NodeFacts, obs: NodeObservation, profile: Hardw
           if set(g.throttle) & set(HW_THROTTLE)]
     if hw:
         return Verdict(**base, status=Status.FAIL, summary=f"{node.where}: hardware clock slowdown active: "
-                                                           f"{'; '.join(hw)}",
+                                                           f"{'; '.join(hw)} (action: reboot)",
                        remedy="Drain the node: check its cooling and power supply (HW slowdown means the board "
                               "asked the GPU to slow down); reboot, and have it serviced if it persists")
     warn = [f"GPU {g.bus_id}: SW Thermal Slowdown" for g in health.gpus if set(g.throttle) & set(SW_THROTTLE)]
     warn += [f"GPU {g.bus_id}: persistence mode off" for g in health.gpus if g.persistence is False]
     if warn:
-        return Verdict(**base, status=Status.WARN, summary=f"{node.where}: {'; '.join(warn)}",
+        return Verdict(**base, status=Status.WARN, summary=f"{node.where}: {'; '.join(warn)} (action: monitor)",
                        remedy="Check the node's cooling (SW thermal slowdown); enable persistence mode "
                               "(nvidia-persistenced, or nvidia-smi -pm 1) so the driver stays loaded between jobs")
     return Verdict(**base, status=Status.PASS, summary=f"{node.where}: {len(health.gpus)} GPU(s): no thermal or "
@@ -161,25 +164,25 @@ def evaluate_node_throttle(node: NodeFacts, obs: NodeObservation, profile: Hardw
 
 
 def evaluate_node_nvlink(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
-    health = _preamble(node, obs, gpus=True)
+    health = preamble(node, obs, gpus=True)
     if isinstance(health, Verdict):
         return health
     base = {"node": node.label, "details": "nvidia-smi nvlink -e, counters since the driver loaded"}
     bad = [(g.bus_id, link, name, n) for g in health.gpus for link, name, n in g.nvlink_errors]
     text = "; ".join(f"GPU {bus} link {link}: {n} {name}" for bus, link, name, n in bad)
     if any(name in NVLINK_FAIL_COUNTERS for _, _, name, _ in bad):
-        return Verdict(**base, status=Status.FAIL, summary=f"{node.where}: {text}",
+        return Verdict(**base, status=Status.FAIL, summary=f"{node.where}: {text} (action: reset)",
                        remedy="Drain the node and reset its GPUs; recurring link recovery needs the NVLink "
                               "hardware serviced (a collective over this link can hang or slow the whole job)")
     if bad:
-        return Verdict(**base, status=Status.WARN, summary=f"{node.where}: {text}",
+        return Verdict(**base, status=Status.WARN, summary=f"{node.where}: {text} (action: monitor)",
                        remedy="Watch the counters; if they grow during a job, drain the node and have it serviced")
     return Verdict(**base, status=Status.PASS, summary=f"{node.where}: no NVLink error counted on "
                                                        f"{len(health.gpus)} GPU(s)")
 
 
 def evaluate_node_bus(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
-    health = _preamble(node, obs, gpus=False)
+    health = preamble(node, obs, gpus=False)
     if isinstance(health, Verdict):
         return health
     base = {"node": node.label, "details": f"PCI: /sys/bus/pci/devices; GPUs read with {health.source}"}
@@ -187,7 +190,7 @@ def evaluate_node_bus(node: NodeFacts, obs: NodeObservation, profile: HardwarePr
     if health.off_bus:
         return Verdict(**base, status=Status.FAIL, remedy=remedy,
                        summary=f"{node.where}: the kernel log says a GPU has fallen off the bus: "
-                               f"{' | '.join(health.off_bus[-3:])}")
+                               f"{' | '.join(health.off_bus[-3:])} (action: reboot)")
     if health.pci_gpus is None or health.error:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"{node.where}: cannot compare the GPUs on the PCI "
                        f"bus with those the driver answers for: {health.error or 'sysfs PCI devices unreadable'}")
@@ -195,7 +198,7 @@ def evaluate_node_bus(node: NodeFacts, obs: NodeObservation, profile: HardwarePr
     if health.pci_gpus > answering:
         return Verdict(**base, status=Status.FAIL, remedy=remedy,
                        summary=f"{node.where}: {health.pci_gpus} NVIDIA GPUs on the PCI bus, the driver answers for "
-                               f"{answering}")
+                               f"{answering} (action: reboot)")
     if health.pci_gpus < answering:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"{node.where}: sysfs shows {health.pci_gpus} NVIDIA "
                        f"GPUs, the driver answers for {answering} (a VM or container hides PCI devices)")

@@ -5,6 +5,7 @@ In the child: ray.init bounded by the connect timeout, then round after round of
 each pair a task on its first node picks the rendezvous port, then one task per node (pinned with
 NodeAffinitySchedulingStrategy, soft=False; one GPU each for NCCL) runs a rank. Every round is waited on until
 the pair deadline; a pair still running then is cancelled (its worker killed) and is a TIMEOUT, never a hang.
+Last, one round of every node that finished a pair, together (one rank each, world size = nodes), bounded alike.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from rlcheck.cluster.fanout import _connect, alive_nodes
 from rlcheck.cluster.fanout_result import JOB_SLACK_S, NodeFacts, package_runtime_env
 from rlcheck.probes import nccl_pairs as plan
-from rlcheck.probes.nccl_pairs import PairOutcome, PairResult, PairsObservation
+from rlcheck.probes.nccl_pairs import GroupResult, PairOutcome, PairResult, PairsObservation
 from rlcheck.process import subproc
 
 RESULT = "RLCHECK_PAIRS "
@@ -67,22 +68,43 @@ def _get(ref: Any) -> tuple[dict[str, Any] | None, str]:
         return None, f"{type(exc).__name__}: {lines[-1] if lines else ''}"[:500]
 
 
+def _ranks(groups: list[tuple[str, ...]], backends: list[str], facts: dict[str, NodeFacts],
+           args: argparse.Namespace) -> list[list[Any]]:
+    """One rank task per node of every group (rank 0 on its first node, which picks the rendezvous port); [] for a
+    group whose port did not come."""
+    ports = [_task(facts[g[0]], "gloo", "rlcheck-pair-port").remote("rlcheck.probes.pair_member:pick_port",
+                                                                    {"address": facts[g[0]].address}) for g in groups]
+    ported = _wait(ports, PORT_TIMEOUT_S)
+    ranks: list[list[Any]] = []
+    for group, backend, port in zip(groups, backends, ports, strict=True):
+        value = _get(port)[0] if port in ported else None
+        common = {"world_size": len(group), "master_addr": facts[group[0]].address, "master_port": value,
+                  "backend": backend, "size_bytes": args.size_bytes, "iterations": args.iterations,
+                  "timeout_s": args.pair_timeout_s}
+        ranks.append([] if value is None else [_task(facts[n], backend, f"rlcheck-pair-rank{r}").remote(
+            args.member, {**common, **json.loads(args.member_kwargs), "rank": r}) for r, n in enumerate(group)])
+    return ranks
+
+
 def run_round(pairs: list[tuple[str, str]], facts: dict[str, NodeFacts], args: argparse.Namespace,
               repair: bool) -> list[PairResult]:
     backends = [plan.backend_for(facts[a], facts[b]) for a, b in pairs]
-    ports = [_task(facts[a], "gloo", "rlcheck-pair-port").remote("rlcheck.probes.pair_member:pick_port",
-                                                                 {"address": facts[a].address}) for a, _ in pairs]
-    ported = _wait(ports, PORT_TIMEOUT_S)
-    ranks: list[list[Any]] = []
-    for (a, b), backend, port in zip(pairs, backends, ports, strict=True):
-        value = _get(port)[0] if port in ported else None
-        common = {"world_size": 2, "master_addr": facts[a].address, "master_port": value, "backend": backend,
-                  "size_bytes": args.size_bytes, "iterations": args.iterations, "timeout_s": args.pair_timeout_s}
-        ranks.append([] if value is None else [_task(facts[n], backend, f"rlcheck-pair-rank{r}").remote(
-            args.member, {**common, **json.loads(args.member_kwargs), "rank": r}) for r, n in enumerate((a, b))])
+    ranks = _ranks(list(pairs), backends, facts, args)
     done = _wait([ref for refs in ranks for ref in refs], args.pair_timeout_s)
     return [_result(PairResult(first=a, second=b, backend=backend, outcome=PairOutcome.ERROR, repair=repair), refs,
                     done, args.pair_timeout_s) for (a, b), backend, refs in zip(pairs, backends, ranks, strict=True)]
+
+
+def run_group(nodes: list[str], facts: dict[str, NodeFacts], args: argparse.Namespace) -> GroupResult:
+    """Every node in nodes together, one all-reduce of world size len(nodes), bounded by the pair deadline."""
+    gpu = all(facts[n].ray_gpus >= 1 for n in nodes)
+    backend = "nccl" if gpu else "gloo"
+    (refs,) = _ranks([tuple(nodes)], [backend], facts, args)
+    done = _wait(refs, args.pair_timeout_s)
+    as_pair = _result(PairResult(first=nodes[0], second=nodes[-1], backend=backend, outcome=PairOutcome.ERROR),
+                      refs, done, args.pair_timeout_s)
+    return GroupResult(nodes=tuple(nodes), backend=backend, outcome=as_pair.outcome, busbw_gbps=as_pair.busbw_gbps,
+                       detail=as_pair.detail)
 
 
 def _result(pair: PairResult, refs: list[Any], done: set[Any], timeout_s: float) -> PairResult:
@@ -112,7 +134,12 @@ def drive(args: argparse.Namespace) -> PairsObservation:
         results += run_round(pairs, facts, args, repair=False)
     for pairs in plan.repair_rounds(results, floor=args.floor_gbps)[:MAX_REPAIR_ROUNDS]:
         results += run_round(pairs, facts, args, repair=True)
-    return PairsObservation(**base, connected=True, nodes=tuple(nodes), pairs=tuple(results))
+    group = plan.group_nodes(results, list(facts))
+    if len(group) < plan.MIN_GROUP:
+        return PairsObservation(**base, connected=True, nodes=tuple(nodes), pairs=tuple(results),
+                                all_nodes_skipped=f"{len(group)} node(s) finished a pair; it needs {plan.MIN_GROUP}")
+    return PairsObservation(**base, connected=True, nodes=tuple(nodes), pairs=tuple(results),
+                            all_nodes=run_group(group, facts, args))
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -163,7 +190,8 @@ def deadline_s(args: argparse.Namespace) -> float:
 
 
 def max_rounds(nodes: int) -> int:
-    return (3 if nodes % 2 else 2) + MAX_REPAIR_ROUNDS
+    """Ring rounds, re-pair rounds, and the all-nodes round."""
+    return (3 if nodes % 2 else 2) + MAX_REPAIR_ROUNDS + 1
 
 
 def run_pairs(address: str, *, nodes: int, member: str = MEMBER, member_kwargs: dict[str, Any] | None = None,
