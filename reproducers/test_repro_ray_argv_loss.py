@@ -57,10 +57,11 @@ def through_ray(dashboard_url: str, tmp_path: Path, sh_name: str = "") -> tuple[
     """(argv lost as the head's /bin/sh loses it, fixes intact, evidence); sh_name: that shell (default: this one)."""
     model, printer = files(tmp_path)
     unsafe = argv_probe.unsafe_bash_c(model, printer)
-    cli = cli_submit(dashboard_url, unsafe)
-    sdk = sdk_submit(dashboard_url, subprocess.list2cmdline(unsafe))
-    launcher = cli_submit(dashboard_url, [str(argv_probe.write_launcher(tmp_path, model, printer)), "--extra", "1"])
-    ours = sdk_submit(dashboard_url, launch.entrypoint([sys.executable, str(printer), *MODEL_ARGS, "--extra", "1"]))
+    launcher_argv = [str(argv_probe.write_launcher(tmp_path, model, printer)), "--extra", "1"]
+    ours_entrypoint = launch.entrypoint([sys.executable, str(printer), *MODEL_ARGS, "--extra", "1"])
+    cli, sdk, launcher, ours = subproc.concurrently(  # four independent jobs on the same head
+        lambda: cli_submit(dashboard_url, unsafe), lambda: sdk_submit(dashboard_url, subprocess.list2cmdline(unsafe)),
+        lambda: cli_submit(dashboard_url, launcher_argv), lambda: sdk_submit(dashboard_url, ours_entrypoint))
     lost = all(lost_here(sh_name or argv_probe.system_sh(), got, out) for got, out in (cli, sdk))
     intact = all(got == [*MODEL_ARGS, "--extra", "1"] for got, _ in (launcher, ours))
     evidence = (f"CLI bash -c: {describe(*cli)}; SDK: {describe(*sdk)}; launcher: {describe(*launcher)}; "
