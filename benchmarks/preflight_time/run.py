@@ -77,8 +77,15 @@ def main(argv: list[str] | None = None) -> int:
            "goal": "the main job (pytest checks/ reproducers/) at most 5x the cold stack import",
            "goal_met": {name: value <= 5 * baseline for name, value in medians.items()},
            "load_average_1m_before": round(load, 2),
-           "notes": ["the reproducers start two Ray heads (one with /bin/sh swapped) and run the real SGLang, "
-                     "Megatron and uvicorn in child processes; with -n auto each xdist worker starts its own Ray"]}
+           "load_average_1m_after": round(os.getloadavg()[0], 2),
+           "notes": ["the reproducers run the real SGLang, Megatron and uvicorn in child processes: Megatron and "
+                     "SGLang children are forked from one warm interpreter per package set "
+                     "(rlcheck.process.warm), side-directory children start cold; independent children of one "
+                     "reproducer run concurrently; two Ray heads (one with /bin/sh swapped, started in the "
+                     "background at collection); with -n auto each xdist worker starts its own Ray and warm "
+                     "interpreters on first use",
+                     "the machine is shared with other sessions: compare the main job with the stack import of "
+                     "the same run (ratio_to_baseline), not across runs"]}
     path = results_file.write("preflight_time", doc)
     print(f"{medians} -> {path}")
     return 0
