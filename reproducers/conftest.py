@@ -3,8 +3,9 @@
 Once collection has picked the tests, the warm interpreters of the package sets they use start importing in the
 background (Megatron's arguments in the GPU-less driver environment, SGLang's server_args), so the first
 reproducer that needs one mostly finds it ready (under xdist, where every worker collects every test, each
-starts on first use instead). Every run is still its own forked child process. The Ray head
-whose /bin/sh is the other shell (ray-argv-loss) starts in the background at the same time.
+starts on first use instead). Every run is still its own forked child process. The Ray head whose /bin/sh is the
+other shell (ray-argv-loss) is a session fixture started on first use: started at collection it competed with
+the session's own Ray head for the two cores and, on a loaded machine, made that one miss its start deadline.
 """
 
 from __future__ import annotations
@@ -25,9 +26,6 @@ from tests import argv_probe
 MEGATRON_DRIVER = {"test_repro_driver_gpu_probe", "test_repro_cuda_device_max_connections",
                    "test_repro_megatron_training_missing", "test_repro_model_args_glob", "test_repro_mbridge_missing"}
 SGLANG = {"test_repro_uvicorn_log_level", "test_repro_sglang_dead_flag"}
-
-
-OTHER_SH = "test_repro_ray_argv_loss_other_sh"
 
 
 class StartedEarly:
@@ -65,13 +63,10 @@ class StartedEarly:
             self.ray.stop()
 
 
-_EARLY: dict[str, StartedEarly] = {}
-
-
 @pytest.fixture(scope="session")
 def other_sh_ray() -> Iterator[StartedEarly]:
-    """The Ray head with the other /bin/sh: the one started at collection, or one started now."""
-    early = _EARLY.pop(OTHER_SH, None) or StartedEarly()
+    """The Ray head with the other /bin/sh, started now (in a thread; the test waits for it, bounded)."""
+    early = StartedEarly()
     try:
         yield early
     finally:
@@ -83,8 +78,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     quick = session.config.getoption("quick")
     items = [item for item in session.items if not (quick and item.get_closest_marker("slow"))]
-    if any(item.name == OTHER_SH for item in items):
-        _EARLY[OTHER_SH] = StartedEarly()
     modules = {item.path.stem for item in items}
     if modules & MEGATRON_DRIVER:
         warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(), megatron_args.RUNTIME)
@@ -94,5 +87,3 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     warm.stop_all()
-    for early in _EARLY.values():  # started but its test did not run (deselected later, or the session stopped)
-        early.stop()
