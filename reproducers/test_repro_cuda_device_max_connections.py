@@ -10,6 +10,7 @@ CUDA_DEVICE_MAX_CONNECTIONS=1, the remedy.
 from __future__ import annotations
 
 from rlcheck.hardware import get_profile
+from rlcheck.process import subproc
 from rlcheck.repro import megatron_args
 from rlcheck.repro.reproduce import Reproduction, versions_for
 
@@ -20,9 +21,10 @@ def test_repro_cuda_device_max_connections(record_reproduction):
     argv = megatron_args.qwen3_30b_a3b_argv()
     world_size = megatron_args.SEED_30B_WORLD_SIZE
     hopper = get_profile("h200").compute_capability
-    unset = megatron_args.run_validate_args(argv, world_size=world_size, guard_capability=hopper)
-    fixed = megatron_args.run_validate_args(argv, world_size=world_size, guard_capability=hopper,
-                                            env={"CUDA_DEVICE_MAX_CONNECTIONS": "1"})
+    unset, fixed = subproc.concurrently(
+        lambda: megatron_args.run_validate_args(argv, world_size=world_size, guard_capability=hopper),
+        lambda: megatron_args.run_validate_args(argv, world_size=world_size, guard_capability=hopper,
+                                                env={"CUDA_DEVICE_MAX_CONNECTIONS": "1"}))
     evidence = (f"validate_args, Qwen3-30B-A3B TP2/CP2/EP2 on capability {hopper}: CUDA_DEVICE_MAX_CONNECTIONS "
                 f"unset: {unset.outcome()}; =1: {fixed.outcome()}")
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),

@@ -14,6 +14,7 @@ reproducer.
 from __future__ import annotations
 
 from rlcheck.hardware import get_profile
+from rlcheck.process import subproc
 from rlcheck.repro import megatron_args
 from rlcheck.repro.reproduce import Reproduction, versions_for
 
@@ -24,8 +25,9 @@ def test_repro_driver_gpu_probe(record_reproduction):
     argv = megatron_args.qwen3_30b_a3b_argv()
     world_size = megatron_args.SEED_30B_WORLD_SIZE
     capability = get_profile("b300").compute_capability
-    bare = megatron_args.run_validate_args(argv, world_size=world_size)
-    guarded = megatron_args.run_validate_args(argv, world_size=world_size, guard_capability=capability)
+    bare, guarded = subproc.concurrently(
+        lambda: megatron_args.run_validate_args(argv, world_size=world_size, cold=True),  # it must reach CUDA
+        lambda: megatron_args.run_validate_args(argv, world_size=world_size, guard_capability=capability))
     evidence = (f"validate_args, Qwen3-30B-A3B TP2/CP2/EP2 --moe-grouped-gemm, WORLD_SIZE {world_size}, no GPU: "
                 f"{bare.outcome()}; with the driver guard answering {capability}: {guarded.outcome()}")
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),

@@ -14,11 +14,10 @@ With mbridge, AutoBridge.from_pretrained maps a tiny local Qwen3 config.json (hi
 from __future__ import annotations
 
 import json
-import sys
 
 from rlcheck.process import subproc
 from rlcheck.process.wait import free_loopback_port
-from rlcheck.repro import site_mirror
+from rlcheck.repro import megatron_args, site_mirror
 from rlcheck.repro.reproduce import Reproduction
 
 FAILURE_ID = "mbridge-missing"
@@ -78,8 +77,7 @@ def convert_config(tmp_path) -> tuple[dict[str, object] | None, subproc.Complete
     model.mkdir()
     (model / "config.json").write_text(json.dumps(TINY_QWEN3))
     loopback = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_loopback_port())}
-    done = subproc.run([sys.executable, "-c", CONVERT, str(model)], timeout_s=180,
-                       env=subproc.child_env() | OFFLINE | loopback)
+    done = megatron_args.run_python(CONVERT, [str(model)], env=loopback)  # offline, as every driver child
     line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
     return (json.loads(line.removeprefix("RESULT ")) if line else None), done
 
@@ -90,12 +88,12 @@ def stopped_at(done: subproc.Completed) -> dict[str, object] | None:
 
 
 def test_repro_mbridge_missing(record_reproduction, tmp_path):
-    absent = import_without_mbridge(tmp_path)
+    absent, (mapped, done) = subproc.concurrently(lambda: import_without_mbridge(tmp_path),
+                                                  lambda: convert_config(tmp_path))
     stop = stopped_at(absent)
     # the converter's Megatron imports all ran, then its first mbridge import raised for mbridge itself
     missing = (stop is not None and stop["step"] == 4 and stop["type"] == "ModuleNotFoundError"
                and stop["name"] == "mbridge" and all(f"IMPORTED {i}" in absent.stdout for i in range(4)))
-    mapped, done = convert_config(tmp_path)
     mapped_ok = mapped is not None and all(mapped.get(k) == v for k, v in EXPECTED.items())
     error = f"{stop['line']!r} -> {stop['type']}: {stop['error']}" if stop else absent.why()
     evidence = (f"SLIME v0.2.4's converter imports without mbridge: {error}; with mbridge: "

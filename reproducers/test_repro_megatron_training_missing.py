@@ -40,10 +40,11 @@ def test_repro_megatron_training_missing(record_verdict, record_reproduction, tm
     if side is None:
         record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=sidecar.missing(SIDE)))
         return
-    old_version, old = import_validate_args_from(str(side), tmp_path)
+    (old_version, old), current = subproc.concurrently(
+        lambda: import_validate_args_from(str(side), tmp_path),
+        lambda: megatron_args.run_validate_args(megatron_args.tiny_dense_argv(), world_size=1))
     missing = "megatron.core imported" in old.stdout and "No module named 'megatron.training'" in old.stderr
     installed = installed_versions(["megatron-core"])["megatron-core"]
-    current = megatron_args.run_validate_args(megatron_args.tiny_dense_argv(), world_size=1)
     error = megatron_args.error_line(old.stderr) or old.why()
     evidence = (f"megatron-core {old_version}: megatron.core imports, validate_args does not: {error}; "
                 f"megatron-core {installed} (>= 0.17 ships megatron.training): {current.outcome()}")

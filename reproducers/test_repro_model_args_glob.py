@@ -17,6 +17,7 @@ import pytest
 
 from rlcheck.cluster import launch
 from rlcheck.process import subproc
+from rlcheck.repro import megatron_args
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from tests import argv_probe
 
@@ -45,8 +46,7 @@ def run_job(dashboard_url: str, entrypoint: str) -> list[str] | None:
 
 
 def megatron_reads(argv: list[str]) -> str:
-    done = subproc.run([sys.executable, "-c", MEGATRON_PARSE, *argv], timeout_s=180,
-                       env=subproc.child_env() | {"WORLD_SIZE": "1", "RANK": "0"})
+    done = megatron_args.run_python(MEGATRON_PARSE, argv, env={"WORLD_SIZE": "1", "RANK": "0"})
     out = done.stdout + done.stderr
     error = next((x for x in out.splitlines() if "error: argument --moe-layer-freq" in x), None)
     return error or next((x for x in out.splitlines() if x.startswith("MOE_LAYER_FREQ")), done.tail(3))
@@ -55,10 +55,11 @@ def megatron_reads(argv: list[str]) -> str:
 def one_case(dashboard_url: str, folder: Path, pattern: str, decoy: str) -> dict[str, object]:
     folder.mkdir()
     (folder / decoy).write_text("")
-    unquoted = run_job(dashboard_url, launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=False)]))
-    quoted = run_job(dashboard_url, launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=True)]))
-    ours = run_job(dashboard_url, launch.entrypoint(
-        [sys.executable, str(folder / "print_argv.py"), "--moe-layer-freq", pattern, "--num-experts", "128"]))
+    entrypoints = [launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=False)]),
+                   launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=True)]),
+                   launch.entrypoint([sys.executable, str(folder / "print_argv.py"), "--moe-layer-freq", pattern,
+                                      "--num-experts", "128"])]
+    unquoted, quoted, ours = subproc.concurrently(*(lambda e=e: run_job(dashboard_url, e) for e in entrypoints))
     return {"unquoted": unquoted, "quoted": quoted, "rlcheck.cluster.launch": ours, "pattern": pattern}
 
 

@@ -101,11 +101,11 @@ def test_repro_numpy2_megatron(record_verdict, record_reproduction, tmp_path):
     if isinstance(dirs, Verdict):
         record_verdict(dirs)
         return
-    broken = save_preprocess(dirs, tmp_path, "numpy-2")
+    broken, pinned = subproc.concurrently(lambda: save_preprocess(dirs, tmp_path, "numpy-2"),
+                                          lambda: save_preprocess(dirs[:1], tmp_path, "numpy-1"))
     if (unknown := could_not_run(broken)) is not None:
         record_verdict(unknown)
         return
-    pinned = save_preprocess(dirs[:1], tmp_path, "numpy-1")
     evidence = (f"dist_checkpointing save_preprocess of a distributed-optimizer flat shard, {broken.outcome()}; "
                 f"pinned {pinned.outcome()}")
     result = Reproduction(failure_id=FAILURE_ID, versions=broken.versions, reproduced=broken.reproduced(),

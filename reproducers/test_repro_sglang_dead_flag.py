@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 
 from rlcheck.framework import argv as framework_argv
 from rlcheck.framework.schema import load
-from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
-from rlcheck.process import subproc
+from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags, run_sglang
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status
 
@@ -45,8 +43,7 @@ print("RESULT " + json.dumps(out))
 
 
 def sglang_parse(*argvs: list[str]) -> list[dict]:
-    done = subproc.run([sys.executable, "-c", PARSE, json.dumps(argvs)], timeout_s=180,
-                       env=subproc.child_env() | {"HF_HUB_OFFLINE": "1"})
+    done = run_sglang(PARSE, [json.dumps(argvs)], timeout_s=180)
     line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
     assert line, f"sglang's parser did not run ({done.why()}):\n{done.tail()}"
     return json.loads(line.removeprefix("RESULT "))

@@ -14,8 +14,9 @@ import sys
 import time
 from pathlib import Path
 
+from rlcheck.probes.sglang_flags import run_sglang
 from rlcheck.process import subproc
-from rlcheck.process.wait import free_loopback_port, wait_http_ok
+from rlcheck.process.wait import WaitResult, free_loopback_port, wait_http_ok
 from rlcheck.repro import sidecar
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
@@ -61,16 +62,15 @@ def serve(level: str, pythonpath: tuple[str, ...] = ()) -> subproc.Served:
 
 def sglang_keeps_level(tmp_path) -> dict[str, str]:
     (tmp_path / "config.json").write_text(json.dumps(TINY_QWEN3))
-    env = subproc.child_env(()) | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    done = subproc.run([sys.executable, "-c", SGLANG_PARSE, str(tmp_path)], timeout_s=180, env=env)
+    done = run_sglang(SGLANG_PARSE, [str(tmp_path)], timeout_s=180)
     line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
     assert line, f"sglang ServerArgs did not run ({done.why()}):\n{done.tail()}"
     return json.loads(line.removeprefix("RESULT "))
 
 
 def test_repro_uvicorn_log_level(record_reproduction, tmp_path):
-    sglang = sglang_keeps_level(tmp_path)
-    bad, good = serve("WARN"), serve("warning")
+    sglang, bad, good = subproc.concurrently(lambda: sglang_keeps_level(tmp_path), lambda: serve("WARN"),
+                                             lambda: serve("warning"))
     rejected = bad.exited_early and "KeyError: 'warn'" in bad.output.stderr
     evidence = (f"SGLang ServerArgs.log_level={sglang['server_args']!r}; uvicorn log_level='WARN': "
                 f"{'KeyError before bind' if rejected else 'no KeyError'} ({bad.output.why()}); "
@@ -86,7 +86,7 @@ def test_repro_uvicorn_log_level_older_uvicorn(record_verdict, record_reproducti
     if side is None:
         record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=sidecar.missing("uvicorn-0.44")))
         return
-    upper, lower = serve("WARNING", (str(side),)), serve("warning", (str(side),))
+    upper, lower = subproc.concurrently(lambda: serve("WARNING", (str(side),)), lambda: serve("warning", (str(side),)))
     rejected = upper.exited_early and "KeyError: 'WARNING'" in upper.output.stderr
     result = Reproduction(failure_id=FAILURE_ID, versions={"uvicorn": "0.44.0"}, reproduced=rejected,
                           fix_verified=lower.answered, details=upper.output.tail(),
@@ -104,20 +104,24 @@ def slime_wait(level: str, timeout_s: float) -> subproc.Completed:
                        env=subproc.child_env(()))
 
 
-def test_repro_uvicorn_log_level_unbounded_wait(record_reproduction):
-    # the control: the same replayed loop returns once a server answers, so "still waiting" below is not by design
-    control = slime_wait("warning", timeout_s=60)
-    forever = slime_wait("WARN", timeout_s=15)
-    crashed = "KeyError: 'warn'" in forever.stderr
+def rlcheck_wait() -> tuple[WaitResult, float]:
+    """rlcheck's bounded wait (3 s) on a server whose uvicorn died of 'WARN' while its process lives on."""
     port = free_loopback_port()
-    url = f"http://127.0.0.1:{port}/health_generate"
     server = subproc.start([sys.executable, "-c", SERVER_KEPT_ALIVE, str(port), "WARN"])
     try:
         started = time.monotonic()
-        bounded = wait_http_ok(url, timeout_s=3, alive=lambda: server.poll() is None)
-        bounded_s = time.monotonic() - started
+        bounded = wait_http_ok(f"http://127.0.0.1:{port}/health_generate", timeout_s=3,
+                               alive=lambda: server.poll() is None)
+        return bounded, time.monotonic() - started
     finally:
         subproc.kill_group(server)
+
+
+def test_repro_uvicorn_log_level_unbounded_wait(record_reproduction):
+    # the control: the same replayed loop returns once a server answers, so "still waiting" below is not by design
+    control, forever, (bounded, bounded_s) = subproc.concurrently(
+        lambda: slime_wait("warning", timeout_s=60), lambda: slime_wait("WARN", timeout_s=15), rlcheck_wait)
+    crashed = "KeyError: 'warn'" in forever.stderr
     returned = "SLIME health wait returned" in control.stdout
     hung = returned and crashed and forever.timed_out and "terminated unexpectedly" not in forever.stderr
     ended = not bounded.ok and bounded_s < 3 + 2

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -56,3 +58,15 @@ def unsafe_bash_c(model_file: Path, printer: Path, *, quote_expansion: bool = Fa
     expansion = '"${MODEL_ARGS[@]}"' if quote_expansion else "${MODEL_ARGS[@]}"
     script = f"source {model_file}; {sys.executable} {printer} {expansion}"
     return ["bash", "-c", script]
+
+
+def other_shell_wrapper() -> tuple[list[str], str] | None:
+    """An `unshare -m` prefix under which /bin/sh is the other shell (bash where it is dash, and back), and that
+    shell's name; None where unshare -m (root) or the other shell is missing."""
+    other = {"dash": shutil.which("bash"), "bash": shutil.which("dash")}.get(system_sh())
+    if not other or not shutil.which("unshare"):
+        return None
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        return None
+    mount = f'mount --bind {other} "$(readlink -f /bin/sh)" && exec "$@"'
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", mount, "sh"], Path(other).name

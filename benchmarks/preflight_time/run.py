@@ -4,7 +4,7 @@ same run.
 
 Each variant runs in a loopback-only network namespace (as CI does), Ray start included, and the
 result file records the times, the goal (the main job at most 5x the stack import) and how loaded the machine was.
-Usage: python -m benchmarks.preflight_time.run [--rounds N]
+Usage: python -m benchmarks.preflight_time.run [--rounds N] [--variant serial ...]
 """
 
 from __future__ import annotations
@@ -60,13 +60,16 @@ def stack_import_s() -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--variant", choices=sorted(VARIANTS), action="append",
+                        help="measure only these variants (default: all)")
     args = parser.parse_args(argv)
-    runs: dict[str, list[dict[str, object]]] = {name: [] for name in VARIANTS}
+    variants = {name: VARIANTS[name] for name in (args.variant or VARIANTS)}
+    runs: dict[str, list[dict[str, object]]] = {name: [] for name in variants}
     imports: list[float] = []
     load = os.getloadavg()[0]
     for _ in range(args.rounds):
         imports.append(stack_import_s())
-        for name, extra in VARIANTS.items():
+        for name, extra in variants.items():
             runs[name].append(one_run(extra))
     medians = {name: statistics.median(float(str(r["wall_s"])) for r in rs) for name, rs in runs.items()}
     baseline = statistics.median(imports)
@@ -77,8 +80,15 @@ def main(argv: list[str] | None = None) -> int:
            "goal": "the main job (pytest checks/ reproducers/) at most 5x the cold stack import",
            "goal_met": {name: value <= 5 * baseline for name, value in medians.items()},
            "load_average_1m_before": round(load, 2),
-           "notes": ["the reproducers start two Ray heads (one with /bin/sh swapped) and run the real SGLang, "
-                     "Megatron and uvicorn in child processes; with -n auto each xdist worker starts its own Ray"]}
+           "load_average_1m_after": round(os.getloadavg()[0], 2),
+           "notes": ["the reproducers run the real SGLang, Megatron and uvicorn in child processes: Megatron and "
+                     "SGLang children are forked from one warm interpreter per package set "
+                     "(rlcheck.process.warm), side-directory children start cold; independent children of one "
+                     "reproducer run concurrently; two Ray heads (one with /bin/sh swapped, started in the "
+                     "background when its test starts); with -n auto each xdist worker starts its own Ray and warm "
+                     "interpreters on first use",
+                     "the machine is shared with other sessions: compare the main job with the stack import of "
+                     "the same run (ratio_to_baseline), not across runs"]}
     path = results_file.write("preflight_time", doc)
     print(f"{medians} -> {path}")
     return 0

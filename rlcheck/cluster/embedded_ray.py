@@ -22,6 +22,9 @@ def _env() -> None:
     # Ray swaps 127.0.0.1 for the machine's outward address unless this is 0 (see DESIGN.md).
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # The dashboard gives each of its module processes 30 s to start (ray/dashboard/consts.py); on a loaded
+    # 2-core machine they can take longer and the head dies with "Module MetricsHead failed to start".
+    os.environ.setdefault("RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "150")
 
 
 def _start(args: argparse.Namespace):  # -> (ray.cluster_utils.Cluster, [ray._private.node.Node])

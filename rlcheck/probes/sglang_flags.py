@@ -2,7 +2,8 @@
 
 SLIME parses --sglang-* leniently (parse_known_args), so a flag SGLang removed is dropped without a
 word. The collector asks the installed SGLang's own argument parser (in a child process: importing
-sglang is slow and heavy); the evaluation is strict and names each unknown flag with its replacement.
+sglang is slow and heavy, so the child is forked from a warm interpreter that imported it once, shared with
+the reproducers that ask the same parser); the evaluation is strict and names each unknown flag with its replacement.
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-import sys
 
 from rlcheck import catalog
-from rlcheck.process import subproc
+from rlcheck.process import subproc, warm
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "sglang-dead-flag"
@@ -39,6 +39,20 @@ print("RLCHECK_SGLANG " + json.dumps({"version": metadata.version("sglang"), "fl
 """
 
 
+SGLANG_PRELOAD = ("sglang.srt.server_args",)
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def sglang_env() -> dict[str, str]:
+    """The environment of a child that asks SGLang's parser: this one's, offline (nothing reaches the network)."""
+    return subproc.child_env() | OFFLINE
+
+
+def run_sglang(code: str, argv: list[str] | tuple[str, ...] = (), *, timeout_s: float) -> subproc.Completed:
+    """`python -c code argv...` in its own child, forked from the warm interpreter that imported SGLANG_PRELOAD."""
+    return warm.python(code, argv, preload=SGLANG_PRELOAD, env=sglang_env(), timeout_s=timeout_s)
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class SglangOptions:
     version: str | None
@@ -49,8 +63,7 @@ class SglangOptions:
 
 
 def collect_sglang_options(timeout_s: float = 180.0) -> SglangOptions:
-    done = subproc.run([sys.executable, "-c", COLLECT], timeout_s=timeout_s,
-                       env=subproc.child_env() | {"HF_HUB_OFFLINE": "1"})
+    done = run_sglang(COLLECT, timeout_s=timeout_s)
     line = next((x for x in done.stdout.splitlines() if x.startswith("RLCHECK_SGLANG ")), None)
     if line is None:
         return SglangOptions(version=None, flags=(), error=f"sglang's parser did not run ({done.why()}): "

@@ -7,7 +7,8 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -107,3 +108,12 @@ def start(argv: Sequence[str], env: Mapping[str, str] | None = None) -> subproce
     return subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL, env=dict(env) if env is not None else None,
                             start_new_session=True)
+
+
+def concurrently(*calls: Callable[[], Any]) -> list[Any]:
+    """Run independent calls (each waiting on its own child process) at the same time; their results in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(len(calls), 1)) as pool:
+        futures = [pool.submit(call) for call in calls]
+        return [future.result() for future in futures]

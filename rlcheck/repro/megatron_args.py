@@ -2,18 +2,19 @@
 
 SLIME parses and validates Megatron's arguments in the Ray job driver, which has no GPU. The
 reproducers run the real megatron.training.arguments the same way: in a child with no visible GPU,
-with WORLD_SIZE / RANK as the launcher sets them, and never in the pytest process itself.
+with WORLD_SIZE / RANK as the launcher sets them, and never in the pytest process itself. Each child is
+forked from one warm interpreter that imported megatron.training.arguments once in that GPU-less driver
+environment (rlcheck.process.warm); only the variables Megatron reads at run time differ between children.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 from collections.abc import Mapping, Sequence
 
 from rlcheck import catalog
-from rlcheck.process import subproc
+from rlcheck.process import subproc, warm
 
 # SLIME scripts/models/qwen3-30B-A3B.sh (reference: slime-miles.md 1.3).
 QWEN3_30B_A3B_MODEL = (
@@ -58,6 +59,32 @@ print("RESULT validate_args completed")
 _ERROR_LINE = re.compile(r"^(?:\[rank\d+\]: )?[\w.]*(?:Error|Exception): .*$", re.MULTILINE)
 
 
+PRELOAD = ("megatron.training.arguments",)
+# Read by parse_args / validate_args / torch.distributed when the code runs, not when Megatron is imported.
+RUNTIME = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "RLCHECK_GUARD_CAPABILITY",
+           "CUDA_DEVICE_MAX_CONNECTIONS")
+
+
+def driver_env(pythonpath: Sequence[str] = ()) -> dict[str, str]:
+    """A fresh Ray job driver's environment: no GPU visible, offline, CUDA_DEVICE_MAX_CONNECTIONS only if set."""
+    child = subproc.child_env(pythonpath)
+    child.pop("CUDA_DEVICE_MAX_CONNECTIONS", None)  # only what the caller sets, as in a fresh Ray job env
+    return child | {"CUDA_VISIBLE_DEVICES": "", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def run_python(code: str, argv: Sequence[str] = (), *, env: Mapping[str, str] | None = None,
+               pythonpath: Sequence[str] = (), timeout_s: float = 180, cold: bool = False) -> subproc.Completed:
+    """`python -c code argv...` in the driver environment plus env (RUNTIME names only: the rest is the set's).
+
+    cold: a fresh interpreter instead of a fork, for a run that must reach CUDA initialisation (rlcheck.process.warm).
+    """
+    extra = dict(env or {})
+    if set(extra) - set(RUNTIME):
+        raise ValueError(f"only {RUNTIME} may differ between runs of one warm interpreter, got {sorted(extra)}")
+    return warm.python(code, argv, preload=PRELOAD, env=driver_env(pythonpath) | extra, runtime=RUNTIME,
+                       timeout_s=timeout_s, cold=cold)
+
+
 def qwen3_30b_a3b_argv() -> tuple[str, ...]:
     """The seed's Qwen3-30B-A3B MoE recipe as Megatron receives it (model, parallelism, CPU minimum)."""
     return (*QWEN3_30B_A3B_MODEL, *SEED_30B_PARALLELISM, *CPU_MINIMUM)
@@ -92,14 +119,12 @@ class Validated:
 
 def run_validate_args(argv: Sequence[str], *, world_size: int, guard_capability: str | None = None,
                       env: Mapping[str, str] | None = None, pythonpath: Sequence[str] = (),
-                      timeout_s: float = 180) -> Validated:
+                      timeout_s: float = 180, cold: bool = False) -> Validated:
     """parse_args + validate_args of the real megatron.training in a child that sees no GPU."""
-    child = subproc.child_env(pythonpath)
-    child.pop("CUDA_DEVICE_MAX_CONNECTIONS", None)  # only what the caller sets, as in a fresh Ray job env
-    child |= {"WORLD_SIZE": str(world_size), "RANK": "0", "LOCAL_RANK": "0", "CUDA_VISIBLE_DEVICES": ""}
+    child = {"WORLD_SIZE": str(world_size), "RANK": "0", "LOCAL_RANK": "0"}
     if guard_capability:
         child["RLCHECK_GUARD_CAPABILITY"] = guard_capability
     child |= dict(env or {})
-    done = subproc.run([sys.executable, "-c", VALIDATE, *argv], timeout_s=timeout_s, env=child)
+    done = run_python(VALIDATE, argv, env=child, pythonpath=pythonpath, timeout_s=timeout_s, cold=cold)
     ok = done.returncode == 0 and "RESULT validate_args completed" in done.stdout
     return Validated(ok=ok, error="" if ok else error_line(done.stderr), output=done)

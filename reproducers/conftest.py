@@ -1,0 +1,89 @@
+"""What the reproducers share in a session: one warm interpreter per package set (rlcheck.process.warm).
+
+Once collection has picked the tests, the warm interpreters of the package sets they use start importing in the
+background (Megatron's arguments in the GPU-less driver environment, SGLang's server_args), so the first
+reproducer that needs one mostly finds it ready (under xdist, where every worker collects every test, each
+starts on first use instead). Every run is still its own forked child process. The Ray head whose /bin/sh is the
+other shell (ray-argv-loss) is a session fixture started on first use: started at collection it competed with
+the session's own Ray head for the two cores and, on a loaded machine, made that one miss its start deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError, RayEndpoints
+from rlcheck.probes import sglang_flags
+from rlcheck.process import warm
+from rlcheck.repro import megatron_args
+from tests import argv_probe
+
+# The reproducer modules that run children of each package set.
+MEGATRON_DRIVER = {"test_repro_driver_gpu_probe", "test_repro_cuda_device_max_connections",
+                   "test_repro_megatron_training_missing", "test_repro_model_args_glob", "test_repro_mbridge_missing"}
+SGLANG = {"test_repro_uvicorn_log_level", "test_repro_sglang_dead_flag"}
+
+
+class StartedEarly:
+    """An embedded Ray whose /bin/sh is the other shell, started in a background thread; shell None: not possible."""
+
+    def __init__(self) -> None:
+        wrapper = argv_probe.other_shell_wrapper()
+        self.shell = wrapper[1] if wrapper else None
+        self.ray = EmbeddedRay(wrapper=wrapper[0]) if wrapper else None
+        self._ready: RayEndpoints | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, daemon=True)
+        if self.ray is not None:
+            self._thread.start()
+
+    def _start(self) -> None:
+        assert self.ray is not None
+        try:
+            self._ready = self.ray.start()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test, which records it as UNKNOWN
+            self._error = exc
+
+    def endpoints(self, timeout_s: float = 420.0) -> RayEndpoints:
+        """Wait for the head (EmbeddedRay.start bounds each of its own waits; this bounds them all)."""
+        self._thread.join(timeout_s)
+        if self._error is not None:
+            raise self._error
+        if self._ready is None:
+            raise EmbeddedRayError(f"the Ray head with /bin/sh={self.shell} was not up within {timeout_s:.0f} s")
+        return self._ready
+
+    def stop(self) -> None:
+        if self.ray is not None:
+            self._thread.join(420.0)
+            self.ray.stop()
+
+
+@pytest.fixture(scope="session")
+def other_sh_ray() -> Iterator[StartedEarly]:
+    """The Ray head with the other /bin/sh, started now (in a thread; the test waits for it, bounded)."""
+    early = StartedEarly()
+    try:
+        yield early
+    finally:
+        early.stop()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects every test: start on first use instead
+        return
+    quick = session.config.getoption("quick")
+    items = [item for item in session.items if not (quick and item.get_closest_marker("slow"))]
+    modules = {item.path.stem for item in items}
+    if modules & MEGATRON_DRIVER:
+        warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(), megatron_args.RUNTIME)
+    if modules & SGLANG:
+        warm.prewarm(sglang_flags.SGLANG_PRELOAD, sglang_flags.sglang_env())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    warm.stop_all()
