@@ -7,7 +7,8 @@ survivor as a diff (`mutmut show`). It is not part of the reference stack: this 
 
 Usage: python -m benchmarks.mutation.run [TARGET ...]   (TARGET: a key of TARGETS; default: all)
 The result (killed, survived, score per target, every survivor's mutant name) goes to
-benchmarks/results/mutation.json with the command, machine and date.
+benchmarks/results/mutation.json (or --out NAME) with the command, machine and date; each survivor written
+down as equivalent in benchmarks/mutation/equivalent.py is listed with its reason, every other one as unexplained.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 from benchmarks import results_file
+from benchmarks.mutation.equivalent import EQUIVALENT
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".mutation"
@@ -35,8 +37,12 @@ TARGETS = {
                       ["tests/test_rules_image_node.py", "tests/test_probe_node.py", "tests/test_registry.py"]),
     "image": ("rlcheck/probes/image.py",
               ["tests/test_rules_image_node.py", "tests/test_probe_image.py", "tests/test_registry.py"]),
-    "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py"]),
-    "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py", "tests/test_plugin.py"]),
+    "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py", "tests/test_rules_table_payload.py"]),
+    "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py", "tests/test_plugin.py",
+                                                      "tests/test_rules_table_verdict_contract.py"]),
+    "scan": ("rlcheck/scan.py", ["tests/test_scan.py", "tests/test_scan_bounds.py", "tests/test_rules_table_scan.py"]),
+    "scan_engines": ("rlcheck/scan_engines.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py"]),
+    "catalog": ("rlcheck/catalog.py", ["tests/test_catalog.py", "tests/test_rules_table_catalog.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
@@ -70,12 +76,16 @@ def run_target(name: str) -> dict[str, object]:
     total = killed + len(survivors)
     return {"module": module, "tests": tests, "mutants": len(states), "killed": killed, "survived": len(survivors),
             "other": len(states) - total, "score": round(killed / total, 3) if total else None,
-            "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors}
+            "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors,
+            "states": {s: list(states.values()).count(s) for s in sorted(set(states.values()))},
+            "equivalent": {k: EQUIVALENT[k] for k in survivors if k in EQUIVALENT},
+            "unexplained": [k for k in survivors if k not in EQUIVALENT]}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"one of {', '.join(TARGETS)} (default: all)")
+    parser.add_argument("--out", default="mutation", help="result file name under benchmarks/results/ (no .json)")
     args = parser.parse_args(argv)
     unknown = [t for t in args.targets if t not in TARGETS]
     if unknown:
@@ -85,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"tool": MUTMUT, "targets": results, "goal": ">= 90% of mutants killed per module",
            "notes": ["survivors are listed by mutant name; `cd .mutation/<target> && mutmut show NAME` prints the "
                      "diff"]}
-    path = results_file.write("mutation", doc)
+    path = results_file.write(args.out, doc)
     for name, r in results.items():
         print(f"{name}: {r['killed']}/{int(r['killed']) + int(r['survived'])} killed (score {r['score']})")
     print(f"-> {path}")

@@ -1,0 +1,3 @@
+"""Rule table (issue 21): see the tests below."""
+
+from __future__ import annotations
