@@ -7,15 +7,17 @@ survivor as a diff (`mutmut show`). It is not part of the reference stack: this 
 
 Usage: python -m benchmarks.mutation.run [TARGET ...]   (TARGET: a key of TARGETS; default: all)
 The result (killed, survived, score per target, every survivor's mutant name) goes to
-benchmarks/results/mutation.json (or --out NAME) with the command, machine and date; each survivor written
+benchmarks/results/mutation.json (or --result NAME) with the command, machine and date; each survivor written
 down as equivalent in benchmarks/mutation/equivalent.py is listed with its reason, every other one as unexplained.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -40,7 +42,7 @@ TARGETS = {
     "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py", "tests/test_rules_table_payload.py"]),
     "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py", "tests/test_plugin.py",
                                                       "tests/test_rules_table_verdict_contract.py"]),
-    "scan": ("rlcheck/scan.py", ["tests/test_scan.py", "tests/test_scan_bounds.py", "tests/test_rules_table_scan.py"]),
+    "scan": ("rlcheck/scan.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py"]),
     "scan_engines": ("rlcheck/scan_engines.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py"]),
     "catalog": ("rlcheck/catalog.py", ["tests/test_catalog.py", "tests/test_rules_table_catalog.py"]),
 }
@@ -84,18 +86,23 @@ def run_target(name: str) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--result", default="mutation", help="result file name under benchmarks/results/; targets "
+                        "already in it that this run does not name are kept (each carries its own command and date)")
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"one of {', '.join(TARGETS)} (default: all)")
-    parser.add_argument("--out", default="mutation", help="result file name under benchmarks/results/ (no .json)")
     args = parser.parse_args(argv)
     unknown = [t for t in args.targets if t not in TARGETS]
     if unknown:
         parser.error(f"unknown target(s) {unknown}: valid are {', '.join(TARGETS)}")
     ensure_tool()
-    results = {name: run_target(name) for name in (args.targets or TARGETS)}
-    doc = {"tool": MUTMUT, "targets": results, "goal": ">= 90% of mutants killed per module",
+    results = {name: {**run_target(name), "command": shlex.join([Path(sys.executable).name, *sys.orig_argv[1:]]),
+                      "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+               for name in (args.targets or TARGETS)}
+    previous = results_file.RESULTS / f"{args.result}.json"
+    kept = json.loads(previous.read_text(encoding="utf-8")).get("targets", {}) if previous.is_file() else {}
+    doc = {"tool": MUTMUT, "targets": {**kept, **results}, "goal": ">= 90% of mutants killed per module",
            "notes": ["survivors are listed by mutant name; `cd .mutation/<target> && mutmut show NAME` prints the "
                      "diff"]}
-    path = results_file.write(args.out, doc)
+    path = results_file.write(args.result, doc)
     for name, r in results.items():
         print(f"{name}: {r['killed']}/{int(r['killed']) + int(r['survived'])} killed (score {r['score']})")
     print(f"-> {path}")
