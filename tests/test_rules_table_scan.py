@@ -201,6 +201,8 @@ BLOCK_SPLITS = [
     (b"abcdefg\n", 8, 7, [b"abcdefg\n"]),
     (b"abcdefgh", 8, 8, [b"abcdefgh"]),  # exactly MAX and no newline: cut at MAX
     (b"abcdefg", 8, 8, [b"abcdefg"]),
+    (b"\nabc", 8, 16, [b"\n", b"abc"]),  # the only newline is the buffer's first byte
+    (b"abcdefghij\nklm", 16, 8, [b"abcdefghij\n", b"klm"]),  # the unfinished rest is short: carried, not cut
 ]
 
 
@@ -430,3 +432,62 @@ def test_scan_rule_optional_engine_module() -> None:
     assert scan_engines._optional("re") is re
     assert scan_engines._optional("rlcheck_no_such_module") is None
     assert scan_engines.ENGINES[-1] == "re"
+
+
+@pytest.mark.parametrize("prefix", [0, 1, 3000, 10_000])
+@pytest.mark.parametrize(("length", "shown"), [(10, 10), (2047, 2047), (2048, 2048)])
+def test_scan_rule_short_line_far_into_a_block_kept_whole(prefix: int, length: int, shown: int) -> None:
+    # the excerpt rule looks at the line's length, never at where the line sits in the block
+    block = b"\n" * prefix + b"a" * length + b"\n" + b"b" * 5000
+    assert scan._excerpt(block, prefix, prefix + length, prefix) == "a" * shown
+
+
+def test_scan_rule_long_line_not_utf8_excerpt_replaced() -> None:
+    line = b"\xff" * 3000
+    assert scan._excerpt(line, 0, len(line), 0) == "\ufffd" * 2048 + "…"
+    assert scan._excerpt(b"\xc3(BETA", 0, 7, 2) == "\ufffd(BETA"
+
+
+def test_scan_rule_match_line_with_a_lone_surrogate(matcher: scan.Matcher) -> None:
+    # a str from a log read with errors="surrogateescape": the odd character is replaced, the line still matched
+    assert matcher.match_line("BETA \udcff") == ["beta"]
+    assert matcher.match_line("\udcff" * 3000 + "GAMMA") == []
+
+
+def test_scan_rule_empty_line_matches_nothing() -> None:
+    # match_line("") is [] even for a signature that matches an empty line ("^$")
+    blank = _entry("blank", ["^$"], "", "x")
+    for engine in ENGINES:
+        assert scan.Matcher({"blank": blank}, engine=engine).match_line("") == []
+
+
+@pytest.mark.parametrize("length", [4, 5, 6])
+def test_scan_rule_line_ends_at_the_length_not_at_a_later_newline(matcher: scan.Matcher, length: int) -> None:
+    # the buffer is reused: bytes past length are a stale earlier block, never part of this line
+    assert list(matcher.scan_block(b"BETAxx\nGAMMA\n", length)) == [(0, "BETAxx"[:length], ["beta"])]
+
+
+def test_scan_rule_long_line_finding_keeps_the_part_around_the_match(matcher: scan.Matcher) -> None:
+    line = b"y" * 3000 + b"BETA" + b"z" * 3000
+    (found,) = scan.scan_stream(io.BytesIO(line + b"\n"), "j", matcher)
+    assert found.line.startswith("…") and found.line.endswith("…") and "BETA" in found.line
+    assert len(found.line) == scan.SHOWN_BYTES + 2
+
+
+def test_scan_rule_files_counted_and_plain_read_failure_named(tmp_path: Path, matcher: scan.Matcher) -> None:
+    for name in ("a.log", "b.log", "c.log"):
+        (tmp_path / name).write_bytes(b"BETA\n")
+    result = scan.scan_paths([str(tmp_path / n) for n in ("a.log", "b.log", "c.log")], matcher)
+    assert (result.files, result.counts, result.errors) == (3, {"beta": 3}, [])
+    result = scan.scan_paths(["/proc/self/mem"], matcher)  # opens, then every read fails (EIO)
+    assert result.files == 0
+    assert result.errors == ["/proc/self/mem: read failed ([Errno 5] Input/output error); findings before that "
+                             "point are kept"]
+
+
+def test_scan_rule_entry_that_cannot_be_read_named(tmp_path: Path, matcher: scan.Matcher) -> None:
+    (tmp_path / "gone").symlink_to(tmp_path / "absent")
+    (tmp_path / "ok.log").write_bytes(b"GAMMA\n")
+    result = scan.scan_paths([str(tmp_path)], matcher)
+    assert result.errors == [f"{tmp_path / 'gone'}: No such file or directory (a dangling symlink)"]
+    assert (result.files, result.counts) == (1, {"gamma": 1})
