@@ -248,6 +248,7 @@ TRAITS = [
     (["--sglang-attention-backend", "fa3"], frozenset()),
     (["--sglang-attention-backend"], frozenset()),  # the last token: no value
     (["nsa", "--sglang-attention-backend"], frozenset()),  # the value comes after the flag, not before
+    (["x", "--sglang-attention-backend", "nsa"], {"dsa"}), (["glm5", "--spec", "qwen3"], frozenset()),
     (["--sglang-attention-backend=nsa"], frozenset()),  # SLIME passes flag and value as two tokens
     (["--spec", "glm5"], {"dsa"}), (["--spec", "x.glm5.y"], {"dsa"}), (["--spec", "deepseek_v32"], {"dsa"}),
     (["--spec", "dsv32-lite"], {"dsa"}), (["--spec", "qwen3"], frozenset()), (["--spec"], frozenset()),

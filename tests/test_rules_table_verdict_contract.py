@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from _pytest._code import ExceptionInfo
 
+from rlcheck.framework.detect import Installed
 from rlcheck.plugin import report as plugin_report
 from rlcheck.plugin.report import VerdictCollector, enforce, kind_of, report_kind, synthesized, verdict_id
 from rlcheck.verdict import Status, Verdict
@@ -39,6 +40,7 @@ def _outcome(verdicts: list[Verdict]) -> tuple[str, str]:
     try:
         enforce(verdicts)
     except pytest.fail.Exception as exc:
+        assert exc.pytrace is False  # the verdicts are the message: no traceback of the plugin
         return "failed", exc.msg
     except pytest.skip.Exception as exc:
         return "skipped", exc.msg
@@ -136,6 +138,8 @@ SYNTHESIZED = [
     (_report("testcases/test_c.py::test_c", "passed"), None),  # a helper test in testcases/: a plain test
     (_report("testcases/test_c.py::test_c", "passed", kind="check"), (S.UNKNOWN, "the test recorded no verdict")),
     (_report(CHECK, "passed", kind="case"), None),
+    (_report("site/rlcheck/checks/test_recipe.py::test_recipe[recipe_batch]", "passed", kind="check"),
+     (S.UNKNOWN, "the test recorded no verdict")),  # a packaged check: its id from the kind carried
     (_report(CHECK, "passed", "setup"), None),
     (_report(CHECK, "passed", "teardown"), None),
 ]
@@ -240,6 +244,7 @@ def test_verdict_contract_rule_report_context_written_whole(project: pytest.Pyte
                                 "judged": "slime 0.3.1 (--framework)"}
     out = result.stdout.str()
     assert result.ret == 0
+    assert "rlcheck verdicts" in next(line for line in result.stdout.lines if "rlcheck verdicts" in line)
     assert "\x1b[1m\x1b[32mrlcheck GO: 1 blocking check(s) passed" in out  # green and bold
     lines = [line for line in result.stdout.lines if not line.startswith("=")]
     section = lines[lines.index("hardware: h200: given with --hardware"):]
@@ -295,3 +300,19 @@ def test_verdict_contract_rule_nothing_recorded_no_decision(pytester: pytest.Pyt
     result = pytester.runpytest("--hardware=none")
     assert result.ret == 0 and "rlcheck verdicts" not in result.stdout.str()
     assert not (pytester.path / "rlcheck-report").exists()
+
+
+FRAMEWORKS = [
+    # framework, judged, the report's framework block
+    (None, "", {"name": None, "version": None, "source": "", "judged": "not detected"}),
+    (None, "the job's own", {"name": None, "version": None, "source": "", "judged": "the job's own"}),
+    (Installed(framework="slime", version="0.3.1", source="--framework"), "",
+     {"name": "slime", "version": "0.3.1", "source": "--framework", "judged": "slime 0.3.1 (--framework)"}),
+    (Installed(framework="miles", version="0.1.0", source="package metadata"), "judged so",
+     {"name": "miles", "version": "0.1.0", "source": "package metadata", "judged": "judged so"}),
+]
+
+
+@pytest.mark.parametrize(("framework", "judged", "expected"), FRAMEWORKS)
+def test_verdict_contract_rule_framework_context(framework: Installed | None, judged: str, expected: dict) -> None:
+    assert plugin_report.framework_context(framework, judged) == expected

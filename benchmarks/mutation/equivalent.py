@@ -49,6 +49,16 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.scan.xǁMatcherǁhits__mutmut_54":
         "pos = end + 1 -> end - 1: the next rfind still finds the newline at end (start is the same), and the "
         "next anchor lies past it",
+    # rlcheck/catalog.py
+    **{f"rlcheck.catalog.x__entry__mutmut_{n}":
+       "the default of a required field's get (signatures, examples, near_misses) is never used: check_fields "
+       "has refused an entry without it" for n in (35, 37, 44, 46, 53, 55)},
+    "rlcheck.catalog.x_load_file__mutmut_3":
+        'read_text(encoding="utf-8") -> encoding=None: the locale\'s encoding, which is UTF-8 here (Python\'s '
+        "UTF-8 mode under the C locale the mutation run has); differs only under a non-UTF-8 locale",
+    "rlcheck.catalog.x_load_file__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.catalog.x_job_traits__mutmut_11":
+        'value past the last token "" -> "XXXX": neither is "nsa" nor names a DSA spec',
     # rlcheck/reward/payload.py
     "rlcheck.reward.payload.x__prompt_messages__mutmut_8":
         'default prompt "" -> "XXXX": only the default\'s type is read (any string prompt counts 0 messages)',
