@@ -83,6 +83,9 @@ def run_target(name: str) -> dict[str, object]:
             "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors,
             "states": {s: list(states.values()).count(s) for s in sorted(set(states.values()))},
             "equivalent": {k: EQUIVALENT[k] for k in survivors if k in EQUIVALENT},
+            # the score with the mutants no test can tell apart left out (killed / mutants that can be killed)
+            "score_without_equivalent": round(killed / (total - sum(k in EQUIVALENT for k in survivors)), 3)
+            if total else None,
             "unexplained": [k for k in survivors if k not in EQUIVALENT],
             # mutmut stops before any mutant when the selected tests fail unmutated: say why, never a silent 0
             "mutmut_exit": run.returncode, "mutmut_tail": "" if total else (run.stdout + run.stderr)[-1500:]}
