@@ -99,6 +99,7 @@ IDS = [
     ("reproducers/test_repro_x.py::Group::test_repro_x[v1]", None, "repro_x[v1]"),
     ("tests/t.py::check_test_x", None, "check_test_x"),  # only a leading test_ goes
     ("tests/t.py::test_test_x", None, "test_x"),
+    ("checks/test_x.py", None, "checks/test_x.py"),  # a module's own report (a collection error): no '::'
 ]
 
 

@@ -8,6 +8,16 @@ mutants, so re-check the entries of a function whenever it changes (`mutmut show
 from __future__ import annotations
 
 EQUIVALENT: dict[str, str] = {
+    # rlcheck/plugin/report.py
+    "rlcheck.plugin.report.x_kind_of__mutmut_8": 'split("/", 1)[0] -> split("/")[0]: the first part is the same',
+    "rlcheck.plugin.report.x_kind_of__mutmut_11": 'split("/", 1)[0] -> split("/", 2)[0]: the first part is the same',
+    "rlcheck.plugin.report.x_verdict_id__mutmut_5":
+        'rsplit("::", 1)[-1] -> rsplit("::")[-1]: the last part is the same',
+    "rlcheck.plugin.report.x_verdict_id__mutmut_8":
+        'rsplit("::", 1)[-1] -> rsplit("::", 2)[-1]: the last part is the same',
+    "rlcheck.plugin.report.xǁVerdictCollectorǁ__init____mutmut_5":
+        "paths = () -> None: paths is only read by the summary, which runs only after sessionfinish set it "
+        "together with the decision",
     # rlcheck/scan.py
     "rlcheck.scan.x__excerpt__mutmut_2":
         "> SHOWN_BYTES -> >=: a line of exactly SHOWN_BYTES gives lo = start, hi = end either way: the whole line",
