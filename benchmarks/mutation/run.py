@@ -7,14 +7,17 @@ survivor as a diff (`mutmut show`). It is not part of the reference stack: this 
 
 Usage: python -m benchmarks.mutation.run [TARGET ...]   (TARGET: a key of TARGETS; default: all)
 The result (killed, survived, score per target, every survivor's mutant name) goes to
-benchmarks/results/mutation.json with the command, machine and date.
+benchmarks/results/mutation.json (or --result NAME) with the command, machine and date; each survivor written
+down as equivalent in benchmarks/mutation/equivalent.py is listed with its reason, every other one as unexplained.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -22,6 +25,7 @@ import time
 from pathlib import Path
 
 from benchmarks import results_file
+from benchmarks.mutation.equivalent import EQUIVALENT
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".mutation"
@@ -35,8 +39,12 @@ TARGETS = {
                       ["tests/test_rules_image_node.py", "tests/test_probe_node.py", "tests/test_registry.py"]),
     "image": ("rlcheck/probes/image.py",
               ["tests/test_rules_image_node.py", "tests/test_probe_image.py", "tests/test_registry.py"]),
-    "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py"]),
-    "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py", "tests/test_plugin.py"]),
+    "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py", "tests/test_rules_table_payload.py"]),
+    "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py",
+                                                      "tests/test_rules_table_verdict_contract.py"]),
+    "scan": ("rlcheck/scan.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py"]),
+    "scan_engines": ("rlcheck/scan_engines.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py"]),
+    "catalog": ("rlcheck/catalog.py", ["tests/test_catalog.py", "tests/test_rules_table_catalog.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
@@ -61,31 +69,47 @@ def run_target(name: str) -> dict[str, object]:
                 f"also_copy = {json.dumps(COPY)}\npytest_add_cli_args = {json.dumps(PYTEST_ARGS)}\n")
     env = {"PYTHONPATH": str(TOOL), "PATH": "/usr/bin:/bin"}
     start = time.monotonic()
-    subprocess.run([sys.executable, "-m", "mutmut", "run"], cwd=work, env=env, capture_output=True, timeout=3600)
+    run = subprocess.run([sys.executable, "-m", "mutmut", "run"], cwd=work, env=env, capture_output=True, text=True,
+                         timeout=3600)
     listing = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=work, env=env,
                              capture_output=True, text=True, timeout=600).stdout
     states = dict(re.findall(r"^\s*(\S+): (\w[\w ]*)$", listing, re.M))
     killed = sum(1 for s in states.values() if s == "killed")
-    survivors = sorted(k for k, s in states.items() if s == "survived")
+    # a mutant no selected test reaches ("no tests") is a survivor too: nothing would turn it red
+    survivors = sorted(k for k, s in states.items() if s in ("survived", "no tests"))
     total = killed + len(survivors)
     return {"module": module, "tests": tests, "mutants": len(states), "killed": killed, "survived": len(survivors),
             "other": len(states) - total, "score": round(killed / total, 3) if total else None,
-            "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors}
+            "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors,
+            "states": {s: list(states.values()).count(s) for s in sorted(set(states.values()))},
+            "equivalent": {k: EQUIVALENT[k] for k in survivors if k in EQUIVALENT},
+            # the score with the mutants no test can tell apart left out (killed / mutants that can be killed)
+            "score_without_equivalent": round(killed / (total - sum(k in EQUIVALENT for k in survivors)), 3)
+            if total else None,
+            "unexplained": [k for k in survivors if k not in EQUIVALENT],
+            # mutmut stops before any mutant when the selected tests fail unmutated: say why, never a silent 0
+            "mutmut_exit": run.returncode, "mutmut_tail": "" if total else (run.stdout + run.stderr)[-1500:]}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--result", default="mutation", help="result file name under benchmarks/results/; targets "
+                        "already in it that this run does not name are kept (each carries its own command and date)")
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"one of {', '.join(TARGETS)} (default: all)")
     args = parser.parse_args(argv)
     unknown = [t for t in args.targets if t not in TARGETS]
     if unknown:
         parser.error(f"unknown target(s) {unknown}: valid are {', '.join(TARGETS)}")
     ensure_tool()
-    results = {name: run_target(name) for name in (args.targets or TARGETS)}
-    doc = {"tool": MUTMUT, "targets": results, "goal": ">= 90% of mutants killed per module",
+    results = {name: {**run_target(name), "command": shlex.join([Path(sys.executable).name, *sys.orig_argv[1:]]),
+                      "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+               for name in (args.targets or TARGETS)}
+    previous = results_file.RESULTS / f"{args.result}.json"
+    kept = json.loads(previous.read_text(encoding="utf-8")).get("targets", {}) if previous.is_file() else {}
+    doc = {"tool": MUTMUT, "targets": {**kept, **results}, "goal": ">= 90% of mutants killed per module",
            "notes": ["survivors are listed by mutant name; `cd .mutation/<target> && mutmut show NAME` prints the "
                      "diff"]}
-    path = results_file.write("mutation", doc)
+    path = results_file.write(args.result, doc)
     for name, r in results.items():
         print(f"{name}: {r['killed']}/{int(r['killed']) + int(r['survived'])} killed (score {r['score']})")
     print(f"-> {path}")

@@ -23,10 +23,12 @@ def goals(results: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, 
     normal, patho = results.get("normal", {}), results.get("pathological_1pct", {})
     if "baseline" in normal and "rlcheck" in normal:
         ratio = _ratio(normal["rlcheck"]["requests_per_s"], normal["baseline"]["requests_per_s"])
-        out["normal mix: requests/s >= 1.5x baseline"] = _goal(ratio, ratio is not None and ratio >= 1.5)
+        out["normal mix: requests/s >= 1.5x baseline (math-verify timeouts off)"] = _goal(
+            ratio, ratio is not None and ratio >= 1.5)
     if "baseline" in patho and "rlcheck" in patho:
         ratio = _ratio(patho["rlcheck"]["requests_per_s"], patho["baseline"]["requests_per_s"])
-        out["1% pathological: requests/s >= 10x baseline"] = _goal(ratio, ratio is not None and ratio >= 10)
+        out["1% pathological: requests/s >= 10x baseline (math-verify timeouts off)"] = _goal(
+            ratio, ratio is not None and ratio >= 10)
     if "rlcheck" in patho:
         r = patho["rlcheck"]
         slow = [r["pathological"], r["freezer"]]
@@ -47,6 +49,26 @@ def goals(results: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, 
                     r["sigterm"]["in_flight"] for r in ours)
         out["clean stop on SIGTERM, in-flight requests answered"] = _goal(clean, clean)
     return out
+
+
+BASELINE_IS = ("the reference design (baseline_app.py: one uvicorn worker, sync handler) with math-verify's "
+               "timeouts off (parsing_timeout=None, timeout_seconds=None: its signal.alarm fails outside the main "
+               "thread)")
+
+
+def headline(results: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """One line that says what the ratios measure: against a baseline that lets a slow expression run to its end,
+    so the pathological ratio shows what a per-request deadline buys, not a faster scorer."""
+    parts = []
+    for mix, label in (("normal", "normal mix"), ("pathological_1pct", "1% pathological expressions")):
+        services = results.get(mix, {})
+        if "baseline" in services and "rlcheck" in services:
+            ratio = _ratio(services["rlcheck"]["requests_per_s"], services["baseline"]["requests_per_s"])
+            parts.append(f"{ratio}x requests/s on the {label}")
+    if not parts:
+        return "no baseline comparison in this run"
+    return (f"rlcheck's reward service vs {BASELINE_IS}: {', '.join(parts)}; the pathological gap is mostly "
+            "the baseline waiting out each 1.5-4 s expression where rlcheck answers the fallback at its deadline")
 
 
 def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:

@@ -115,11 +115,13 @@ def main(argv: list[str] | None = None) -> int:
         requests = workload.mix(args.requests, pathological_share=MIXES[mix], seed=args.seed)
         services = [args.only] if args.only else ["baseline", "rlcheck"]
         doc["results"][mix] = {service: run_one(service, mix, requests, args) for service in services}
+    doc["headline"] = report.headline(doc["results"])
     doc["goals"] = report.goals(doc["results"])
     doc["benchmark_wall_s"] = round(time.monotonic() - started, 1)
     doc.update(report.describe(args))
     path = results_file.write(args.name, doc)
     print(report.table(doc["results"]))
+    print(doc["headline"])
     print(json.dumps(doc["goals"], indent=2))
     print(f"written: {path}")
     return 0

@@ -92,11 +92,7 @@ def record_verdict(request: pytest.FixtureRequest) -> Callable[..., None]:
         for v in named:
             stash.append(json.dumps({"verdict": v.to_dict(), "reproduction": reproduction}))
             item.user_properties.extend(verdict_properties(v))
-        bad = [v for v in named if v.status.blocks]
-        if bad:
-            pytest.fail("\n".join(v.render() for v in bad), pytrace=False)
-        if named and all(v.status is Status.SKIP for v in named):
-            pytest.skip(named[0].summary)
+        enforce(named)
 
     return record
 
@@ -111,6 +107,17 @@ def _banded(verdicts: list[Verdict], config: pytest.Config) -> list[Verdict]:
     reports, errors = config.stash[history_key]
     return history_band.judge_all(verdicts, reports, errors, profile=ctx.profile.name if ctx.profile else None,
                                   last=ctx.band_runs)
+
+
+def enforce(verdicts: list[Verdict]) -> None:
+    """The verdict contract: a test that records a blocking verdict (FAIL or UNKNOWN) fails with each one's
+    render(); one that records only SKIPs is skipped with the first one's summary; anything else passes.
+    A reproducer whose side directory is missing records UNKNOWN, so it fails, never passes."""
+    bad = [v for v in verdicts if v.status.blocks]
+    if bad:
+        pytest.fail("\n".join(v.render() for v in bad), pytrace=False)
+    if verdicts and all(v.status is Status.SKIP for v in verdicts):
+        pytest.skip(verdicts[0].summary)
 
 
 @pytest.fixture
