@@ -13,8 +13,10 @@ benchmarks/results/mutation.json with the command, machine and date.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -35,6 +37,13 @@ TARGETS = {
                       ["tests/test_rules_image_node.py", "tests/test_probe_node.py", "tests/test_registry.py"]),
     "image": ("rlcheck/probes/image.py",
               ["tests/test_rules_image_node.py", "tests/test_probe_image.py", "tests/test_registry.py"]),
+    "memory": ("rlcheck/probes/memory.py", ["tests/test_probe_memory.py", "tests/test_rules_table_memory.py"]),
+    "memory_kv": ("rlcheck/probes/memory_kv.py", ["tests/test_probe_memory_kv.py", "tests/test_rules_table_memory.py"]),
+    "memory_params": ("rlcheck/probes/memory_params.py",
+                      ["tests/test_probe_memory.py", "tests/test_rules_table_memory.py"]),
+    "sample_caps": ("rlcheck/probes/sample_caps.py", ["tests/test_rules_table_sample_caps.py"]),
+    "gpu_health": ("rlcheck/probes/gpu_health.py",
+                   ["tests/test_probe_gpu_health.py", "tests/test_rules_table_gpu_health.py"]),
     "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py"]),
     "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py", "tests/test_plugin.py"]),
 }
@@ -75,17 +84,23 @@ def run_target(name: str) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--result", default="mutation", help="result file name under benchmarks/results/; targets "
+                        "already in it that this run does not name are kept (each carries its own command and date)")
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"one of {', '.join(TARGETS)} (default: all)")
     args = parser.parse_args(argv)
     unknown = [t for t in args.targets if t not in TARGETS]
     if unknown:
         parser.error(f"unknown target(s) {unknown}: valid are {', '.join(TARGETS)}")
     ensure_tool()
-    results = {name: run_target(name) for name in (args.targets or TARGETS)}
-    doc = {"tool": MUTMUT, "targets": results, "goal": ">= 90% of mutants killed per module",
+    results = {name: {**run_target(name), "command": shlex.join([Path(sys.executable).name, *sys.orig_argv[1:]]),
+                      "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+               for name in (args.targets or TARGETS)}
+    previous = results_file.RESULTS / f"{args.result}.json"
+    kept = json.loads(previous.read_text(encoding="utf-8")).get("targets", {}) if previous.is_file() else {}
+    doc = {"tool": MUTMUT, "targets": {**kept, **results}, "goal": ">= 90% of mutants killed per module",
            "notes": ["survivors are listed by mutant name; `cd .mutation/<target> && mutmut show NAME` prints the "
                      "diff"]}
-    path = results_file.write("mutation", doc)
+    path = results_file.write(args.result, doc)
     for name, r in results.items():
         print(f"{name}: {r['killed']}/{int(r['killed']) + int(r['survived'])} killed (score {r['score']})")
     print(f"-> {path}")
