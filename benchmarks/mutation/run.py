@@ -32,7 +32,8 @@ MUTMUT = "mutmut==3.8.1"
 # target -> (module to mutate, the self-tests that judge it)
 TARGETS = {
     "recipe_rules": ("rlcheck/probes/recipe_rules.py",
-                     ["tests/test_rules_recipe.py", "tests/test_probe_recipe_rules.py", "tests/test_registry.py"]),
+                     ["tests/test_rules_recipe.py", "tests/test_probe_recipe_rules.py", "tests/test_registry.py",
+                      "tests/test_rules_table_recipe.py", "tests/test_probe_pp_split.py"]),
     "node_evaluate": ("rlcheck/probes/node_evaluate.py",
                       ["tests/test_rules_image_node.py", "tests/test_probe_node.py", "tests/test_registry.py"]),
     "image": ("rlcheck/probes/image.py",
