@@ -48,8 +48,8 @@ TARGETS = {
                        "tests/test_rules_table_memory.py"]),
     "sample_caps": ("rlcheck/probes/sample_caps.py",
                     ["tests/test_rules_table_sample_caps.py", "tests/test_probe_field_caps.py"]),
-    "gpu_health": ("rlcheck/probes/gpu_health.py",
-                   ["tests/test_probe_gpu_health.py", "tests/test_rules_table_gpu_health.py"]),
+    "gpu_health_judges": ("rlcheck/probes/node_health.py",  # the judges of gpu_health.py's readings
+                          ["tests/test_probe_gpu_health.py", "tests/test_rules_table_gpu_health.py"]),
     "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py"]),
     "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py", "tests/test_plugin.py"]),
 }
