@@ -21,6 +21,8 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
+from collections import Counter
 from pathlib import Path
 
 from benchmarks import results_file
@@ -29,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".mutation"
 TOOL = ROOT / ".sidecar" / "mutmut"
 MUTMUT = "mutmut==3.8.1"
+EQUIVALENT = Path(__file__).parent / "equivalent.toml"
+"""[target] mutant = "why no test can tell it from the original": survivors judged equivalent, by hand."""
 # target -> (module to mutate, the self-tests that judge it)
 TARGETS = {
     "recipe_rules": ("rlcheck/probes/recipe_rules.py",
@@ -83,9 +87,16 @@ def run_target(name: str) -> dict[str, object]:
     killed = sum(1 for s in states.values() if s == "killed")
     survivors = sorted(k for k, s in states.items() if s == "survived")
     total = killed + len(survivors)
+    reasons = tomllib.loads(EQUIVALENT.read_text(encoding="utf-8")).get(name, {}) if EQUIVALENT.is_file() else {}
+    equivalent = {m: reasons[m] for m in survivors if m in reasons}
     return {"module": module, "tests": tests, "mutants": len(states), "killed": killed, "survived": len(survivors),
-            "other": len(states) - total, "score": round(killed / total, 3) if total else None,
-            "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors}
+            "other": len(states) - total, "other_states": dict(Counter(s for s in states.values()
+                                                                       if s not in ("killed", "survived"))),
+            "score": round(killed / total, 3) if total else None,
+            "score_equivalent_left_out": round(killed / (total - len(equivalent)), 3) if total > len(equivalent)
+            else None,
+            "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors, "equivalent": equivalent,
+            "unexplained": [m for m in survivors if m not in equivalent]}
 
 
 def main(argv: list[str] | None = None) -> int:
