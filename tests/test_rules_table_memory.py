@@ -6,6 +6,8 @@ detail line or another remedy turns a row red; and the rules behind the listed s
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Callable
 
 import pytest
 
@@ -82,3 +84,55 @@ def test_rules_table_kv_max_running_requests_decides_the_warn(running, status):
     pool = memory_kv.estimate_kv_pool(recipe, H100)
     assert pool.full_requests == 3 and pool.concurrency == int(running or 8)
     assert memory_kv.evaluate_kv_pool(recipe, H100).status is (status or Status.WARN)
+
+
+def _edge(value_at: Callable[[float], bool], start: float) -> float:
+    """The HBM size, within 400 ulps of start, where value_at holds exactly (a float equality the judge meets)."""
+    for k in range(400):
+        for x in (start, -start):
+            hbm = abs(x)
+            for _ in range(k):
+                hbm = math.nextafter(hbm, math.inf if x > 0 else -math.inf)
+            if value_at(hbm):
+                return hbm
+    raise AssertionError(f"no HBM size near {start} meets the bound exactly")
+
+
+def test_rules_table_stage_memory_bounds_are_strict():
+    """At an estimate exactly equal to the budget it is not a FAIL; exactly at the WARN line it is not a WARN."""
+    est = _4b_on(80.0)
+    total, fraction = est.total_gib(est.peak_index), memory.TORCH_BUDGET_FRACTION
+    at_budget = _edge(lambda hbm: fraction * hbm == total, total / fraction)
+    at_warn = _edge(lambda hbm: total * memory.shortfall() == memory.WARN_FRACTION * (fraction * hbm),
+                    total * memory.shortfall() / memory.WARN_FRACTION / fraction)
+    recipe = recipes.get("qwen3-4b-colocated", H100)
+    assert memory.evaluate_stage_memory(recipe, dataclasses.replace(H100, hbm_gib=at_budget)).status is Status.WARN
+    assert memory.evaluate_stage_memory(recipe, dataclasses.replace(H100, hbm_gib=at_warn)).status is Status.PASS
+
+
+def test_rules_table_stage_total_without_activations_or_buffers_is_the_static_memory():
+    est = _4b_on(80.0)
+    bare = dataclasses.replace(est, activations=(), buffers=())
+    assert bare.total_gib(0) == est.stages[0].total_gib
+    assert dataclasses.replace(est, buffers=()).total_gib(0) == est.stages[0].total_gib + est.activations[0].total_gib
+    assert dataclasses.replace(est, activations=()).total_gib(0) == est.stages[0].total_gib + est.buffers[0].total_gib
+
+
+def test_rules_table_single_gpu_has_no_nccl_group():
+    r = recipes.get("qwen3-4b-colocated", H100)
+    one = r.replace(placement=dataclasses.replace(r.placement, actor_num_nodes=1, actor_gpus_per_node=1))
+    details = memory.evaluate_stage_memory(one, H100).details
+    assert "NCCL groups: collectives none; send/recv none (measured" in details and "NCCL 0.00" in details
+
+
+def test_rules_table_seed_calibration_recomputed():
+    """The cached calibration, computed afresh: each relative error is (value - reference) / reference."""
+    for cached in (memory.stage_calibration, memory.shortfall, memory.seed_steady_estimate):
+        cached.cache_clear()
+    assert memory.seed_steady_estimate() == pytest.approx(215.334, abs=0.001)
+    assert memory.shortfall() == pytest.approx(228.0 / 215.334, abs=1e-5)
+    assert memory.stage_calibration() == (
+        "calibration (seed 004, GLM-5.2 on GB300): total 743.9B vs 744B (-0.0%); TP8xPP8xEP8 last stage 19.87B per "
+        "rank vs 20.1B (-1.1%), Adam moments 148.1 GiB vs 149.8 (~150 reported; -1.1%), 333 GiB in all vs the 242 GiB "
+        "budget (step 1 OOM); TP8xPP4xEP16 215.3 GiB with activations and buffers vs 228 GiB measured steady (-5.6%)")
+    assert memory._err(110.0, 100.0) == "+10.0%" and memory._err(90.0, 100.0) == "-10.0%"
