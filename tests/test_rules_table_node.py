@@ -141,3 +141,12 @@ def test_rules_table_node_gpu_or_not():
     assert judge.is_gpu_node(_facts(ray_gpus=0.0), OBS) and judge.is_gpu_node(FACTS, _obs(gpus=()))
     assert judge.is_gpu_node(_facts(ray_gpus=0.5), _obs(gpus=()))
     assert not judge.is_gpu_node(_facts(ray_gpus=0.0), _obs(gpus=()))
+
+
+def test_rules_table_loader_cache_read_without_sbin_on_path(monkeypatch):
+    """A Ray worker's PATH may leave out /sbin: ldconfig is run by its path, so the reading answers, never raises."""
+    from rlcheck.probes import tms
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    dirs = tms.ldconfig_dirs()
+    assert isinstance(dirs, set) and (dirs or not Path(tms.LDCONFIG).exists())
