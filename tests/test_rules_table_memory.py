@@ -136,3 +136,101 @@ def test_rules_table_seed_calibration_recomputed():
         "rank vs 20.1B (-1.1%), Adam moments 148.1 GiB vs 149.8 (~150 reported; -1.1%), 333 GiB in all vs the 242 GiB "
         "budget (step 1 OOM); TP8xPP4xEP16 215.3 GiB with activations and buffers vs 228 GiB measured steady (-5.6%)")
     assert memory._err(110.0, 100.0) == "+10.0%" and memory._err(90.0, 100.0) == "-10.0%"
+
+
+GB300 = get_profile("gb300")
+
+
+def _glm_fp8() -> Recipe:
+    from rlcheck.recipes.glm import GlmOptions, glm_recipe
+
+    return glm_recipe(GlmOptions(enable_pd=False))
+
+
+@pytest.mark.parametrize(("changes", "excess"), [
+    ({}, True), ({"nsa-prefill-backend": "trtllm"}, False), ({"nsa-decode-backend": "trtllm"}, False),
+    ({"kv-cache-dtype": "auto"}, False), ({"kv-cache-dtype": "bf16"}, False)],
+    ids=["fp8-flashmla", "prefill-trtllm", "decode-trtllm", "auto-cache", "bf16-cache"])
+def test_rules_table_nsa_excess_needs_dsa_fp8_and_no_trtllm_either_way(changes, excess):
+    recipe = with_sglang(_glm_fp8(), changes)
+    cell = memory_kv.kv_bytes_per_token(recipe.model, recipe.sglang_value("kv-cache-dtype"), 4)
+    assert (memory_kv.nsa_allocated_bytes_per_token(recipe, cell) > cell) is excess
+
+
+def test_rules_table_nsa_excess_needs_a_dsa_model():
+    qwen = with_sglang(recipes.get("qwen3-4b-colocated", H100), {"kv-cache-dtype": "fp8_e4m3"})
+    assert memory_kv.nsa_allocated_bytes_per_token(qwen, 1234) == 1234
+
+
+@pytest.mark.parametrize(("checkpoint", "quantization", "nbytes"), [
+    ("/fsx/models/model", None, 2), ("/fsx/models/GLM-5.2_fp8", None, 1), ("GLM-5.2_fp8", None, 1),
+    ("/fsx/fp8_models/GLM-5.2", None, 2), ("/fsx/int8 models/GLM-5.2", None, 2), ("/fsx/m/Q-INT8", None, 1),
+    ("/fsx/models/model", "fp8", 1), ("/fsx/models/model", "w8a8_int8", 1), ("/fsx/models/model", "awq", 2)],
+    ids=repr)
+def test_rules_table_weight_bytes_read_from_the_checkpoint_name_only(checkpoint, quantization, nbytes):
+    recipe = recipes.get("qwen3-4b-colocated", H100).replace(hf_checkpoint=checkpoint)
+    recipe = with_sglang(recipe, {"quantization": quantization}) if quantization else recipe
+    assert memory_kv._weight_bytes(recipe) == nbytes
+
+
+@pytest.mark.parametrize(("raw", "accepted"), [
+    ("0.8", True), (".5", True), ("1", True), ("1.0", True), ("1.00", True), ("0.0", False), (".0", False),
+    ("0", False), ("1.5", False), ("1e-1", False), ("abc", False), ("-0.5", False), ("0.8 ", False)], ids=repr)
+def test_rules_table_mem_fraction_both_ends(raw, accepted):
+    recipe = with_sglang(recipes.get("qwen3-4b-colocated", H100), {"mem-fraction-static": raw})
+    verdict = memory_kv.evaluate_kv_pool(recipe, H100)
+    if accepted:
+        assert memory_kv._fraction(recipe) == float(raw) and not verdict.summary.startswith("SGLang rejects")
+    else:
+        assert verdict.status is Status.FAIL and verdict.remedy == "set a fraction such as 0.8"
+        assert verdict.summary == f"SGLang rejects mem-fraction-static={raw!r}: a number in (0, 1]"
+
+
+@pytest.mark.parametrize(("flags", "pools"), [
+    ({"enable-dp-attention": None, "dp-size": "2"}, 2), ({"enable-dp-attention": None}, 1), ({"dp-size": "2"}, 1)],
+    ids=["dp-attention-2", "dp-attention-no-size", "dp-size-without-dp-attention"])
+def test_rules_table_kv_pools_per_engine_only_under_dp_attention(flags, pools):
+    r = recipes.get("qwen3-4b-colocated", H100)
+    wide = r.replace(placement=dataclasses.replace(r.placement, rollout_gpus_per_engine=2))
+    assert memory_kv.estimate_kv_pool(with_sglang(wide, flags), H100).pools_per_engine == pools
+
+
+def test_rules_table_kv_request_uses_the_prompt_cap_when_given():
+    r = recipes.get("qwen3-4b-colocated", H100)
+    capped = r.replace(extra_args=(*r.extra_args, "--rollout-max-prompt-len", "2048"))
+    pool = memory_kv.estimate_kv_pool(capped, H100)
+    assert pool.request_tokens == 2048 + r.rollout.max_response_len and not pool.prompt_assumed
+    details = memory_kv.evaluate_kv_pool(capped, H100).details
+    assert f"request = prompt (--rollout-max-prompt-len) + {r.rollout.max_response_len:,} = " in details
+    assert "request = prompt (assumed) + " in memory_kv.evaluate_kv_pool(r, H100).details
+
+
+def test_rules_table_kv_calibration_on_a_tiny_gpu_predicts_no_pool():
+    assert memory_kv.kv_calibration(10.0).predicted_tokens == (0, 0)
+
+
+def _pool(**changes) -> memory_kv.KvPool:
+    base = dict(mem_fraction_static=0.5, engine_gpus=1, engines=1, pools_per_engine=1, weight_bytes_per_param=2,
+                pre_load_free_gib=100.0, weights_gib=10.0, kv_bytes_per_token=1024, allocated_bytes_per_token=1024,
+                pool_tokens=100_000, page_size=1, request_tokens=1024, prompt_assumed=True, concurrency=1)
+    return memory_kv.KvPool(**(base | changes))
+
+
+def test_rules_table_kv_excess_exactly_the_slice_is_a_warn():
+    pool = _pool(allocated_bytes_per_token=2048, pool_tokens=50 * 2**20)  # 50 GiB excess = (1 - 0.5) x 100 GiB
+    assert pool.overallocation_gib == pool.slack_gib == 50.0
+    assert memory_kv._judge(pool, H100)[0] is Status.WARN
+
+
+@pytest.mark.parametrize(("pool", "remedy"), [
+    # full-length requests == concurrency: only the excess is wrong; 99.5 GiB of 100 -> lower by 1.00
+    (_pool(allocated_bytes_per_token=2048, pool_tokens=int(99.5 * 2**20), concurrency=int(99.5 * 2**20) // 1024),
+     "leave the excess room: lower --sglang-mem-fraction-static by 1.00, or cap --sglang-max-total-tokens"),
+    # weights + KV = 50.5 GiB of 100: a fraction of 0.51 holds the request
+    (_pool(pool_tokens=0, weights_gib=50.5 - 2**-10), "--sglang-mem-fraction-static 0.51 would hold 1 full-length "
+                                                      "requests; "),
+    # exactly 0.95 of the free memory: no fraction helps
+    (_pool(pool_tokens=0, weights_gib=95.0 - 2**-10), "the rollout weights take 95.0 GiB per GPU: use wider engines"),
+], ids=["excess-only", "fraction-0.51", "need-0.95"])
+def test_rules_table_kv_remedy_each_branch(pool, remedy):
+    assert memory_kv._kv_remedy(pool, H100).startswith(remedy)
