@@ -62,6 +62,8 @@ ROWS: list[tuple[str, str, NodeFacts, NodeObservation, HardwareProfile | None, S
     ("gpus-cc-10.0", "gpus", FACTS, _obs(gpus=_gpus("10.0")), H200, Status.FAIL),
     ("gpus-cc-unread", "gpus", FACTS, _obs(gpus=_gpus("")), H200, Status.FAIL),
     ("gpus-mixed", "gpus", FACTS, _obs(gpus=MIXED), H200, Status.FAIL),
+    ("gpus-two-foreign-names", "gpus", FACTS,
+     _obs(gpus=_gpus(n=4, name="NVIDIA H100 80GB HBM3") + _gpus(n=4, name="NVIDIA A100-SXM4-80GB")), H200, Status.FAIL),
     ("gpus-ray-4-of-8", "gpus", _facts(ray_gpus=4.0), OBS, H200, Status.FAIL),
     ("gpus-ray-fraction", "gpus", _facts(ray_gpus=7.5), OBS, H200, Status.FAIL),
     ("driver-healthy", "driver", FACTS, OBS, H200, Status.PASS),
@@ -126,7 +128,7 @@ def test_rules_table_node_whole_verdict(row, name, facts, obs, profile, status):
 
 @pytest.mark.parametrize(("driver", "cuda"), [
     ("580.65.06", 13), ("579.99", 12), ("525.60.13", 12), ("524.9", 11), ("450.51.06", 11), ("449.9", 0),
-    ("580.65.06, 575.1", 13), (" 580.1 ", 13), ("", None), ("N/A", None), ("v580", None),
+    ("580.65.06, 575.1", 13), ("580, 575", 13), (" 580.1 ", 13), ("", None), ("N/A", None), ("v580", None),
 ], ids=lambda v: repr(v))
 def test_rules_table_driver_cuda_major_each_branch_start(driver, cuda):
     assert judge.driver_cuda_major(driver) == cuda
