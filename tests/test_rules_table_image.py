@@ -138,3 +138,19 @@ def test_rules_table_affected_packages_sorted_and_unique():
     names = image.affected_packages()
     assert list(names) == sorted(set(names)) and "numpy" in names and "tilelang" in names
     assert {e.id for e in image.live_failures({"tilelang": "0.1.9"})} >= {"sparse-mla-bwd-nan"}
+
+
+@pytest.mark.parametrize(("installed", "version", "slime"), [
+    (False, "0.3.1", None), (True, "0.3.1", "0.3.1"), (True, None, "unknown")],
+    ids=["no-slime", "slime-wheel", "slime-source-checkout"])
+def test_rules_table_collect_mbridge_reads_slimes_release(monkeypatch, installed, version, slime):
+    from importlib import metadata
+
+    def fake_version(name: str) -> str:
+        if name != "slime" or version is None:
+            raise metadata.PackageNotFoundError(name)
+        return version
+
+    monkeypatch.setattr(image, "_has_module", {"slime": installed, "mbridge": True}.get)
+    monkeypatch.setattr(metadata, "version", fake_version)
+    assert image.collect_mbridge() == image.MbridgeObservation(has_mbridge=True, slime=slime)
