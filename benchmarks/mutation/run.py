@@ -22,23 +22,41 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
+from collections import Counter
 from pathlib import Path
 
 from benchmarks import results_file
-from benchmarks.mutation.equivalent import EQUIVALENT
+from benchmarks.mutation.equivalent import EQUIVALENT as EQUIVALENT_BY_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".mutation"
 TOOL = ROOT / ".sidecar" / "mutmut"
 MUTMUT = "mutmut==3.8.1"
+EQUIVALENT = Path(__file__).parent / "equivalent.toml"
+"""[target] mutant = "why no test can tell it from the original": survivors judged equivalent, by hand (the probe
+judges' targets; the scanner's, catalogue's, payload's and verdict contract's are in equivalent.py, by mutant)."""
 # target -> (module to mutate, the self-tests that judge it)
 TARGETS = {
     "recipe_rules": ("rlcheck/probes/recipe_rules.py",
-                     ["tests/test_rules_recipe.py", "tests/test_probe_recipe_rules.py", "tests/test_registry.py"]),
+                     ["tests/test_rules_recipe.py", "tests/test_probe_recipe_rules.py", "tests/test_registry.py",
+                      "tests/test_rules_table_recipe.py", "tests/test_probe_pp_split.py"]),
     "node_evaluate": ("rlcheck/probes/node_evaluate.py",
-                      ["tests/test_rules_image_node.py", "tests/test_probe_node.py", "tests/test_registry.py"]),
+                      ["tests/test_rules_image_node.py", "tests/test_probe_node.py", "tests/test_registry.py",
+                       "tests/test_rules_table_node.py"]),
     "image": ("rlcheck/probes/image.py",
-              ["tests/test_rules_image_node.py", "tests/test_probe_image.py", "tests/test_registry.py"]),
+              ["tests/test_rules_image_node.py", "tests/test_probe_image.py", "tests/test_registry.py",
+               "tests/test_rules_table_image.py"]),
+    "memory": ("rlcheck/probes/memory.py", ["tests/test_probe_memory.py", "tests/test_rules_table_memory.py"]),
+    "memory_kv": ("rlcheck/probes/memory_kv.py",
+                  ["tests/test_probe_memory_kv.py", "tests/test_rules_table_memory.py"]),
+    "memory_params": ("rlcheck/probes/memory_params.py",
+                      ["tests/test_probe_memory.py", "tests/test_probe_memory_kv.py",
+                       "tests/test_rules_table_memory.py"]),
+    "sample_caps": ("rlcheck/probes/sample_caps.py",
+                    ["tests/test_rules_table_sample_caps.py", "tests/test_probe_field_caps.py"]),
+    "gpu_health_judges": ("rlcheck/probes/node_health.py",  # the judges of gpu_health.py's readings
+                          ["tests/test_probe_gpu_health.py", "tests/test_rules_table_gpu_health.py"]),
     "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py", "tests/test_rules_table_payload.py"]),
     "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py",
                                                       "tests/test_rules_table_verdict_contract.py"]),
@@ -78,15 +96,18 @@ def run_target(name: str) -> dict[str, object]:
     # a mutant no selected test reaches ("no tests") is a survivor too: nothing would turn it red
     survivors = sorted(k for k, s in states.items() if s in ("survived", "no tests"))
     total = killed + len(survivors)
+    reasons = {**EQUIVALENT_BY_NAME,
+               **(tomllib.loads(EQUIVALENT.read_text(encoding="utf-8")).get(name, {}) if EQUIVALENT.is_file() else {})}
+    equivalent = {m: reasons[m] for m in survivors if m in reasons}
     return {"module": module, "tests": tests, "mutants": len(states), "killed": killed, "survived": len(survivors),
-            "other": len(states) - total, "score": round(killed / total, 3) if total else None,
-            "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors,
-            "states": {s: list(states.values()).count(s) for s in sorted(set(states.values()))},
-            "equivalent": {k: EQUIVALENT[k] for k in survivors if k in EQUIVALENT},
+            "other": len(states) - total, "other_states": dict(Counter(s for s in states.values()
+                                                                       if s not in ("killed", "survived"))),
+            "score": round(killed / total, 3) if total else None,
             # the score with the mutants no test can tell apart left out (killed / mutants that can be killed)
-            "score_without_equivalent": round(killed / (total - sum(k in EQUIVALENT for k in survivors)), 3)
-            if total else None,
-            "unexplained": [k for k in survivors if k not in EQUIVALENT],
+            "score_without_equivalent": round(killed / (total - len(equivalent)), 3) if total > len(equivalent)
+            else None,
+            "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors, "equivalent": equivalent,
+            "unexplained": [m for m in survivors if m not in equivalent],
             # mutmut stops before any mutant when the selected tests fail unmutated: say why, never a silent 0
             "mutmut_exit": run.returncode, "mutmut_tail": "" if total else (run.stdout + run.stderr)[-1500:]}
 

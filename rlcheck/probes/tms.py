@@ -90,8 +90,12 @@ def resolve_with_package(timeout_s: float = 180.0) -> Resolved:
     return Resolved(path=Path(data["path"]), torch_cuda=data["cuda"])
 
 
+LDCONFIG = "/sbin/ldconfig"
+
+
 def ldconfig_dirs() -> set[str]:
-    done = subproc.run(["ldconfig", "-p"], timeout_s=30) if os.path.exists("/sbin/ldconfig") else None
+    # The path itself, not the name: a Ray worker's PATH may leave out /sbin (the name then raised, not answered).
+    done = subproc.run([LDCONFIG, "-p"], timeout_s=30) if os.path.exists(LDCONFIG) else None
     if done is None or done.returncode != 0:
         return set()
     return {str(Path(x.rsplit("=> ", 1)[1]).parent) for x in done.stdout.splitlines() if "=> " in x}

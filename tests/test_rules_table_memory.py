@@ -1,0 +1,236 @@
+"""Whole-verdict tables for the memory judges (pp-stage-oom, kv-pool-truncation): every row of the stage and KV
+tables in tests/test_probe_memory*.py, recorded whole (summary, the per-stage and per-pool arithmetic in the
+details, remedy) in tests/data/golden/memory.json, so a changed term that moves a figure by 0.1 GiB, a lost
+detail line or another remedy turns a row red; and the rules behind the listed seeded bugs, each side."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+import pytest
+
+from rlcheck import recipes
+from rlcheck.hardware import get_profile
+from rlcheck.probes import memory, memory_kv
+from rlcheck.recipes.recipe import Recipe, with_sglang
+from rlcheck.verdict import Status
+from tests import golden_verdicts
+from tests.test_probe_memory import STAGE_TABLE
+from tests.test_probe_memory_kv import KV_TABLE
+
+H100, H200 = get_profile("h100"), get_profile("h200")
+
+
+@pytest.mark.parametrize(("row", "build", "profile", "status"), [t[:4] for t in STAGE_TABLE],
+                         ids=[t[0] for t in STAGE_TABLE])
+def test_rules_table_stage_memory_whole_verdict(row, build, profile, status):
+    verdict = memory.evaluate_stage_memory(build(), profile)
+    assert verdict.status is status
+    golden_verdicts.check("memory", f"stage/{row}", verdict)
+
+
+@pytest.mark.parametrize(("row", "build", "profile", "status"), [t[:4] for t in KV_TABLE], ids=[t[0] for t in KV_TABLE])
+def test_rules_table_kv_pool_whole_verdict(row, build, profile, status):
+    verdict = memory_kv.evaluate_kv_pool(build(), profile)
+    assert verdict.status is status
+    golden_verdicts.check("memory", f"kv/{row}", verdict)
+
+
+def _30b(**parallel) -> Recipe:
+    r = recipes.get("qwen3-30b-a3b-disaggregated", H200)
+    return r.replace(parallel=dataclasses.replace(r.parallel, tp=1, cp=1, sequence_parallel=False, **parallel))
+
+
+@pytest.mark.parametrize(("ep", "etp", "pp", "expert_dp"), [
+    (2, 1, 1, 6), (2, 1, 2, 3), (4, 1, 1, 3), (2, 2, 1, 3), (3, 1, 2, 2), (1, 1, 3, 4)])
+def test_rules_table_expert_dp_divides_by_each_of_ep_etp_pp(ep, etp, pp, expert_dp):
+    """World 12: expert DP = 12 / (EP x ETP x PP); each factor alone moves it."""
+    est = memory.estimate_stage_memory(_30b(ep=ep, etp=etp, pp=pp), H200)
+    assert est.expert_dp == expert_dp and est.dp_cp == 12 // pp
+
+
+@pytest.mark.parametrize(("ep", "etp", "pp"), [(4, 1, 2), (2, 2, 2), (8, 1, 1), (1, 1, 5)])
+def test_rules_table_layout_the_estimate_refuses(ep, etp, pp):
+    verdict = memory.evaluate_stage_memory(_30b(ep=ep, etp=etp, pp=pp), H200)
+    assert verdict.status is Status.UNKNOWN and "training GPUs do not divide by" in verdict.summary
+
+
+def _4b_on(hbm_gib: float) -> memory.StageMemory:
+    return memory.estimate_stage_memory(recipes.get("qwen3-4b-colocated", H100),
+                                        dataclasses.replace(H100, hbm_gib=hbm_gib))
+
+
+@pytest.mark.parametrize("hbm_gib", [40.0, 63.8, 63.9, 70.0, 75.1, 75.2, 90.0])
+def test_rules_table_stage_memory_status_follows_the_two_bounds(hbm_gib):
+    est = _4b_on(hbm_gib)
+    total, budget = est.total_gib(est.peak_index), est.budget_gib
+    verdict = memory.evaluate_stage_memory(recipes.get("qwen3-4b-colocated", H100),
+                                           dataclasses.replace(H100, hbm_gib=hbm_gib))
+    expected = (Status.FAIL if total > budget else Status.WARN if total * memory.shortfall() > 0.9 * budget
+                else Status.PASS)
+    assert verdict.status is expected
+    assert budget == pytest.approx(242.0 / 257.0 * hbm_gib)
+
+
+@pytest.mark.parametrize(("running", "status"), [(None, None), ("3", Status.PASS), ("4", Status.WARN)])
+def test_rules_table_kv_max_running_requests_decides_the_warn(running, status):
+    """128k responses on H100: the pool holds 3 full-length requests and 8 are asked of each engine: WARN,
+    unless --sglang-max-running-requests caps the engine at 3 (PASS); 4 is one too many (WARN)."""
+    base = recipes.get("qwen3-4b-colocated", "h100")
+    base = base.replace(rollout=dataclasses.replace(base.rollout, max_response_len=131_072))
+    recipe = base if running is None else with_sglang(base, {"max-running-requests": running})
+    pool = memory_kv.estimate_kv_pool(recipe, H100)
+    assert pool.full_requests == 3 and pool.concurrency == int(running or 8)
+    assert memory_kv.evaluate_kv_pool(recipe, H100).status is (status or Status.WARN)
+
+
+def _edge(value_at: Callable[[float], bool], start: float) -> float:
+    """The HBM size, within 400 ulps of start, where value_at holds exactly (a float equality the judge meets)."""
+    for k in range(400):
+        for x in (start, -start):
+            hbm = abs(x)
+            for _ in range(k):
+                hbm = math.nextafter(hbm, math.inf if x > 0 else -math.inf)
+            if value_at(hbm):
+                return hbm
+    raise AssertionError(f"no HBM size near {start} meets the bound exactly")
+
+
+def test_rules_table_stage_memory_bounds_are_strict():
+    """At an estimate exactly equal to the budget it is not a FAIL; exactly at the WARN line it is not a WARN."""
+    est = _4b_on(80.0)
+    total, fraction = est.total_gib(est.peak_index), memory.TORCH_BUDGET_FRACTION
+    at_budget = _edge(lambda hbm: fraction * hbm == total, total / fraction)
+    at_warn = _edge(lambda hbm: total * memory.shortfall() == memory.WARN_FRACTION * (fraction * hbm),
+                    total * memory.shortfall() / memory.WARN_FRACTION / fraction)
+    recipe = recipes.get("qwen3-4b-colocated", H100)
+    assert memory.evaluate_stage_memory(recipe, dataclasses.replace(H100, hbm_gib=at_budget)).status is Status.WARN
+    assert memory.evaluate_stage_memory(recipe, dataclasses.replace(H100, hbm_gib=at_warn)).status is Status.PASS
+
+
+def test_rules_table_stage_total_without_activations_or_buffers_is_the_static_memory():
+    est = _4b_on(80.0)
+    bare = dataclasses.replace(est, activations=(), buffers=())
+    assert bare.total_gib(0) == est.stages[0].total_gib
+    assert dataclasses.replace(est, buffers=()).total_gib(0) == est.stages[0].total_gib + est.activations[0].total_gib
+    assert dataclasses.replace(est, activations=()).total_gib(0) == est.stages[0].total_gib + est.buffers[0].total_gib
+
+
+def test_rules_table_single_gpu_has_no_nccl_group():
+    r = recipes.get("qwen3-4b-colocated", H100)
+    one = r.replace(placement=dataclasses.replace(r.placement, actor_num_nodes=1, actor_gpus_per_node=1))
+    details = memory.evaluate_stage_memory(one, H100).details
+    assert "NCCL groups: collectives none; send/recv none (measured" in details and "NCCL 0.00" in details
+
+
+def test_rules_table_seed_calibration_recomputed():
+    """The cached calibration, computed afresh: each relative error is (value - reference) / reference."""
+    for cached in (memory.stage_calibration, memory.shortfall, memory.seed_steady_estimate):
+        cached.cache_clear()
+    assert memory.seed_steady_estimate() == pytest.approx(215.334, abs=0.001)
+    assert memory.shortfall() == pytest.approx(228.0 / 215.334, abs=1e-5)
+    assert memory.stage_calibration() == (
+        "calibration (seed 004, GLM-5.2 on GB300): total 743.9B vs 744B (-0.0%); TP8xPP8xEP8 last stage 19.87B per "
+        "rank vs 20.1B (-1.1%), Adam moments 148.1 GiB vs 149.8 (~150 reported; -1.1%), 333 GiB in all vs the 242 GiB "
+        "budget (step 1 OOM); TP8xPP4xEP16 215.3 GiB with activations and buffers vs 228 GiB measured steady (-5.6%)")
+    assert memory._err(110.0, 100.0) == "+10.0%" and memory._err(90.0, 100.0) == "-10.0%"
+
+
+GB300 = get_profile("gb300")
+
+
+def _glm_fp8() -> Recipe:
+    from rlcheck.recipes.glm import GlmOptions, glm_recipe
+
+    return glm_recipe(GlmOptions(enable_pd=False))
+
+
+@pytest.mark.parametrize(("changes", "excess"), [
+    ({}, True), ({"nsa-prefill-backend": "trtllm"}, False), ({"nsa-decode-backend": "trtllm"}, False),
+    ({"kv-cache-dtype": "auto"}, False), ({"kv-cache-dtype": "bf16"}, False)],
+    ids=["fp8-flashmla", "prefill-trtllm", "decode-trtllm", "auto-cache", "bf16-cache"])
+def test_rules_table_nsa_excess_needs_dsa_fp8_and_no_trtllm_either_way(changes, excess):
+    recipe = with_sglang(_glm_fp8(), changes)
+    cell = memory_kv.kv_bytes_per_token(recipe.model, recipe.sglang_value("kv-cache-dtype"), 4)
+    assert (memory_kv.nsa_allocated_bytes_per_token(recipe, cell) > cell) is excess
+
+
+def test_rules_table_nsa_excess_needs_a_dsa_model():
+    qwen = with_sglang(recipes.get("qwen3-4b-colocated", H100), {"kv-cache-dtype": "fp8_e4m3"})
+    assert memory_kv.nsa_allocated_bytes_per_token(qwen, 1234) == 1234
+
+
+@pytest.mark.parametrize(("checkpoint", "quantization", "nbytes"), [
+    ("/fsx/models/model", None, 2), ("/fsx/models/GLM-5.2_fp8", None, 1), ("GLM-5.2_fp8", None, 1),
+    ("/fsx/fp8_models/GLM-5.2", None, 2), ("/fsx/int8 models/GLM-5.2", None, 2), ("/fsx/m/Q-INT8", None, 1),
+    ("/fsx/models/model", "fp8", 1), ("/fsx/models/model", "w8a8_int8", 1), ("/fsx/models/model", "awq", 2)],
+    ids=repr)
+def test_rules_table_weight_bytes_read_from_the_checkpoint_name_only(checkpoint, quantization, nbytes):
+    recipe = recipes.get("qwen3-4b-colocated", H100).replace(hf_checkpoint=checkpoint)
+    recipe = with_sglang(recipe, {"quantization": quantization}) if quantization else recipe
+    assert memory_kv._weight_bytes(recipe) == nbytes
+
+
+@pytest.mark.parametrize(("raw", "accepted"), [
+    ("0.8", True), (".5", True), ("1", True), ("1.0", True), ("1.00", True), ("0.0", False), (".0", False),
+    ("0", False), ("1.5", False), ("1e-1", False), ("abc", False), ("-0.5", False), ("0.8 ", False)], ids=repr)
+def test_rules_table_mem_fraction_both_ends(raw, accepted):
+    recipe = with_sglang(recipes.get("qwen3-4b-colocated", H100), {"mem-fraction-static": raw})
+    verdict = memory_kv.evaluate_kv_pool(recipe, H100)
+    if accepted:
+        assert memory_kv._fraction(recipe) == float(raw) and not verdict.summary.startswith("SGLang rejects")
+    else:
+        assert verdict.status is Status.FAIL and verdict.remedy == "set a fraction such as 0.8"
+        assert verdict.summary == f"SGLang rejects mem-fraction-static={raw!r}: a number in (0, 1]"
+
+
+@pytest.mark.parametrize(("flags", "pools"), [
+    ({"enable-dp-attention": None, "dp-size": "2"}, 2), ({"enable-dp-attention": None}, 1), ({"dp-size": "2"}, 1)],
+    ids=["dp-attention-2", "dp-attention-no-size", "dp-size-without-dp-attention"])
+def test_rules_table_kv_pools_per_engine_only_under_dp_attention(flags, pools):
+    r = recipes.get("qwen3-4b-colocated", H100)
+    wide = r.replace(placement=dataclasses.replace(r.placement, rollout_gpus_per_engine=2))
+    assert memory_kv.estimate_kv_pool(with_sglang(wide, flags), H100).pools_per_engine == pools
+
+
+def test_rules_table_kv_request_uses_the_prompt_cap_when_given():
+    r = recipes.get("qwen3-4b-colocated", H100)
+    capped = r.replace(extra_args=(*r.extra_args, "--rollout-max-prompt-len", "2048"))
+    pool = memory_kv.estimate_kv_pool(capped, H100)
+    assert pool.request_tokens == 2048 + r.rollout.max_response_len and not pool.prompt_assumed
+    details = memory_kv.evaluate_kv_pool(capped, H100).details
+    assert f"request = prompt (--rollout-max-prompt-len) + {r.rollout.max_response_len:,} = " in details
+    assert "request = prompt (assumed) + " in memory_kv.evaluate_kv_pool(r, H100).details
+
+
+def test_rules_table_kv_calibration_on_a_tiny_gpu_predicts_no_pool():
+    assert memory_kv.kv_calibration(10.0).predicted_tokens == (0, 0)
+
+
+def _pool(**changes) -> memory_kv.KvPool:
+    base = dict(mem_fraction_static=0.5, engine_gpus=1, engines=1, pools_per_engine=1, weight_bytes_per_param=2,
+                pre_load_free_gib=100.0, weights_gib=10.0, kv_bytes_per_token=1024, allocated_bytes_per_token=1024,
+                pool_tokens=100_000, page_size=1, request_tokens=1024, prompt_assumed=True, concurrency=1)
+    return memory_kv.KvPool(**(base | changes))
+
+
+def test_rules_table_kv_excess_exactly_the_slice_is_a_warn():
+    pool = _pool(allocated_bytes_per_token=2048, pool_tokens=50 * 2**20)  # 50 GiB excess = (1 - 0.5) x 100 GiB
+    assert pool.overallocation_gib == pool.slack_gib == 50.0
+    assert memory_kv._judge(pool, H100)[0] is Status.WARN
+
+
+@pytest.mark.parametrize(("pool", "remedy"), [
+    # full-length requests == concurrency: only the excess is wrong; 99.5 GiB of 100 -> lower by 1.00
+    (_pool(allocated_bytes_per_token=2048, pool_tokens=int(99.5 * 2**20), concurrency=int(99.5 * 2**20) // 1024),
+     "leave the excess room: lower --sglang-mem-fraction-static by 1.00, or cap --sglang-max-total-tokens"),
+    # weights + KV = 50.5 GiB of 100: a fraction of 0.51 holds the request
+    (_pool(pool_tokens=0, weights_gib=50.5 - 2**-10), "--sglang-mem-fraction-static 0.51 would hold 1 full-length "
+                                                      "requests; "),
+    # exactly 0.95 of the free memory: no fraction helps
+    (_pool(pool_tokens=0, weights_gib=95.0 - 2**-10), "the rollout weights take 95.0 GiB per GPU: use wider engines"),
+], ids=["excess-only", "fraction-0.51", "need-0.95"])
+def test_rules_table_kv_remedy_each_branch(pool, remedy):
+    assert memory_kv._kv_remedy(pool, H100).startswith(remedy)

@@ -1,0 +1,73 @@
+"""Whole-verdict rule table for the sample-cap judge (rlcheck.probes.sample_caps, catalogue cuda-oom): both sides of
+the cap (x CP), each missing cap, each malformed value, argparse's last-one-wins and `--flag=value` spellings;
+verdicts recorded in tests/data/golden/sample_caps.json."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlcheck.probes import sample_caps
+from rlcheck.verdict import Status
+from tests import golden_verdicts
+
+DYN = ("--use-dynamic-batch-size", "--max-tokens-per-gpu", "8192")
+ROWS = [
+    ("no-dynamic-batching", ("--max-tokens-per-gpu", "8192"), Status.SKIP),
+    ("no-cap", ("--use-dynamic-batch-size", "--rollout-max-context-len", "100"), Status.FAIL),
+    ("context-at-cap", (*DYN, "--rollout-max-context-len", "8192"), Status.PASS),
+    ("context-over-cap", (*DYN, "--rollout-max-context-len", "8193"), Status.WARN),
+    ("context-over-cap-fits-cp2", (*DYN, "--rollout-max-context-len", "8193", "--context-parallel-size", "2"),
+     Status.PASS),
+    ("context-over-cp2", (*DYN, "--rollout-max-context-len", "16385", "--context-parallel-size", "2"), Status.WARN),
+    ("context-wins-over-prompt-response", (*DYN, "--rollout-max-context-len", "8000", "--rollout-max-prompt-len",
+                                           "8000", "--rollout-max-response-len", "8000"), Status.PASS),
+    ("prompt-response-at-cap", (*DYN, "--rollout-max-prompt-len", "1024", "--rollout-max-response-len", "7168"),
+     Status.PASS),
+    ("prompt-response-over-cap", (*DYN, "--rollout-max-prompt-len", "1025", "--rollout-max-response-len", "7168"),
+     Status.WARN),
+    ("no-response-cap", (*DYN, "--rollout-max-prompt-len", "1024"), Status.WARN),
+    ("no-prompt-cap", (*DYN, "--rollout-max-response-len", "4096"), Status.WARN),
+    ("no-prompt-cap-response-at-cap", (*DYN, "--rollout-max-response-len", "8192"), Status.WARN),
+    ("no-prompt-cap-response-over-cap", (*DYN, "--rollout-max-response-len", "8193"), Status.WARN),
+    ("no-prompt-cap-response-over-cp2", (*DYN, "--rollout-max-response-len", "20000", "--context-parallel-size",
+                                         "2"), Status.WARN),
+    ("cap-zero", ("--use-dynamic-batch-size", "--max-tokens-per-gpu", "0"), Status.FAIL),
+    ("cap-negative", ("--use-dynamic-batch-size", "--max-tokens-per-gpu", "-5"), Status.FAIL),
+    ("cap-text", ("--use-dynamic-batch-size", "--max-tokens-per-gpu", "8k"), Status.FAIL),
+    ("cp-zero", (*DYN, "--context-parallel-size", "0"), Status.FAIL),
+    ("response-text", (*DYN, "--rollout-max-response-len", "lots"), Status.FAIL),
+    ("prompt-text", (*DYN, "--rollout-max-response-len", "10", "--rollout-max-prompt-len", "x"), Status.FAIL),
+    ("context-text", (*DYN, "--rollout-max-context-len", "1e4"), Status.FAIL),
+    ("equals-spelling", ("--use-dynamic-batch-size", "--max-tokens-per-gpu=4096", "--rollout-max-context-len=4097"),
+     Status.WARN),
+    ("last-one-wins", (*DYN, "--max-tokens-per-gpu", "100", "--rollout-max-context-len", "200"), Status.WARN),
+    ("flag-without-value", (*DYN, "--rollout-max-context-len"), Status.WARN),
+]
+
+
+@pytest.mark.parametrize(("row", "argv", "status"), ROWS, ids=[r[0] for r in ROWS])
+def test_rules_table_sample_caps_whole_verdict(row, argv, status):
+    verdict = sample_caps.evaluate_sample_caps(list(argv), "job")
+    assert verdict.status is status, verdict.render()
+    assert verdict.failure_id == "cuda-oom"
+    golden_verdicts.check("sample_caps", row, verdict)
+
+
+@pytest.mark.parametrize(("argv", "value"), [
+    (["--a", "1"], "1"), (["--a=1"], "1"), (["--a", "1", "--a=2"], "2"), (["--a=1", "--a", "2"], "2"),
+    (["--a"], None), (["--ab", "1"], None), (["--ab=1"], None), (["x", "--a", "--b"], "--b"), ([], None),
+    (["--a="], ""),
+], ids=repr)
+def test_rules_table_option_reads_as_argparse_keeps_it(argv, value):
+    assert sample_caps.option(argv, "--a") == value
+
+
+@pytest.mark.parametrize(("raw", "value"), [("1", 1), ("8192", 8192), (None, None)])
+def test_rules_table_int_option_positive(raw, value):
+    assert sample_caps.int_option([] if raw is None else ["--n", raw], "--n") == value
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "1.5", "", " 3"])
+def test_rules_table_int_option_rejects_naming_the_flag(raw):
+    with pytest.raises(ValueError, match=f"^--n {raw!r}: a positive integer of tokens$"):
+        sample_caps.int_option(["--n", raw], "--n")
