@@ -20,7 +20,7 @@ from tests import golden_verdicts
 
 RECORDINGS = Path(__file__).parent / "data" / "observations" / "node"
 H200 = get_profile("h200")
-NO_SHM_FLOOR = dataclasses.replace(H200, thresholds={})
+NO_SHM_FLOOR = dataclasses.replace(H200, thresholds={}, provenance={})
 _DATA = json.loads((RECORDINGS / "h200_node_healthy.json").read_text())
 FACTS, OBS = NodeFacts(**_DATA["node"]), NodeObservation.from_dict(_DATA["observation"])
 

@@ -47,6 +47,22 @@ def driver_cuda_major(driver_version: str) -> int | None:
     return next((cuda for cuda, first in DRIVER_BRANCH_FOR_CUDA.items() if branch >= first), 0)
 
 
+def _driver_too_old(node: NodeFacts, driver: str, have: int, need: int, runtime: str) -> dict[str, str]:
+    """Summary and remedy of a driver older than the CUDA runtime needs: the branch that runs it where rlcheck knows
+    one (else: newer than the newest it knows), and an image of the driver's own CUDA major where there is one."""
+    newest = max(DRIVER_BRANCH_FOR_CUDA.values())
+    known = need in DRIVER_BRANCH_FOR_CUDA
+    first = (f"driver >= {DRIVER_BRANCH_FOR_CUDA[need]}" if known else
+             f"a branch newer than {newest} (rlcheck knows none for CUDA {need} yet)")
+    install = f"branch {DRIVER_BRANCH_FOR_CUDA[need]} or newer" if known else f"a branch newer than {newest}"
+    runs = (f"runs CUDA up to {have}.x" if have else
+            f"is older than branch {min(DRIVER_BRANCH_FOR_CUDA.values())}, the oldest rlcheck knows (CUDA 11)")
+    image = (f", or an image whose CUDA major is {have}" if have else "")
+    return {"summary": f"{node.where}: driver {driver} {runs}; {runtime} needs {first}",
+            "remedy": f"Install an NVIDIA driver of {install} on the node{image} (NVIDIA's cuda-compat package "
+                      "also lifts this on data-centre GPUs)"}
+
+
 def evaluate_node_gpus(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
     base = {"node": node.label, "details": f"read with {obs.gpu_source}"}
     if obs.gpu_error:
@@ -94,13 +110,7 @@ def evaluate_node_driver(node: NodeFacts, obs: NodeObservation, profile: Hardwar
                                f"({obs.driver_version or 'nothing reported'})")
     runtime = f"torch {obs.torch_version} (CUDA {obs.torch_cuda})"
     if have < need:
-        first = DRIVER_BRANCH_FOR_CUDA.get(need, "a newer")
-        return Verdict(**base, status=Status.FAIL,
-                       summary=f"{node.where}: driver {obs.driver_version} runs CUDA up to {have}.x; {runtime} needs "
-                               f"driver >= {first}",
-                       remedy=f"Install an NVIDIA driver of branch {first} or newer on the node, or an image whose "
-                              f"CUDA major is {have} (NVIDIA's cuda-compat package also lifts this on "
-                              "data-centre GPUs)")
+        return Verdict(**base, status=Status.FAIL, **_driver_too_old(node, obs.driver_version, have, need, runtime))
     return Verdict(**base, status=Status.PASS, summary=f"{node.where}: driver {obs.driver_version} runs {runtime}")
 
 
