@@ -9,6 +9,10 @@ Usage: python -m benchmarks.mutation.run [TARGET ...]   (TARGET: a key of TARGET
 The result (killed, survived, score per target, every survivor's mutant name) goes to
 benchmarks/results/mutation.json (or --result NAME) with the command, machine and date; each survivor written
 down as equivalent in benchmarks/mutation/equivalent.py is listed with its reason, every other one as unexplained.
+
+On a machine without the package registry (the GPU device, whose 16 cores run a module in minutes), unpack a
+--target install of mutmut and the self-tests' packages and name it: RLCHECK_MUTMUT_SITE=DIR python -m
+benchmarks.mutation.run ... (the tree need not be a git checkout there: the files the tests need are copied).
 """
 
 from __future__ import annotations
@@ -16,26 +20,23 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
 import time
-import tomllib
 from collections import Counter
 from pathlib import Path
 
 from benchmarks import results_file
-from benchmarks.mutation.equivalent import EQUIVALENT as EQUIVALENT_BY_NAME
+from benchmarks.mutation.equivalent import EQUIVALENT
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".mutation"
-TOOL = ROOT / ".sidecar" / "mutmut"
+TOOL = Path(os.environ.get("RLCHECK_MUTMUT_SITE") or ROOT / ".sidecar" / "mutmut")
 MUTMUT = "mutmut==3.8.1"
-EQUIVALENT = Path(__file__).parent / "equivalent.toml"
-"""[target] mutant = "why no test can tell it from the original": survivors judged equivalent, by hand (the probe
-judges' targets; the scanner's, catalogue's, payload's and verdict contract's are in equivalent.py, by mutant)."""
 # target -> (module to mutate, the self-tests that judge it)
 TARGETS = {
     "recipe_rules": ("rlcheck/probes/recipe_rules.py",
@@ -71,7 +72,27 @@ COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "p
 
 def ensure_tool() -> None:
     if not (TOOL / "mutmut").is_dir():
+        if os.environ.get("RLCHECK_MUTMUT_SITE"):
+            sys.exit(f"RLCHECK_MUTMUT_SITE={TOOL} holds no mutmut: unpack a --target install of {MUTMUT} there")
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(TOOL), MUTMUT], check=True)
+
+
+def copy_tree(work: Path) -> None:
+    """The committed checkout (git archive HEAD: commit first), or where the tree is no git checkout (a device's
+    copy of the working tree) the files the self-tests read."""
+    if (ROOT / ".git").exists():
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
+    else:
+        skip = shutil.ignore_patterns("__pycache__", ".hypothesis", "rlcheck-report*")
+        for entry in COPY:
+            src = ROOT / entry
+            if src.is_dir():
+                shutil.copytree(src, work / entry, ignore=skip)
+            elif src.is_file():
+                shutil.copy2(src, work / entry)
+    if (ROOT / ".venv").is_dir():
+        (work / ".venv").symlink_to(ROOT / ".venv")
 
 
 def run_target(name: str) -> dict[str, object]:
@@ -79,9 +100,7 @@ def run_target(name: str) -> dict[str, object]:
     work = WORK / name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
-    (work / ".venv").symlink_to(ROOT / ".venv")
+    copy_tree(work)
     with (work / "pyproject.toml").open("a", encoding="utf-8") as f:
         f.write(f"\n[tool.mutmut]\npaths_to_mutate = [{module!r}]\ntests_dir = {json.dumps(tests)}\n"
                 f"also_copy = {json.dumps(COPY)}\npytest_add_cli_args = {json.dumps(PYTEST_ARGS)}\n")
@@ -96,9 +115,7 @@ def run_target(name: str) -> dict[str, object]:
     # a mutant no selected test reaches ("no tests") is a survivor too: nothing would turn it red
     survivors = sorted(k for k, s in states.items() if s in ("survived", "no tests"))
     total = killed + len(survivors)
-    reasons = {**EQUIVALENT_BY_NAME,
-               **(tomllib.loads(EQUIVALENT.read_text(encoding="utf-8")).get(name, {}) if EQUIVALENT.is_file() else {})}
-    equivalent = {m: reasons[m] for m in survivors if m in reasons}
+    equivalent = {m: EQUIVALENT[m] for m in survivors if m in EQUIVALENT}
     return {"module": module, "tests": tests, "mutants": len(states), "killed": killed, "survived": len(survivors),
             "other": len(states) - total, "other_states": dict(Counter(s for s in states.values()
                                                                        if s not in ("killed", "survived"))),
@@ -123,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown target(s) {unknown}: valid are {', '.join(TARGETS)}")
     ensure_tool()
     results = {name: {**run_target(name), "command": shlex.join([Path(sys.executable).name, *sys.orig_argv[1:]]),
-                      "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+                      "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                      "machine": results_file.machine()}  # per entry: entries kept from other runs keep theirs
                for name in (args.targets or TARGETS)}
     previous = results_file.RESULTS / f"{args.result}.json"
     kept = json.loads(previous.read_text(encoding="utf-8")).get("targets", {}) if previous.is_file() else {}
