@@ -9,7 +9,9 @@ reproducer that ends without a verdict is UNKNOWN, never a pass.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from _pytest._code import ExceptionInfo
@@ -109,8 +111,8 @@ def test_verdict_contract_rule_verdict_id(nodeid: str, kind: str | None, expecte
 
 
 def _report(nodeid: str, outcome: str, when: str = "call", longrepr: object = None,
-            kind: str | None = None) -> pytest.TestReport:
-    rep = pytest.TestReport(nodeid, ("x.py", 0, "x"), {}, outcome, longrepr, when)  # type: ignore[arg-type]
+            kind: str | None = None, **extra: str) -> pytest.TestReport:
+    rep = pytest.TestReport(nodeid, ("x.py", 0, "x"), {}, outcome, longrepr, when, **extra)  # type: ignore[arg-type]
     if kind is not None:
         rep.rlcheck_kind = kind  # type: ignore[attr-defined]
     return rep
@@ -129,6 +131,10 @@ SYNTHESIZED = [
     (_report(CHECK, "skipped", longrepr=("x.py", 1, "Skipped: needs a GPU")), (S.SKIP, "needs a GPU")),
     (_report(CHECK, "skipped", longrepr=("x.py", 1, "needs a GPU")), (S.SKIP, "needs a GPU")),
     (_report(CHECK, "skipped", "setup", longrepr="Skipped: no ray"), (S.SKIP, "no ray")),
+    (_report(CHECK, "skipped", "setup", longrepr="Skipped: no ray\nsecond line"), (S.SKIP, "no ray")),
+    (_report(CHECK, "skipped", longrepr="AssertionError\nE  assert False", wasxfail="known: slime#1"),
+     (S.SKIP, "expected failure (xfail): known: slime#1")),  # an xfail report: skipped, the failure its longrepr
+    (_report(CHECK, "skipped", longrepr="AssertionError", wasxfail=""), (S.SKIP, "expected failure (xfail)")),
     (_report(CHECK, "failed", longrepr=_crash()),
      (S.UNKNOWN, "could not run (call): ConnectionError: ray did not answer within 30 s")),
     (_report(CHECK, "failed", "setup", longrepr="first\n  E   last line  \n\n"),
@@ -245,7 +251,8 @@ def test_verdict_contract_rule_report_context_written_whole(project: pytest.Pyte
                                 "judged": "slime 0.3.1 (--framework)"}
     out = result.stdout.str()
     assert result.ret == 0
-    assert "rlcheck verdicts" in next(line for line in result.stdout.lines if "rlcheck verdicts" in line)
+    # the section's own title line, exactly: pytest draws it as '=== rlcheck verdicts ===' (with --color, bold)
+    assert any(re.fullmatch(r"(\x1b\[\d+m)*=+ rlcheck verdicts =+(\x1b\[0m)?", line) for line in result.stdout.lines)
     assert "\x1b[1m\x1b[32mrlcheck GO: 1 blocking check(s) passed" in out  # green and bold
     lines = [line for line in result.stdout.lines if not line.startswith("=")]
     section = lines[lines.index("hardware: h200: given with --hardware"):]
@@ -317,3 +324,50 @@ FRAMEWORKS = [
 @pytest.mark.parametrize(("framework", "judged", "expected"), FRAMEWORKS)
 def test_verdict_contract_rule_framework_context(framework: Installed | None, judged: str, expected: dict) -> None:
     assert plugin_report.framework_context(framework, judged) == expected
+
+
+def test_verdict_contract_rule_framework_context_defaults_to_the_framework_line() -> None:
+    assert plugin_report.framework_context(None)["judged"] == "not detected"
+    slime = Installed(framework="slime", version="0.3.1", source="--framework")
+    assert plugin_report.framework_context(slime)["judged"] == "slime 0.3.1 (--framework)"
+
+
+ITEM_KINDS = [
+    # where the test file lies, its node id (relative to pytest's rootdir), kind
+    (plugin_report.PACKAGED_CHECKS / "test_recipe.py", "../site-packages/rlcheck/checks/test_recipe.py::test_recipe",
+     "check"),  # a packaged check is a check whatever its node id says
+    (plugin_report.PACKAGED_CHECKS / "test_recipe.py", "test_recipe.py::test_recipe", "check"),
+    (Path("/elsewhere/checks/test_recipe.py"), "checks/test_recipe.py::test_recipe", "check"),
+    (Path("/elsewhere/tests/test_recipe.py"), "tests/test_recipe.py::test_recipe", "test"),
+    (plugin_report.PACKAGED_CHECKS / "sub" / "test_x.py", "reproducers/test_x.py::test_x", "reproducer"),
+]
+
+
+@pytest.mark.parametrize(("path", "nodeid", "kind"), ITEM_KINDS)
+def test_verdict_contract_rule_kind_of_item(path: Path, nodeid: str, kind: str) -> None:
+    item = SimpleNamespace(path=path, nodeid=nodeid)  # the two attributes kind_of_item reads
+    assert plugin_report.kind_of_item(item) == kind  # type: ignore[arg-type]
+
+
+XFAILING = """
+import pytest
+from rlcheck.verdict import Status, Verdict
+
+@pytest.mark.xfail(reason="known")
+def test_image_xfail(record_verdict):
+    assert False
+
+def test_image_skipped(record_verdict):
+    record_verdict(Verdict(status=Status.SKIP, summary="needs SLIME installed"))
+"""
+
+
+def test_verdict_contract_rule_only_a_plugin_skip_is_moved_to_the_test(project: pytest.Pytester) -> None:
+    # an xfail report is 'skipped' with no (file, line, reason) tuple: it is left as it is, never unpacked
+    project.makepyfile(**{"checks/test_image": XFAILING})
+    result = project.runpytest("--hardware=none", "-rsx")
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(xfailed=1, skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED [1] checks/test_image.py:8: needs SLIME installed",
+                                 "XFAIL checks/test_image.py::test_image_xfail - known"])
+    result.stdout.fnmatch_lines(["SKIP    image_xfail: expected failure (xfail): known"])  # a verdict, not a crash

@@ -15,6 +15,10 @@ EQUIVALENT: dict[str, str] = {
         'rsplit("::", 1)[-1] -> rsplit("::")[-1]: the last part is the same',
     "rlcheck.plugin.report.x_verdict_id__mutmut_8":
         'rsplit("::", 1)[-1] -> rsplit("::", 2)[-1]: the last part is the same',
+    "rlcheck.plugin.report.x__skip_at_the_test__mutmut_6":
+        "Path(invocation dir, where) -> Path(where): pytest's skip location is the raising frame's co_filename, "
+        "which Python (3.4 on) makes absolute for every imported module, and joining an absolute path drops the "
+        "directory before it",
     "rlcheck.plugin.report.xǁVerdictCollectorǁ__init____mutmut_5":
         "paths = () -> None: paths is only read by the summary, which runs only after sessionfinish set it "
         "together with the decision",
@@ -56,6 +60,10 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.scan.xǁMatcherǁhits__mutmut_8":
         "continue -> break on anchor < pos: every engine gives at most one anchor per line, in order, so no "
         "anchor falls before the end of the line just handled",
+    "rlcheck.scan.xǁMatcherǁhits__mutmut_41":
+        "end > start -> end >= start before the CRLF test: end == start is an empty line, and no anchor lies on "
+        "one (every engine anchors on a matched character, or just past it, of a signature that matches at least "
+        "one character of one line)",
     "rlcheck.scan.xǁMatcherǁhits__mutmut_54":
         "pos = end + 1 -> end - 1: the next rfind still finds the newline at end (start is the same), and the "
         "next anchor lies past it",

@@ -60,9 +60,11 @@ TARGETS = {
                           ["tests/test_probe_gpu_health.py", "tests/test_rules_table_gpu_health.py"]),
     "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py", "tests/test_rules_table_payload.py"]),
     "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py",
-                                                      "tests/test_rules_table_verdict_contract.py"]),
-    "scan": ("rlcheck/scan.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py"]),
-    "scan_engines": ("rlcheck/scan_engines.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py"]),
+                                                      "tests/test_rules_table_verdict_contract.py",
+                                                      "tests/test_plugin_ci.py", "tests/test_history_band.py"]),
+    "scan": ("rlcheck/scan.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py", "tests/test_scan_inputs.py"]),
+    "scan_engines": ("rlcheck/scan_engines.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py",
+                                                 "tests/test_scan_inputs.py"]),
     "catalog": ("rlcheck/catalog.py", ["tests/test_catalog.py", "tests/test_rules_table_catalog.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]

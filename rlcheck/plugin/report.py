@@ -137,8 +137,13 @@ def synthesized(rep: pytest.TestReport) -> Verdict | None:
     kind = report_kind(rep)
     check_id = verdict_id(rep.nodeid, kind)
     if rep.skipped:
+        if hasattr(rep, "wasxfail"):  # an expected failure: reported skipped, its longrepr the failure itself
+            why = rep.wasxfail.splitlines()[0] if rep.wasxfail else ""
+            return Verdict(check_id=check_id, status=Status.SKIP, details=str(rep.longrepr)[-4000:],
+                           summary=f"expected failure (xfail): {why}" if why else "expected failure (xfail)")
         reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
-        return Verdict(check_id=check_id, status=Status.SKIP, summary=reason.removeprefix("Skipped: "))
+        return Verdict(check_id=check_id, status=Status.SKIP,
+                       summary=(reason.splitlines() or [""])[0].removeprefix("Skipped: "))
     if rep.failed:
         crash = getattr(rep.longrepr, "reprcrash", None)
         last = crash.message.splitlines()[0] if crash else (str(rep.longrepr).strip().splitlines() or ["?"])[-1]
