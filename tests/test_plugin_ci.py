@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from rlcheck.probes import gpus
+
 ROOT = Path(__file__).resolve().parents[1]
 PER_NODE = """
 from rlcheck.verdict import Status, Verdict
@@ -112,7 +114,9 @@ def test_skip_recorded_by_a_check_is_reported_at_the_test(project):
     assert "rlcheck/plugin" not in result.stdout.str()
 
 
-def test_skip_by_a_gate_is_reported_at_the_test(project):
+def test_skip_by_a_gate_is_reported_at_the_test(project, monkeypatch):
+    # as on a machine without a GPU, also where this suite runs on one (the device, a GPU CI runner)
+    monkeypatch.setattr(gpus, "detect", lambda timeout_s=None: gpus.Detection(gpus=(), profile=None, evidence="none"))
     project.makepyfile(**{"tests/test_kernel": "import pytest\n\n@pytest.mark.gpu\ndef test_k():\n    pass\n"})
     result = project.runpytest("--hardware=none", "-rs")
     result.stdout.fnmatch_lines(["SKIPPED [1] tests/test_kernel.py:3: needs a CUDA GPU (sm_90+): found none"])

@@ -162,7 +162,8 @@ def test_scan_unreadable_directory_and_file_named_exit_2(tree):
     (tree / "locked").chmod(0)
     (tree / "secret.log").chmod(0)
     done = subprocess.run([*_without_dac_override(), sys.executable, "-m", "rlcheck.cli", "scan", str(tree)],
-                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},
                           check=False)
     assert done.returncode == 2, done.stderr
     assert f"{tree / 'locked'}: cannot list the directory: Permission denied" in done.stderr
