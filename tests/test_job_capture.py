@@ -192,3 +192,21 @@ def test_job_not_captured_leaves_no_check_judging_a_placeholder_recipe():
     for check_id in ("recipe_batch", "cluster_gpus", "image_mbridge", "image_driver_guard"):
         verdict = next(c for c in all_checks() if c.id == check_id).run(inputs, observation=object())[0]
         assert verdict.status is Status.UNKNOWN and "it exited 1" in verdict.summary, check_id
+
+
+def test_rlcheck_loads_without_pyyaml_and_a_rayjob_then_says_what_is_missing():
+    """rlcheck needs only pytest in a training image: the plugin and the CLI load without PyYAML, and reading a
+    RayJob without it is a format error naming the package, not an ImportError at start-up."""
+    code = ("import sys; sys.modules['yaml'] = None\n"  # an image without PyYAML: every import of it fails
+            "import rlcheck.plugin, rlcheck.cli\n"
+            "from rlcheck.job.rayjob import read_rayjob\n"
+            "from rlcheck.job.submit import JobFormatError\n"
+            "try:\n"
+            "    read_rayjob('kind: RayJob', 'job.yaml')\n"
+            "except JobFormatError as exc:\n"
+            "    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1], check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == ("job.yaml: reading a RayJob YAML needs PyYAML, which is not installed here "
+                                   "(pip install pyyaml; or give the job as its launch script)")

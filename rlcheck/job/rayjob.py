@@ -7,8 +7,6 @@ import re
 import shlex
 from typing import Any
 
-import yaml
-
 from rlcheck.job import replay as replay_mod
 from rlcheck.job.job import Job, framework_of
 from rlcheck.job.submit import CaptureFailed, JobFormatError, env_vars
@@ -46,7 +44,18 @@ def _version(cluster: Any) -> tuple[str, str | None]:
     return (match.group(1).lower(), match.group(2)) if match else ("unknown", None)
 
 
+def _yaml(source: str) -> Any:
+    """PyYAML, imported when a RayJob is read: rlcheck itself needs only pytest in a training image."""
+    try:
+        import yaml
+    except ImportError as exc:
+        raise JobFormatError(f"{source}: reading a RayJob YAML needs PyYAML, which is not installed here "
+                             f"(pip install pyyaml; or give the job as its launch script)") from exc
+    return yaml
+
+
 def _load(text: str, source: str) -> dict[str, Any]:
+    yaml = _yaml(source)
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as exc:
@@ -64,6 +73,7 @@ def read_rayjob(text: str, source: str) -> Job:
     entry = spec.get("entrypoint")
     if not isinstance(entry, str) or not entry.strip():
         raise CaptureFailed(f"{source}: RayJob spec.entrypoint is missing or empty")
+    yaml = _yaml(source)
     try:
         runtime_env = yaml.safe_load(spec.get("runtimeEnvYAML") or "") or {}
     except yaml.YAMLError as exc:

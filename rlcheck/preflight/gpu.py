@@ -1,8 +1,9 @@
 """GPU smoke on this machine: bf16 GEMM rate of every GPU and NCCL all-reduce bus bandwidth, against the profile.
 
 Floors are profile thresholds (bf16_gemm_min_tflops, nccl_allreduce_min_busbw_gbps). The h200 profile sets them
-from measurements on H200s (benchmarks/results/gpu_smoke_h200*.json: below them is FAIL); the other profiles from
-public figures (below them is WARN); `--baseline` replaces them with a cluster's own (rlcheck.baseline).
+from measurements on H200s (benchmarks/results/gpu_smoke_h200_1gpu.json, and the hand-assembled 2-GPU figures in
+benchmarks/unreproduced/: below them is FAIL); the other profiles from public figures (below them is WARN);
+`--baseline` replaces them with a cluster's own (rlcheck.baseline).
 """
 
 from __future__ import annotations
