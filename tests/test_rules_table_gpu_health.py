@@ -133,3 +133,19 @@ def test_rules_table_xid_table_rejects_a_bad_action(tmp_path):
     good = tmp_path / "good.toml"
     good.write_text('[xid.48]\nname = "DBE"\nseverity = "warn"\naction = "monitor"\n')
     assert nh.xid_table(good) == {48: {"name": "DBE", "severity": "warn", "action": "monitor"}}
+
+
+@pytest.mark.parametrize(("gpu", "status", "reasons"), [
+    # retired pages alone are past damage: WARN, with their count
+    (dataclasses.replace(OK, retired_pages=2), Status.WARN, "2 page(s) retired for ECC errors"),
+    # two WARN reasons on one GPU, joined by ", " in _ecc_problems' order (life-time errors, then pages)
+    (dataclasses.replace(OK, ecc_aggregate_uncorrected=3, retired_pages=2), Status.WARN,
+     "3 uncorrectable ECC error(s) over its life, 2 page(s) retired for ECC errors"),
+    # a FAIL reason on the GPU: the retired pages are not listed beside it
+    (dataclasses.replace(OK, retired_pages=2, remap_pending=True), Status.FAIL, "a row remap waits for a GPU reset"),
+], ids=["retired-only", "past-errors-and-retired", "retired-under-a-fail"])
+def test_rules_table_ecc_retired_pages_warn_only_without_a_fail(gpu, status, reasons):
+    verdict = nh.evaluate_node_ecc(*node(_gpus(gpu)), None)
+    assert verdict.status is status
+    tail = " (none pending now; action: monitor)" if status is Status.WARN else " (action: reset)"
+    assert verdict.summary.endswith(f": GPU {A}: {reasons}{tail}"), verdict.summary

@@ -74,3 +74,41 @@ def test_rules_table_int_option_positive(raw, value):
 def test_rules_table_int_option_rejects_naming_the_flag(raw):
     with pytest.raises(ValueError, match=f"^--n {raw!r}: a positive integer of tokens$"):
         sample_caps.int_option(["--n", raw], "--n")
+
+
+def test_rules_table_sample_caps_default_framework_is_slime():
+    """Left out, the framework is SLIME: the context cap is then only the prompt filter's default (context - 1), so
+    8192 - 1 + 4096 = 12287 tokens overflow the 8192 cap, where Miles would cut the sample to the 8192 context."""
+    argv = [*DYN, "--rollout-max-context-len", "8192", "--rollout-max-response-len", "4096"]
+    default = sample_caps.evaluate_sample_caps(argv, "job")
+    assert default == sample_caps.evaluate_sample_caps(argv, "job", "slime")
+    assert default.status is Status.WARN and "= 12287 tokens" in default.summary
+    assert sample_caps.evaluate_sample_caps(argv, "job", "miles").status is Status.PASS
+
+
+def test_rules_table_sample_caps_disabled_global_dataset_says_why_prompts_are_uncapped():
+    # no prompt cap and a 4096 response cap under the 8192 budget: WARN, no "response cap alone" clause
+    argv = [*DYN, "--disable-rollout-global-dataset", "--rollout-max-prompt-len", "100",
+            "--rollout-max-response-len", "4096"]
+    verdict = sample_caps.evaluate_sample_caps(argv, "job", "slime")
+    assert verdict.status is Status.WARN
+    assert verdict.summary == (
+        "job: --disable-rollout-global-dataset (SLIME filters no prompt by length): the longest sample is an "
+        "uncapped prompt + up to 4096 response tokens; samples over the cap of 8192 tokens per micro-batch "
+        "(--max-tokens-per-gpu 8192 x CP 1) run alone, beyond the memory plan")
+
+
+@pytest.mark.parametrize(("response", "how", "longest"), [
+    # prompt + response below and at the context: Miles leaves the sample whole (prompt cap + response cap)
+    ("4095", "--rollout-max-prompt-len 4096 + --rollout-max-response-len 4095", 4096 + 4095),
+    ("4096", "--rollout-max-prompt-len 4096 + --rollout-max-response-len 4096", 4096 + 4096),
+    # one over the context: Miles cuts the response, the sample is the context
+    ("4097", "--rollout-max-context-len 8192 (Miles cuts each response to the context)", 8192),
+])
+def test_rules_table_sample_caps_miles_cuts_only_past_the_context(response, how, longest):
+    argv = [*DYN, "--rollout-max-context-len", "8192", "--rollout-max-prompt-len", "4096",
+            "--rollout-max-response-len", response]
+    verdict = sample_caps.evaluate_sample_caps(argv, "job", "miles")
+    assert verdict.status is Status.PASS
+    assert verdict.summary == (f"job: the longest sample ({how} = {longest} tokens) fits the cap of 8192 "
+                               "(--max-tokens-per-gpu 8192 x CP 1)")

@@ -107,6 +107,19 @@ EQUIVALENT: dict[str, str] = {
         'zip(strict=True) -> no strict: the three tuples always have one length',
     'rlcheck.probes.memory.x__stage_details__mutmut_44':
         'zip(strict=True) -> strict=False: the three tuples always have one length',
+    # memory_params
+    'rlcheck.probes.memory_params.x_kv_bytes_per_token__mutmut_7':
+        "the default kv-cache-dtype 'auto' -> 'XXautoXX': only an 'fp8' prefix is tested, any other string is bf16",
+    'rlcheck.probes.memory_params.x_kv_bytes_per_token__mutmut_8':
+        "the default kv-cache-dtype 'auto' -> 'AUTO': only an 'fp8' prefix is tested",
+    'rlcheck.probes.memory_params.x_stage_loads__mutmut_13':
+        'the last stage end len + 1 -> len + 2: it only ends a slice, which stops at the last layer either way',
+    **{f"rlcheck.probes.memory_params.x_stage_loads__mutmut_{n}":
+       "zip(starts, ends, strict=True) -> strict None / False / left out: ends is starts[1:] plus one, always "
+       "the same length" for n in (24, 27, 28)},
+    **{f"rlcheck.probes.memory_params.x_stage_loads__mutmut_{n}":
+       "world // (TP x PP) or // (EP x ETP x PP) -> /: the same value for a world that divides, and the only caller "
+       "(memory.estimate_stage_memory) refuses one that does not before it calls stage_loads" for n in (15, 17)},
     # memory_kv
     'rlcheck.probes.memory_kv.x_nsa_allocated_bytes_per_token__mutmut_6':
         "the default kv-cache-dtype 'auto' -> 'XXautoXX': only 'fp8_e4m3' is compared, any other string takes"
@@ -156,9 +169,12 @@ EQUIVALENT: dict[str, str] = {
         "the text of a distribution without a WHEEL file '' -> 'XXXX': foreign_wheels reads only 'Tag:' "
         'lines, which neither has',
     # sample_caps
-    'rlcheck.probes.sample_caps.x_evaluate_sample_caps__mutmut_62':
+    'rlcheck.probes.sample_caps.x_evaluate_sample_caps__mutmut_67':
         'an unset response cap 0 -> 1: it is only compared as response > budget, and budget = cap x CP >= 1 '
         '(both are positive integers), so 0 and 1 both stay below it',
+    **{f"rlcheck.probes.sample_caps.x_evaluate_sample_caps__mutmut_{n}":
+       "the default framework 'slime' -> 'XXslimeXX' / 'SLIME': the framework is only compared with 'miles', so "
+       "any other name takes SLIME's reading" for n in (1, 2)},
     # gpu_health_judges
     'rlcheck.probes.node_health.x_evaluate_node_xid__mutmut_4':
         '_preamble(gpus=False) -> gpus=None: the flag is only tested for truth, and None is false',
@@ -169,7 +185,4 @@ EQUIVALENT: dict[str, str] = {
         'WARN Xids only monitor and restart-app, which sort the same by name as by strength',
     'rlcheck.probes.node_health.x_evaluate_node_xid__mutmut_97':
         'key dropped (by name): the WARN actions are monitor and restart-app, same order by name as by strength',
-    'rlcheck.probes.node_health.x_evaluate_node_ecc__mutmut_52':
-        "the ', ' between one GPU's WARN reasons -> 'XX, XX': _ecc_problems gives at most one WARN reason per"
-        ' GPU (past ECC errors, and only when nothing FAILs), so there is nothing to join',
 }

@@ -53,7 +53,7 @@ TARGETS = {
                   ["tests/test_probe_memory_kv.py", "tests/test_rules_table_memory.py"]),
     "memory_params": ("rlcheck/probes/memory_params.py",
                       ["tests/test_probe_memory.py", "tests/test_probe_memory_kv.py",
-                       "tests/test_rules_table_memory.py"]),
+                       "tests/test_rules_table_memory.py", "tests/test_rules_table_memory_params.py"]),
     "sample_caps": ("rlcheck/probes/sample_caps.py",
                     ["tests/test_rules_table_sample_caps.py", "tests/test_probe_field_caps.py"]),
     "gpu_health_judges": ("rlcheck/probes/node_health.py",  # the judges of gpu_health.py's readings

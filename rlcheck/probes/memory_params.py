@@ -13,8 +13,8 @@ Vocab padding (--make-vocab-size-divisible-by) and MTP layers are not counted.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
-import re
 
 from rlcheck.recipes.glm import stage_starts
 from rlcheck.recipes.models import MLA, ModelArch
@@ -25,7 +25,6 @@ NSA_QUANT_BLOCK = 128
 GIB = 2**30
 OPTIMIZER_BYTES = 12
 """fp32 master weight + Adam m + v, per parameter (Megatron's distributed optimizer shards them)."""
-_FREQ_TERM = re.compile(r"\[([01](?:,[01])*)\](?:\*(\d+))?")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -68,20 +67,40 @@ def is_dsa(model: ModelArch) -> bool:
 
 
 def moe_layer_flags(pattern: str, num_layers: int) -> tuple[bool, ...]:
-    """Megatron --moe-layer-freq: an int k (every k-th layer) or '[0]*3+[1]*75' style terms."""
+    """Megatron --moe-layer-freq (moe_freq_type): an int k > 0 (layer i is MoE when i % k == 0) or the Python list
+    expression Megatron evaluates: lists of 0 (dense) / 1 (MoE) joined by +, each list or parenthesised group
+    optionally times a count, e.g. '[0]*3+[1]*75', '([1]*3+[0])*2', '[0,1,1]' (spaces and shell quotes dropped)."""
     text = pattern.replace(" ", "").strip("'\"")
-    if text.isdigit():
+    if text.isdigit() and int(text) > 0:
         flags = [i % int(text) == 0 for i in range(num_layers)]
     else:
-        flags = []
-        for term in text.split("+"):
-            match = _FREQ_TERM.fullmatch(term)
-            if not match:
-                raise ValueError(f"moe layer_freq={pattern!r}: an int or '[0]*3+[1]*75' style terms")
-            flags += [v == "1" for v in match.group(1).split(",")] * int(match.group(2) or 1)
+        try:
+            flags = _freq_list(ast.parse(text, mode="eval").body, num_layers)
+        except (SyntaxError, ValueError):
+            raise ValueError(f"moe layer_freq={pattern!r}: an int > 0 or a pattern such as '[0]*3+[1]*75' "
+                             "(lists of 0/1, + and * a count)") from None
     if len(flags) != num_layers:
         raise ValueError(f"moe layer_freq={pattern!r}: gives {len(flags)} layers, the model has {num_layers}")
     return tuple(flags)
+
+
+def _int(node: ast.expr) -> int | None:
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _freq_list(node: ast.expr, num_layers: int) -> list[bool]:
+    """One node of a list pattern; a count above the model's layers is refused before it is multiplied out."""
+    if isinstance(node, ast.List):
+        bits = [_int(e) for e in node.elts]
+        if bits and all(b in (0, 1) for b in bits):
+            return [b == 1 for b in bits]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _freq_list(node.left, num_layers) + _freq_list(node.right, num_layers)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        count = _int(node.right)
+        if count is not None and 0 <= count <= num_layers:
+            return _freq_list(node.left, num_layers) * count
+    raise ValueError("not a list pattern")
 
 
 def _mla_params(model: ModelArch, mla: MLA) -> int:
