@@ -100,6 +100,9 @@ def test_rules_table_mla_kv_bytes_per_token_ignores_tp(dtype, expected):
     ("([1]*2+[0])*2", 6, "110110"),  # a group times a count
     ("[1]*3", 3, "111"),  # a count as large as the model's layers
     ("[1]*0+[0,1]", 2, "01"),  # a count of 0 adds nothing
+    ("3*[1]", 3, "111"),  # the count first, as Python (and so Megatron) reads it too
+    ("2*[0,1]+[1]*1", 5, "01011"),
+    ("2*([1]*2+[0])", 6, "110110"),
 ])
 def test_rules_table_moe_layer_freq_forms(pattern, layers, moe):
     assert mp.moe_layer_flags(pattern, layers) == tuple(c == "1" for c in moe)
@@ -113,6 +116,7 @@ def test_rules_table_moe_layer_freq_forms(pattern, layers, moe):
     ("[1]*3X", 3), ("X[1]*3", 3),  # a stray character is refused, not dropped
     ("__import__('os').getpid()", 3),  # the pattern is read, never run
     ("[1]*3)", 3),
+    ("4*[1]", 3), ("2*3", 6), ("[1]*[1]", 3),  # the count first is bounded the same; a product needs one list
 ])
 def test_rules_table_moe_layer_freq_refuses(pattern, layers):
     with pytest.raises(ValueError, match=r"^moe layer_freq=.*: an int > 0 or a pattern such as '\[0\]\*3\+\[1\]\*75'"):

@@ -69,7 +69,8 @@ def is_dsa(model: ModelArch) -> bool:
 def moe_layer_flags(pattern: str, num_layers: int) -> tuple[bool, ...]:
     """Megatron --moe-layer-freq (moe_freq_type): an int k > 0 (layer i is MoE when i % k == 0) or the Python list
     expression Megatron evaluates: lists of 0 (dense) / 1 (MoE) joined by +, each list or parenthesised group
-    optionally times a count, e.g. '[0]*3+[1]*75', '([1]*3+[0])*2', '[0,1,1]' (spaces and shell quotes dropped)."""
+    optionally times a count (either side), e.g. '[0]*3+[1]*75', '([1]*3+[0])*2', '3*[1]',
+    '[0,1,1]' (spaces and shell quotes dropped)."""
     text = pattern.replace(" ", "").strip("'\"")
     if text.isdigit() and int(text) > 0:
         flags = [i % int(text) == 0 for i in range(num_layers)]
@@ -96,10 +97,10 @@ def _freq_list(node: ast.expr, num_layers: int) -> list[bool]:
             return [b == 1 for b in bits]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return _freq_list(node.left, num_layers) + _freq_list(node.right, num_layers)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        count = _int(node.right)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # list * count, or count * list
+        count, group = (_int(node.right), node.left) if _int(node.left) is None else (_int(node.left), node.right)
         if count is not None and 0 <= count <= num_layers:
-            return _freq_list(node.left, num_layers) * count
+            return _freq_list(group, num_layers) * count
     raise ValueError("not a list pattern")
 
 
