@@ -79,22 +79,31 @@ def ensure_tool() -> None:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(TOOL), MUTMUT], check=True)
 
 
-def copy_tree(work: Path) -> None:
-    """The committed checkout (git archive HEAD: commit first), or where the tree is no git checkout (a device's
-    copy of the working tree) the files the self-tests read."""
+def copy_tree(work: Path) -> str:
+    """The committed checkout (git archive HEAD) when the working tree is that commit; else (uncommitted changes,
+    or a device's copy of the working tree, whose .git may be older than its files) the files the self-tests read.
+    Returns what was mutated, for the result."""
     if (ROOT / ".git").exists():
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
-    else:
-        skip = shutil.ignore_patterns("__pycache__", ".hypothesis", "rlcheck-report*")
-        for entry in COPY:
-            src = ROOT / entry
-            if src.is_dir():
-                shutil.copytree(src, work / entry, ignore=skip)
-            elif src.is_file():
-                shutil.copy2(src, work / entry)
+        git = ["git", "-C", str(ROOT)]
+        dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, check=False)
+        if dirty.returncode == 0 and not dirty.stdout.strip():
+            archive = subprocess.run([*git, "archive", "HEAD"], capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
+            head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+            if (ROOT / ".venv").is_dir():
+                (work / ".venv").symlink_to(ROOT / ".venv")
+            return f"git archive {head.stdout.strip()}"
+    skip = shutil.ignore_patterns("__pycache__", ".hypothesis", "rlcheck-report*")
+    for entry in COPY:
+        src = ROOT / entry
+        if src.is_dir():
+            shutil.copytree(src, work / entry, ignore=skip)
+        elif src.is_file():
+            shutil.copy2(src, work / entry)
     if (ROOT / ".venv").is_dir():
         (work / ".venv").symlink_to(ROOT / ".venv")
+    return "the working tree (not a clean git checkout)"
 
 
 def run_target(name: str) -> dict[str, object]:
@@ -102,7 +111,7 @@ def run_target(name: str) -> dict[str, object]:
     work = WORK / name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    copy_tree(work)
+    source = copy_tree(work)
     with (work / "pyproject.toml").open("a", encoding="utf-8") as f:
         f.write(f"\n[tool.mutmut]\npaths_to_mutate = [{module!r}]\ntests_dir = {json.dumps(tests)}\n"
                 f"also_copy = {json.dumps(COPY)}\npytest_add_cli_args = {json.dumps(PYTEST_ARGS)}\n")
@@ -118,7 +127,8 @@ def run_target(name: str) -> dict[str, object]:
     survivors = sorted(k for k, s in states.items() if s in ("survived", "no tests"))
     total = killed + len(survivors)
     equivalent = {m: EQUIVALENT[m] for m in survivors if m in EQUIVALENT}
-    return {"module": module, "tests": tests, "mutants": len(states), "killed": killed, "survived": len(survivors),
+    return {"module": module, "tests": tests, "source": source, "mutants": len(states), "killed": killed,
+            "survived": len(survivors),
             "other": len(states) - total, "other_states": dict(Counter(s for s in states.values()
                                                                        if s not in ("killed", "survived"))),
             "score": round(killed / total, 3) if total else None,
