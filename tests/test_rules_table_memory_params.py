@@ -119,7 +119,8 @@ def test_rules_table_moe_layer_freq_forms(pattern, layers, moe):
     ("4*[1]", 3), ("2*3", 6), ("[1]*[1]", 3),  # the count first is bounded the same; a product needs one list
 ])
 def test_rules_table_moe_layer_freq_refuses(pattern, layers):
-    with pytest.raises(ValueError, match=r"^moe layer_freq=.*: an int > 0 or a pattern such as '\[0\]\*3\+\[1\]\*75'"):
+    with pytest.raises(ValueError, match=r"^moe layer_freq=.*: an int > 0 or a pattern such as '\[0\]\*3\+\[1\]\*75' "
+                       r"\(lists of 0/1, \+ and \* a count\)$"):
         mp.moe_layer_flags(pattern, layers)
 
 

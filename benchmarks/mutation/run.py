@@ -24,6 +24,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -106,7 +107,7 @@ def copy_tree(work: Path) -> str:
     return "the working tree (not a clean git checkout)"
 
 
-def run_target(name: str) -> dict[str, object]:
+def run_target(name: str, timeout_s: float = 3600.0) -> dict[str, object]:
     module, tests = TARGETS[name]
     work = WORK / name
     shutil.rmtree(work, ignore_errors=True)
@@ -117,8 +118,15 @@ def run_target(name: str) -> dict[str, object]:
                 f"also_copy = {json.dumps(COPY)}\npytest_add_cli_args = {json.dumps(PYTEST_ARGS)}\n")
     env = {"PYTHONPATH": str(TOOL), "PATH": "/usr/bin:/bin"}
     start = time.monotonic()
-    run = subprocess.run([sys.executable, "-m", "mutmut", "run"], cwd=work, env=env, capture_output=True, text=True,
-                         timeout=3600)
+    proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run"], cwd=work, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        tail, _ = proc.communicate(timeout=timeout_s)
+        complete, exit_code = True, proc.returncode
+    except subprocess.TimeoutExpired:  # what was judged before the deadline is kept, and said to be partial
+        os.killpg(proc.pid, signal.SIGKILL)  # mutmut's forked test runners share its session
+        proc.communicate()
+        complete, exit_code, tail = False, None, f"mutmut run stopped at its {timeout_s:.0f} s deadline"
     listing = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=work, env=env,
                              capture_output=True, text=True, timeout=600).stdout
     states = dict(re.findall(r"^\s*(\S+): (\w[\w ]*)$", listing, re.M))
@@ -138,20 +146,23 @@ def run_target(name: str) -> dict[str, object]:
             "elapsed_s": round(time.monotonic() - start, 1), "survivors": survivors, "equivalent": equivalent,
             "unexplained": [m for m in survivors if m not in equivalent],
             # mutmut stops before any mutant when the selected tests fail unmutated: say why, never a silent 0
-            "mutmut_exit": run.returncode, "mutmut_tail": "" if total else (run.stdout + run.stderr)[-1500:]}
+            "complete": complete, "mutmut_exit": exit_code, "mutmut_tail": "" if total and complete else tail[-1500:]}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--result", default="mutation", help="result file name under benchmarks/results/; targets "
                         "already in it that this run does not name are kept (each carries its own command and date)")
+    parser.add_argument("--timeout-s", type=float, default=3600.0, help="deadline of one target's mutmut run; a "
+                        "target stopped by it keeps the mutants judged so far and says complete: false")
     parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"one of {', '.join(TARGETS)} (default: all)")
     args = parser.parse_args(argv)
     unknown = [t for t in args.targets if t not in TARGETS]
     if unknown:
         parser.error(f"unknown target(s) {unknown}: valid are {', '.join(TARGETS)}")
     ensure_tool()
-    results = {name: {**run_target(name), "command": shlex.join([Path(sys.executable).name, *sys.orig_argv[1:]]),
+    command = shlex.join([Path(sys.executable).name, *sys.orig_argv[1:]])
+    results = {name: {**run_target(name, args.timeout_s), "command": command,
                       "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                       "machine": results_file.machine()}  # per entry: entries kept from other runs keep theirs
                for name in (args.targets or TARGETS)}
