@@ -129,6 +129,9 @@ def test_rules_table_moe_layer_freq_counts_the_layers():
         mp.moe_layer_flags("[0,1,1]", 4)
     with pytest.raises(ValueError, match="gives 4 layers, the model has 3"):
         mp.moe_layer_flags("[1]*2+[1]*2", 3)
+    # counted, never built: 78^5 layers named in 30 characters would take gigabytes as a list
+    with pytest.raises(ValueError, match=r"gives 2887174368 layers, the model has 78$"):
+        mp.moe_layer_flags("((((([1]*78)*78)*78)*78)*78)", 78)
 
 
 # four layers, every figure distinct; the embedding 1000 (vocab x h), the head 13 (final norm; + 1000 untied)

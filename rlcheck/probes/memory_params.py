@@ -76,12 +76,15 @@ def moe_layer_flags(pattern: str, num_layers: int) -> tuple[bool, ...]:
         flags = [i % int(text) == 0 for i in range(num_layers)]
     else:
         try:
-            flags = _freq_list(ast.parse(text, mode="eval").body, num_layers)
+            node = ast.parse(text, mode="eval").body
+            length = _freq_length(node, num_layers)
         except (SyntaxError, ValueError):
             raise ValueError(f"moe layer_freq={pattern!r}: an int > 0 or a pattern such as '[0]*3+[1]*75' "
                              "(lists of 0/1, + and * a count)") from None
-    if len(flags) != num_layers:
-        raise ValueError(f"moe layer_freq={pattern!r}: gives {len(flags)} layers, the model has {num_layers}")
+        # measured before it is built: a nested product of small counts names millions of layers in a few bytes
+        if length != num_layers:
+            raise ValueError(f"moe layer_freq={pattern!r}: gives {length} layers, the model has {num_layers}")
+        flags = _freq_list(node)
     return tuple(flags)
 
 
@@ -89,19 +92,36 @@ def _int(node: ast.expr) -> int | None:
     return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
-def _freq_list(node: ast.expr, num_layers: int) -> list[bool]:
-    """One node of a list pattern; a count above the model's layers is refused before it is multiplied out."""
+def _count_and_group(node: ast.BinOp) -> tuple[int | None, ast.expr]:
+    """A product's count and the group it repeats: list * count, or count * list."""
+    return (_int(node.right), node.left) if _int(node.left) is None else (_int(node.left), node.right)
+
+
+def _freq_length(node: ast.expr, num_layers: int) -> int:
+    """The layers a list pattern names, without building it; ValueError for anything but lists of 0/1, + and a
+    count from 0 to the model's layers."""
     if isinstance(node, ast.List):
         bits = [_int(e) for e in node.elts]
         if bits and all(b in (0, 1) for b in bits):
-            return [b == 1 for b in bits]
+            return len(bits)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _freq_list(node.left, num_layers) + _freq_list(node.right, num_layers)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # list * count, or count * list
-        count, group = (_int(node.right), node.left) if _int(node.left) is None else (_int(node.left), node.right)
+        return _freq_length(node.left, num_layers) + _freq_length(node.right, num_layers)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        count, group = _count_and_group(node)
         if count is not None and 0 <= count <= num_layers:
-            return _freq_list(group, num_layers) * count
+            return _freq_length(group, num_layers) * count
     raise ValueError("not a list pattern")
+
+
+def _freq_list(node: ast.expr) -> list[bool]:
+    """The flags of a pattern _freq_length accepted (so every list here is at most the model's layers long)."""
+    if isinstance(node, ast.List):
+        return [_int(e) == 1 for e in node.elts]
+    assert isinstance(node, ast.BinOp)
+    if isinstance(node.op, ast.Add):
+        return _freq_list(node.left) + _freq_list(node.right)
+    count, group = _count_and_group(node)
+    return _freq_list(group) * (count or 0)
 
 
 def _mla_params(model: ModelArch, mla: MLA) -> int:
