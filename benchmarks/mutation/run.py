@@ -84,17 +84,28 @@ def copy_tree(work: Path) -> str:
     """The committed checkout (git archive HEAD) when the working tree is that commit; else (uncommitted changes,
     or a device's copy of the working tree, whose .git may be older than its files) the files the self-tests read.
     Returns what was mutated, for the result."""
-    if (ROOT / ".git").exists():
-        git = ["git", "-C", str(ROOT)]
-        dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                               text=True, check=False)
-        if dirty.returncode == 0 and not dirty.stdout.strip():
-            archive = subprocess.run([*git, "archive", "HEAD"], capture_output=True, check=True).stdout
-            subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
-            head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-            if (ROOT / ".venv").is_dir():
-                (work / ".venv").symlink_to(ROOT / ".venv")
-            return f"git archive {head.stdout.strip()}"
+    source = _archive_head(work) or _copy_files(work)
+    if (ROOT / ".venv").is_dir():
+        (work / ".venv").symlink_to(ROOT / ".venv")
+    return source
+
+
+def _archive_head(work: Path) -> str:
+    """'git archive SHA' after unpacking HEAD into work; '' (nothing written) when the tree is no clean checkout."""
+    if not (ROOT / ".git").exists():
+        return ""
+    git = ["git", "-C", str(ROOT)]
+    dirty = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           check=False)
+    if dirty.returncode != 0 or dirty.stdout.strip():
+        return ""
+    archive = subprocess.run([*git, "archive", "HEAD"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    return f"git archive {head.stdout.strip()}"
+
+
+def _copy_files(work: Path) -> str:
     skip = shutil.ignore_patterns("__pycache__", ".hypothesis", "rlcheck-report*")
     for entry in COPY:
         src = ROOT / entry
@@ -102,8 +113,6 @@ def copy_tree(work: Path) -> str:
             shutil.copytree(src, work / entry, ignore=skip)
         elif src.is_file():
             shutil.copy2(src, work / entry)
-    if (ROOT / ".venv").is_dir():
-        (work / ".venv").symlink_to(ROOT / ".venv")
     return "the working tree (not a clean git checkout)"
 
 
