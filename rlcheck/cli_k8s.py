@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rlcheck import hardware, secret_guard
+from rlcheck.scan_output import safe
 from rlcheck.verdict import Status, Verdict
 
 EXIT_APPLIED, EXIT_APPLIED_FAIL, EXIT_NOT_APPLIED = 0, 1, 2
@@ -41,7 +42,7 @@ def cmd_render(args: argparse.Namespace) -> int:
                                        namespace=args.namespace, ray_address=args.ray_address,
                                        ray_namespace=args.ray_namespace, every_s=args.every_s)
     except ValueError as exc:
-        print(f"rlcheck k8s render: {exc}", file=sys.stderr)
+        print(safe(f"rlcheck k8s render: {exc}"), file=sys.stderr)
         return EXIT_NOT_APPLIED
     if args.format == "json":
         sys.stdout.write(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=2) + "\n")
@@ -96,7 +97,7 @@ def cmd_apply_node_status(args: argparse.Namespace) -> int:
             verdicts, now = _judge_here(args)
             patch = k8s_node.node_patch(verdicts, args.node, now, secrets)
     except ValueError as exc:
-        print(f"rlcheck k8s apply-node-status: nothing applied: {exc}", file=sys.stderr)
+        print(safe(f"rlcheck k8s apply-node-status: nothing applied: {exc}"), file=sys.stderr)
         return EXIT_NOT_APPLIED
     if args.dry_run:
         print(json.dumps(patch.to_dict(), indent=2))
@@ -104,13 +105,13 @@ def cmd_apply_node_status(args: argparse.Namespace) -> int:
     try:
         how, steps = _apply(patch, args)
     except (ValueError, RuntimeError) as exc:  # k8s_node.KubectlFailed, k8s_api.ApiFailed, or no way to apply
-        print(f"rlcheck k8s apply-node-status: not applied to {args.node}: {exc}", file=sys.stderr)
+        print(safe(f"rlcheck k8s apply-node-status: not applied to {args.node}: {exc}"), file=sys.stderr)
         return EXIT_NOT_APPLIED
     changed = len(steps) > 1 if how == "kubectl" else steps[-1].endswith("(taints)")
     taint = ("tainted" if patch.add_taints else "untainted") if changed else "taint unchanged"
     first = patch.annotations[k8s_node.SUMMARY_ANNOTATION].splitlines()
-    print(f"rlcheck k8s apply-node-status: {args.node}: {k8s_node.STATUS_LABEL}={patch.status}, {taint}; "
-          f"{first[1] if len(first) > 1 else first[0]}", file=sys.stderr)
+    print(safe(f"rlcheck k8s apply-node-status: {args.node}: {k8s_node.STATUS_LABEL}={patch.status}, {taint}; "
+               f"{first[1] if len(first) > 1 else first[0]}"), file=sys.stderr)
     return EXIT_APPLIED_FAIL if patch.status == "fail" else EXIT_APPLIED
 
 

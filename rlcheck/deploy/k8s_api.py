@@ -4,25 +4,35 @@ then needs no `kubectl` in the training image (the standard library's HTTPS clie
 One GET of the node, then one JSON merge patch of labels, annotations and, when they change, the whole taint list
 (a merge patch replaces a list: the other taints are kept as read). The patch carries the node's resourceVersion, so
 a node changed in between answers 409 and is read again (twice at most), never overwritten blindly. The token is
-sent only in the Authorization header; no error message carries it or the annotation text."""
+sent only in the Authorization header, only to the API server: a redirect (any 3xx) is an error naming the status
+and the Location, never followed, so no request is repeated elsewhere. One deadline bounds the whole apply, and
+every text of the API's that an error message carries is escaped (no raw control characters reach a terminal); no
+error message carries the token or the annotation text."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import http.client
 import json
 import os
+import socket
 import ssl
-import urllib.error
+import threading
+import time
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rlcheck.deploy.k8s_node import NodePatch
+from rlcheck.scan_output import safe
 
 SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
-TIMEOUT_S = 30.0
+DEADLINE_S = 30.0
+"""Seconds for a whole apply (every GET and PATCH, each with its connect, headers and body): a server that trickles
+its answer cannot keep the node-status pass waiting past it."""
+BODY_MAX = 16 * 2**20
 CONFLICT_TRIES = 3
 """Reads of the node when the patch meets a newer resourceVersion (another controller wrote the node meanwhile)."""
 
@@ -59,24 +69,108 @@ def in_cluster(env: Mapping[str, str] = os.environ, account: Path = SERVICE_ACCO
                    ca_file=str(ca))
 
 
-def _call(cluster: Cluster, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(cluster.base_url + path, data=data, method=method, headers={
-        "Authorization": f"Bearer {cluster.token}", "Accept": "application/json",
-        **({"Content-Type": "application/merge-patch+json"} if data is not None else {})})
-    context = ssl.create_default_context(cafile=cluster.ca_file) if cluster.base_url.startswith("https") else None
-    try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT_S, context=context) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as exc:
-        try:
-            reason = json.loads(exc.read() or b"{}").get("message", "")
-        except ValueError:
-            reason = ""
-        return exc.code, {"message": str(reason)[:300]}
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise ApiFailed(f"{method} {path}: no answer from {cluster.base_url}: {exc}") from exc
+class _Deadline:
+    """One deadline for a whole apply: every call gets what is left of it, and a watchdog shuts the socket down when
+    it passes, so a server trickling its headers or body a byte at a time cannot hold a read open past it."""
 
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+        self.passed = threading.Event()
+        self.sock: socket.socket | None = None
+        """The call's socket once connected: a response kept open after the connection object let go of it."""
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+    def watch(self, conn: http.client.HTTPConnection) -> threading.Timer:
+        self.sock = None
+
+        def cut() -> None:
+            self.passed.set()
+            if (sock := conn.sock or self.sock) is not None:
+                with contextlib.suppress(OSError):  # the base socket's shutdown: wakes a blocked read, TLS or not
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+        timer = threading.Timer(max(self.left(), 0.0), cut)
+        timer.daemon = True
+        timer.start()
+        return timer
+
+
+def _connection(cluster: Cluster, timeout_s: float) -> http.client.HTTPConnection:
+    url = urllib.parse.urlsplit(cluster.base_url)
+    try:
+        host, port = url.hostname or "", url.port
+    except ValueError as exc:
+        raise ApiFailed(f"{safe(cluster.base_url)}: no API server address ({exc})") from exc
+    if url.scheme == "https":
+        context = ssl.create_default_context(cafile=cluster.ca_file)
+        return http.client.HTTPSConnection(host, port, timeout=timeout_s, context=context)
+    if url.scheme == "http":
+        return http.client.HTTPConnection(host, port, timeout=timeout_s)
+    raise ApiFailed(f"{safe(cluster.base_url)}: not an https:// (or http://) URL of an API server")
+
+
+def _read(resp: http.client.HTTPResponse) -> bytes:
+    chunks, size = [], 0
+    while chunk := resp.read1(64 * 1024):  # one socket read at a time: the watchdog can end the call between any two
+        size += len(chunk)
+        if size > BODY_MAX:
+            raise ValueError(f"an answer over {BODY_MAX // 2**20} MiB (a Node object is a few KiB)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _exchange(cluster: Cluster, method: str, path: str, data: bytes | None,
+              deadline: _Deadline) -> tuple[int, str, bytes]:
+    """(HTTP status, Location header, body) of one request; ApiFailed when there is no full answer in time."""
+    if (left := deadline.left()) <= 0:
+        raise ApiFailed(f"{method} {path}: not sent: the {deadline.seconds:g} s deadline passed")
+    headers = {"Authorization": f"Bearer {cluster.token}", "Accept": "application/json",
+               **({"Content-Type": "application/merge-patch+json"} if data is not None else {})}
+    conn = _connection(cluster, left)
+    timer = deadline.watch(conn)
+    try:
+        conn.connect()
+        deadline.sock = conn.sock
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        answer = resp.status, resp.getheader("Location") or "", _read(resp)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        if deadline.passed.is_set():
+            raise ApiFailed(f"{method} {path}: no full answer from {safe(cluster.base_url)} within the "
+                            f"{deadline.seconds:g} s deadline (connect, headers and body together)") from exc
+        raise ApiFailed(f"{method} {path}: no answer from {safe(cluster.base_url)}: {safe(str(exc))}") from exc
+    finally:
+        timer.cancel()
+        conn.close()
+    if deadline.passed.is_set():  # the watchdog ended a body without a length: what was read may be cut short
+        raise ApiFailed(f"{method} {path}: no full answer from {safe(cluster.base_url)} within the "
+                        f"{deadline.seconds:g} s deadline (connect, headers and body together)")
+    return answer
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw or b"null")
+    except (ValueError, RecursionError):
+        return None
+
+
+def _call(cluster: Cluster, method: str, path: str, deadline: _Deadline,
+          body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    """(status, decoded answer); a redirect is refused, never followed: it would carry the token elsewhere."""
+    data = json.dumps(body).encode() if body is not None else None
+    status, location, raw = _exchange(cluster, method, path, data, deadline)
+    if 300 <= status < 400:
+        raise ApiFailed(f"{method} {path}: HTTP {status} redirect to {safe(location)[:300] or '(no Location)'}: "
+                        "refused; rlcheck never follows a redirect of the API server (the request and its token "
+                        "go to the API server only); point KUBERNETES_SERVICE_HOST at the API server itself")
+    answer = _json(raw)
+    if 200 <= status < 300:
+        return status, answer
+    return status, {"message": safe(_message(answer))[:300]}
 
 def taints_after(patch: NodePatch, current: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The node's taint list with rlcheck's own set as the patch says and every other taint kept as it was."""
@@ -84,25 +178,41 @@ def taints_after(patch: NodePatch, current: list[dict[str, Any]]) -> list[dict[s
     return [t for t in current if t.get("key") not in ours] + [dict(t) for t in patch.add_taints]
 
 
-def apply(patch: NodePatch, cluster: Cluster) -> list[str]:
-    """Read the node, then patch it; the calls made. ApiFailed when the API refuses or does not answer."""
+def _message(answer: Any) -> str:
+    return str(answer.get("message", "")) if isinstance(answer, dict) else ""
+
+
+def _node_taints(node: Any, path: str) -> tuple[list[dict[str, Any]], Any]:
+    """(the node's taints, its resourceVersion); ApiFailed when the answer is no Node object."""
+    meta, spec = (node.get("metadata"), node.get("spec")) if isinstance(node, dict) else (None, None)
+    taints = (spec or {}).get("taints") if isinstance(spec, dict | None) else None
+    if not isinstance(meta, dict) or not isinstance(spec, dict | None) or not isinstance(taints, list | None) \
+            or not all(isinstance(t, dict) for t in taints or ()):
+        raise ApiFailed(f"GET {path}: HTTP 200 but no Node object (a JSON object with metadata, and spec.taints "
+                        f"a list of objects): {safe(json.dumps(node)[:120] if node is not None else 'not JSON')}")
+    return list(taints or []), meta.get("resourceVersion")
+
+
+def apply(patch: NodePatch, cluster: Cluster, *, deadline_s: float | None = None) -> list[str]:
+    """Read the node, then patch it; the calls made. ApiFailed when the API refuses, redirects or does not answer in
+    full within deadline_s (DEADLINE_S by default) for the whole apply."""
+    deadline = _Deadline(DEADLINE_S if deadline_s is None else deadline_s)
     path = f"/api/v1/nodes/{urllib.parse.quote(patch.node, safe='')}"
     calls: list[str] = []
     for _ in range(CONFLICT_TRIES):
         calls.append(f"GET {path}")
-        status, node = _call(cluster, "GET", path)
-        if status != 200 or not isinstance(node, dict):
-            raise ApiFailed(f"GET {path}: HTTP {status}: {(node or {}).get('message', '') or 'no node object'}")
-        current = list((node.get("spec") or {}).get("taints") or [])
-        meta = {"labels": patch.labels, "annotations": patch.annotations,
-                "resourceVersion": (node.get("metadata") or {}).get("resourceVersion")}
+        status, node = _call(cluster, "GET", path, deadline)
+        if status != 200:
+            raise ApiFailed(f"GET {path}: HTTP {status}: {_message(node) or 'no node object'}")
+        current, version = _node_taints(node, path)
+        meta = {"labels": patch.labels, "annotations": patch.annotations, "resourceVersion": version}
         body: dict[str, Any] = {"metadata": meta}
         if (wanted := taints_after(patch, current)) != current:
             body["spec"] = {"taints": wanted}
         calls.append(f"PATCH {path}" + (" (taints)" if "spec" in body else ""))
-        status, answer = _call(cluster, "PATCH", path, body)
+        status, answer = _call(cluster, "PATCH", path, deadline, body)
         if status == 200:
             return calls
         if status != 409:
-            raise ApiFailed(f"PATCH {path}: HTTP {status}: {(answer or {}).get('message', '')}")
+            raise ApiFailed(f"PATCH {path}: HTTP {status}: {_message(answer)}")
     raise ApiFailed(f"PATCH {path}: the node changed under every one of {CONFLICT_TRIES} tries (HTTP 409)")
