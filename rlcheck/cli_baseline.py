@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from rlcheck.scan_output import safe
+
 EXIT_OK, EXIT_UNJUDGED = 0, 2
 
 
@@ -16,7 +18,9 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     try:
         if args.report is not None:
             doc, profile = baseline.read_report(args.report)
-            figures, source, name = baseline.figures_from_report(doc), str(args.report), args.hardware or profile
+            source, name = str(args.report), args.hardware or profile
+            named = hardware.get_profile(name) if name else None
+            figures = baseline.figures_from_report(doc, source, named)
         else:
             from rlcheck.probes import gpus
 
@@ -28,17 +32,17 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         hardware.get_profile(name)  # an unknown name is refused now, not when the baseline is used
         recorded = baseline.make(name, figures, source, args.fraction)
     except (baseline.BaselineError, KeyError, hardware.ProfileError, ValueError) as exc:
-        print(f"rlcheck baseline record: {exc.args[0] if isinstance(exc, KeyError) else exc}", file=sys.stderr)
+        print(safe(f"rlcheck baseline record: {exc.args[0] if isinstance(exc, KeyError) else exc}"), file=sys.stderr)
         return EXIT_UNJUDGED
     out = args.out or Path(f"rlcheck-baseline-{name}.toml")
     try:
         out.write_text(baseline.render(recorded), encoding="utf-8")
     except OSError as exc:
-        print(f"rlcheck baseline record: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        print(safe(f"rlcheck baseline record: cannot write {out}: {exc.strerror or exc}"), file=sys.stderr)
         return EXIT_UNJUDGED
     floors = ", ".join(f"{k} = {v:g}" for k, v in recorded.thresholds.items())
-    print(f"rlcheck baseline record: wrote {out} ({name}: {floors}); judge later runs by it with "
-          f"--baseline={out}", file=sys.stderr)
+    print(safe(f"rlcheck baseline record: wrote {out} ({name}: {floors}); judge later runs by it with "
+               f"--baseline={out}"), file=sys.stderr)
     return EXIT_OK
 
 
