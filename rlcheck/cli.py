@@ -146,7 +146,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_job(args: argparse.Namespace) -> int:
-    """`rlcheck job capture|show PATH`: the Job as JSON, secrets redacted by name and by token shape."""
+    """`rlcheck job capture|show PATH`: the Job as JSON, secrets redacted by name, by token shape and as --job-env
+    values reused anywhere."""
+    from rlcheck import secret_guard
     from rlcheck.job import capture, job
 
     try:
@@ -154,8 +156,8 @@ def cmd_job(args: argparse.Namespace) -> int:
     except capture.JobFormatError as exc:
         print(f"rlcheck job: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except capture.CaptureFailed as exc:
-        print(f"rlcheck job: could not capture: {exc}", file=sys.stderr)
+    except capture.CaptureFailed as exc:  # the script's output may hold a --job-env value: scrubbed
+        print(f"rlcheck job: could not capture: {secret_guard.scrub_text(str(exc))}", file=sys.stderr)
         return EXIT_FOUND
     text = job.json_dumps(captured)
     if args.action == "capture" and args.output:

@@ -6,17 +6,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from rlcheck import secret_guard
 from rlcheck.job.job import FORMATS, Job, framework_of
 from rlcheck.job.rayjob import read_rayjob
 from rlcheck.job.sandbox import check_env
 from rlcheck.job.script import capture_script
 from rlcheck.job.submit import CaptureFailed, JobFormatError, env_vars, from_submit
+from rlcheck.probes.inline_secrets import known_places
 
 __all__ = ["CAPTURE_FORMATS", "CaptureFailed", "JobFormatError", "capture", "detect", "parse_env"]
 
@@ -76,11 +79,31 @@ def capture(path: str | Path, fmt: str | None = None, env: Sequence[tuple[str, s
     if not path.is_file():
         raise JobFormatError(f"--job={str(path)!r}: no such file")
     fmt = fmt or detect(path)
+    known = job_env_secrets(env)
+    secret_guard.remember(known.values())
     if fmt in ("bash", "miles-py"):
-        return capture_script(path, env, fmt)
+        return with_job_env_secrets(capture_script(path, env, fmt), known)
     text = path.read_text(encoding="utf-8", errors="replace")
     readers = {"job-json": _job_json, "argv-json": _argv_json, "rayjob": _rayjob, "ray-submit": _submit_line}
-    return readers[fmt](text, str(path))
+    return with_job_env_secrets(readers[fmt](text, str(path)), known)
+
+
+def job_env_secrets(env: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The --job-env values that are secrets (by name or by shape): name -> value. Shorter ones than
+    secret_guard.MIN_SECRET_CHARS are judged by name where they reappear, not looked for as text."""
+    return {name: value for name, value in env
+            if (secret_guard.is_secret_name(name) or secret_guard.secret_shape(value))
+            and len(value) >= secret_guard.MIN_SECRET_CHARS and not secret_guard.is_reference(value)}
+
+
+def with_job_env_secrets(job: Job, known: Mapping[str, str]) -> Job:
+    """The Job with where a --job-env secret reappears (under any name) recorded, and its texts (findings, why the
+    shell stopped) scrubbed: the values stay only where the checks judge them (argv, env, entrypoint)."""
+    places = known_places(job.argv, job.env_dict(), job.entrypoint or shlex.join(job.intended_argv), known)
+    scrub = secret_guard.scrub_text
+    return dataclasses.replace(job, inline_secrets=tuple(dict.fromkeys([*job.inline_secrets, *places])),
+                               findings=tuple(scrub(f) for f in job.findings), shell_error=scrub(job.shell_error),
+                               unseen=scrub(job.unseen))
 
 
 def _job_json(text: str, source: str) -> Job:

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shlex
 from typing import Any
 
+from rlcheck import secret_guard
 from rlcheck.cluster import launch
 from rlcheck.framework.detect import FRAMEWORKS, Installed, with_job
-from rlcheck.probes.inline_secrets import REDACTED, find_inline_secrets, redacted_places, secret_name, value_shape
+from rlcheck.probes.inline_secrets import REDACTED, find_inline_secrets, redact_entrypoint, redacted_places
 from rlcheck.probes.inline_secrets import redact as redact_argv
 from rlcheck.recipes.recipe import Recipe
+from rlcheck.secret_guard import is_reference, is_secret_name, secret_shape
 
 FORMATS = ("bash", "miles-py", "ray-submit", "rayjob", "argv-json", "job-json", "recipe")
 """Where a Job can come from: a launch script or a Miles Python launcher (run in a sandbox), a pasted
@@ -70,24 +71,28 @@ class Job:
     def env_dict(self) -> dict[str, str]:
         return dict(self.env)
 
+    def secret_places(self) -> list[str]:
+        """Where this Job carries secrets: what capture recorded, and what the finder sees in it now."""
+        found = find_inline_secrets(self.argv, self.env_dict(), self.entrypoint, self.intended_argv)
+        return list(dict.fromkeys([*self.inline_secrets, *found]))
+
     def to_dict(self, *, redact: bool = True) -> dict[str, Any]:
-        """JSON-ready; secrets (by name and by token shape) replaced by REDACTED unless redact=False."""
+        """JSON-ready; unless redact=False every secret (by name, by shape, a --job-env value) is hidden: in the env,
+        argv, entrypoint and the texts, with where each sat kept in inline_secrets."""
         doc = dataclasses.asdict(self)
-        # An empty value is no secret (env_vars with HF_TOKEN="" to fill in later): left as it is.
-        doc["env"] = {k: (REDACTED if redact and v and (secret_name(k) or value_shape(v)) else v) for k, v in self.env}
-        found = find_inline_secrets(self.argv, self.env_dict()) if redact else []
-        doc["inline_secrets"] = list(dict.fromkeys([*self.inline_secrets, *found]))
-        for key in ("argv", "intended_argv"):
-            doc[key] = redact_argv(getattr(self, key)) if redact else list(getattr(self, key))
-        doc["findings"] = list(self.findings)
-        if redact and self.entrypoint:
-            try:
-                tokens = shlex.split(self.entrypoint)
-                if redact_argv(tokens) != tokens:
-                    doc["entrypoint"] = shlex.join(redact_argv(tokens))
-            except ValueError:  # unbalanced quotes: not a token list, so hide it whole
-                doc["entrypoint"] = REDACTED
-        return doc
+        doc["env"] = dict(self.env)
+        for key in ("argv", "intended_argv", "findings", "inline_secrets"):
+            doc[key] = list(getattr(self, key))
+        if not redact:
+            return doc
+        doc["inline_secrets"] = self.secret_places()
+        # An empty value or a reference is no secret (env_vars with HF_TOKEN="" to fill in later): left as it is.
+        doc["env"] = {k: REDACTED if (is_secret_name(k) and not is_reference(v)) or secret_shape(v) else v
+                      for k, v in self.env}
+        doc["argv"], doc["intended_argv"] = redact_argv(self.argv), redact_argv(self.intended_argv)
+        doc["entrypoint"] = redact_entrypoint(self.entrypoint)
+        scrubbed: dict[str, Any] = secret_guard.scrub(doc)
+        return scrubbed
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any], source: str) -> Job:
@@ -100,7 +105,8 @@ class Job:
                        framework_version=doc.get("framework_version"), source=source,
                        source_format="job-json", findings=tuple(doc.get("findings") or ()),
                        inline_secrets=tuple(doc["inline_secrets"]) if "inline_secrets" in doc else tuple(
-                           redacted_places(list(doc["argv"]), dict(doc.get("env") or {}))),
+                           redacted_places(list(doc["argv"]), dict(doc.get("env") or {}),
+                                           str(doc.get("entrypoint", "")))),
                        shell_error=str(doc.get("shell_error", "")), unseen=str(doc.get("unseen", "")))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{source}: not a captured job ({exc}); expected keys argv, env, entrypoint") from exc

@@ -162,8 +162,8 @@ CHECKS = (
           collect=lambda i: checkpoint_save.collect_save(i.judged_framework()), light_collect=True,
           judge=lambda obs, i: checkpoint_save.evaluate_checkpoint_save(obs, i.launch_argv(), i.recipe.id)),
     Check(id="recipe_no_inline_secrets", guards=(),
-          judges="no secret value in the trainer argv or runtime env vars, by name (…_TOKEN, …_SECRET, …_PASSWORD, "
-                 "…_PAT, …_API_KEY) or by shape (hf_…, ghp_…, AKIA…); the value is never printed",
-          judge=lambda obs, i: inline_secrets.evaluate_inline_secrets(
-              i.launch_argv(), i.launch_env(), i.job.inline_secrets if i.job else ())),
+          judges="no secret value in the trainer argv, the entrypoint's `VAR=value`/`env VAR=value` prefixes, runtime "
+                 "env vars or a reused `--job-env` secret, by name (…_TOKEN…, …_API_KEY…, …SECRET…, …PASSWORD…, …_PAT, "
+                 "`--wandb-key`) or by shape (hf_…, ghp_…, sk-…, AKIA…, JWT, `scheme://user:pass@`); never printed",
+          judge=lambda obs, i: inline_secrets.evaluate_launch(i.launch_argv(), i.launch_env(), i.job)),
 )

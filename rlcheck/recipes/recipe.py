@@ -12,9 +12,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from rlcheck import secret_guard
 from rlcheck.recipes.models import ModelArch
 
-SECRET_NAMES = re.compile(r"(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|CREDENTIALS?)($|_)", re.IGNORECASE)
 RM_TYPES = ("remote_rm", "deepscaler", "dapo", "math", "f1", "gpqa", "ifbench", "random")
 _FLAG = re.compile(r"[a-z0-9][a-z0-9-]*")
 
@@ -179,7 +179,7 @@ class Recipe:
             raise ValueError(f"framework={self.framework!r}: 'slime' or 'miles'")
         _flag_pairs(self.sglang, "sglang")
         for name, _ in self.env:
-            if SECRET_NAMES.search(name):
+            if secret_guard.is_secret_name(name):
                 raise ValueError(f"env {name}: looks like a secret; list its name in secret_env so the workers "
                                  f"read it from their own environment (never argv or runtime-env JSON)")
 
