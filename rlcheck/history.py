@@ -6,13 +6,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import statistics
 from pathlib import Path
 from typing import Any
 
-FIGURE = re.compile(r"(\d+(?:\.\d+)?)\s*(TFLOP/s|GB/s)")
-"""A measured figure in a verdict's summary (else its details): the first number with a throughput unit."""
+from rlcheck.scan_output import safe
+
+FIGURE = re.compile(r"(?<![\w.,+-])(?P<token>[\w.,+-]*)\s*(?P<unit>TFLOP/s|GB/s)")
+"""A measured figure in a verdict's summary (else its details): the first number with a throughput unit. The whole
+run of number-like characters before the unit is taken, so that `1e+300` or `1.2.3` is never read as 300 or 2.3
+(starting only where a run starts: a long run is read once, not once per character)."""
+NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+"""The number grammar of a figure: ASCII decimal digits with an optional sign, fraction and exponent."""
+_ATTEMPT = re.compile(r"[+-]?(?:\.?\d|nan|inf)", re.IGNORECASE)
+"""A token that tries to be a number (a digit of any script, nan, inf); `bf16` before a unit is a word, no figure."""
+FIGURE_MAX = 1e6
+"""No GPU measures a million TFLOP/s or GB/s (the fastest dense BF16 is about 2,500 TFLOP/s): above it a figure is
+refused as absurd, never drawn."""
 GOOD = "PASS"
 """Only a passing run's figure joins the band a later run is compared with."""
 
@@ -33,6 +45,8 @@ class Point:
     median: float | None = None
     """Median figure of the last N good runs before this one; None when there was none."""
     baseline_runs: int = 0
+    refused: str = ""
+    """Why the verdict's figure was not read (`'1e+300 TFLOP/s' is above ...`); empty when read or absent."""
 
     @property
     def change(self) -> float | None:
@@ -74,22 +88,46 @@ def read_report(path: Path) -> dict[str, Any]:
     return doc
 
 
-def figure_of(verdict: dict[str, Any]) -> tuple[float, str] | None:
+def _judge_token(token: str, unit: str) -> tuple[tuple[float, str] | None, str]:
+    shown = repr(f"{token[:40]}{'...' if len(token) > 40 else ''} {unit}")
+    if NUMBER.fullmatch(token):
+        value = float(token)
+        if not math.isfinite(value):
+            return None, f"{shown} is not finite"
+        if value < 0:
+            return None, f"{shown} is negative"
+        if value > FIGURE_MAX:
+            return None, f"{shown} is above {FIGURE_MAX:g} (no GPU measures that)"
+        return (value, unit), ""
+    if token.lstrip("+-").lower() in ("nan", "inf", "infinity"):
+        return None, f"{shown} is not finite"
+    return None, f"{shown} is not a number (decimal digits, an optional fraction and exponent: 779.7, 7.797e2)"
+
+
+def read_figure(verdict: dict[str, Any]) -> tuple[tuple[float, str] | None, str]:
+    """(figure, unit) of the first number with a throughput unit in the summary, else the details; or (None, why)
+    when that number cannot be read (not a number, not finite, negative, above FIGURE_MAX); (None, "") without one."""
     for text in (verdict.get("summary") or "", verdict.get("details") or ""):
-        if m := FIGURE.search(str(text)):
-            return float(m.group(1)), m.group(2)
-    return None
+        for m in FIGURE.finditer(str(text)):
+            if _ATTEMPT.match(m["token"]):
+                return _judge_token(m["token"], m["unit"])
+    return None, ""
+
+
+def figure_of(verdict: dict[str, Any]) -> tuple[float, str] | None:
+    """The verdict's measured figure; None when it has none or it cannot be read (read_figure says why)."""
+    return read_figure(verdict)[0]
 
 
 def _points(rows: list[tuple[str, str, dict[str, Any]]], last: int) -> tuple[Point, ...]:
     points: list[Point] = []
     good: list[float] = []
     for created, path, v in rows:
-        fig = figure_of(v)
+        fig, refused = read_figure(v)
         band = good[-last:]
         points.append(Point(created=created, path=path, status=v["status"], figure=fig[0] if fig else None,
                             unit=fig[1] if fig else "", median=statistics.median(band) if band else None,
-                            baseline_runs=len(band)))
+                            baseline_runs=len(band), refused=refused))
         if fig and v["status"] == GOOD:
             good.append(fig[0])
     return tuple(points)
@@ -107,7 +145,7 @@ def load(history_dir: Path, *, check: str | None = None, node: str | None = None
         try:
             docs.append((path, read_report(path)))
         except (OSError, ValueError) as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
-            errors.append(f"{path}: {exc}")
+            errors.append(safe(f"{path}: {exc}"))
     docs.sort(key=lambda pd: (pd[1]["created"], pd[0].name))
     by_key: dict[tuple[str, str | None], list[tuple[str, str, dict[str, Any]]]] = {}
     for path, doc in docs:
@@ -120,9 +158,11 @@ def load(history_dir: Path, *, check: str | None = None, node: str | None = None
 
 
 def _point_line(p: Point) -> str:
-    line = f"  {p.created:25} {p.status:7}"
+    line = f"  {safe(p.created):25} {safe(p.status):7}"
     if p.figure is not None:
         line += f" {p.figure:10.1f} {p.unit}"
+    if p.refused:
+        line += f"  figure refused: {safe(p.refused)}"
     if p.change is not None:
         line += f"  {p.change:+.1%} vs median {p.median:.1f} of {p.baseline_runs} good run(s)"
     return line.rstrip()
@@ -131,7 +171,7 @@ def _point_line(p: Point) -> str:
 def render_text(history: History) -> str:
     out = [f"rlcheck history: {history.runs} run(s), {len(history.series)} series"]
     for s in history.series:
-        out += ["", s.label, *(_point_line(p) for p in s.points)]
+        out += ["", safe(s.label), *(_point_line(p) for p in s.points)]
     return "\n".join(out) + "\n"
 
 
@@ -140,6 +180,11 @@ def to_json(history: History) -> dict[str, Any]:
             "series": [{"check_id": s.check_id, "node": s.node,
                         "points": [{**dataclasses.asdict(p), "change": p.change} for p in s.points]}
                        for s in history.series]}
+
+
+def _plain(text: str) -> str:
+    """text drawn as written: a `$` would start matplotlib's math mode (and a malformed one fails the drawing)."""
+    return safe(text).replace("$", r"\$")
 
 
 def plot(history: History, path: Path) -> Path | None:
@@ -162,9 +207,10 @@ def plot(history: History, path: Path) -> Path | None:
         for s in measured:
             shown = [p for p in s.points if p.figure is not None and p.unit == unit]
             if shown:
-                ax.plot([runs.index(p.created) for p in shown], [p.figure for p in shown], marker="o", label=s.label)
+                ax.plot([runs.index(p.created) for p in shown], [p.figure for p in shown], marker="o",
+                        label=_plain(s.label))
         ax.set_xticks(range(len(runs)))
-        ax.set_xticklabels(runs, rotation=30, ha="right", fontsize="small")
+        ax.set_xticklabels([_plain(r) for r in runs], rotation=30, ha="right", fontsize="small")
         ax.set_ylabel(unit)
         ax.set_title(f"rlcheck history: {unit} per run")
         ax.legend(fontsize="small")

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from rlcheck.history import GOOD, figure_of, read_report
+from rlcheck.history import GOOD, figure_of, read_figure, read_report
 from rlcheck.verdict import Status, Verdict
 
 MIN_RUNS = 3
@@ -103,12 +103,15 @@ def read_reports(history_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 def judge_all(verdicts: list[Verdict], reports: list[dict[str, Any]], errors: list[str], *, profile: str | None,
               last: int) -> list[Verdict]:
-    """Every verdict with a measured figure judged against its band; unreadable kept reports are named in it."""
+    """Every verdict with a measured figure judged against its band; unreadable kept reports are named in it, and
+    so is a figure of the verdict's own that cannot be read (the verdict is left as it is, never judged by a
+    misread number)."""
     out = []
     for v in verdicts:
-        fig = figure_of(v.to_dict())
+        fig, refused = read_figure(v.to_dict())
         if fig is None or last <= 0:
-            out.append(v)
+            note = f"band: not judged: {refused}" if refused and last > 0 else ""
+            out.append(dataclasses.replace(v, details="\n".join(x for x in (v.details, note) if x)) if note else v)
             continue
         judged = judge(v, good_figures(reports, check_id=v.check_id, node=v.node, profile=profile, unit=fig[1]),
                        last=last)

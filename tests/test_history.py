@@ -30,6 +30,9 @@ def _history(capsys, *args: str) -> tuple[int, str, str]:
     ("no Xid errors in the kernel log", "", None),
     ("all-reduce did not run: timeout", "256 MiB float32 over 8 rank(s)", None),  # MiB is a size, not a figure
     ("/dev/shm is 64 GiB (>= 16)", "", None),
+    ("at 7.797e2 TFLOP/s bf16", "", (779.7, "TFLOP/s")),  # an exponent is read whole
+    ("bus bandwidth 3.61E+02 GB/s", "", (361.0, "GB/s")),
+    ("measured in bf16 TFLOP/s: none", "", None),  # a word before the unit is no figure
 ])
 def test_history_figure_of_a_verdict(summary, details, expected):
     assert history.figure_of({"summary": summary, "details": details}) == expected
@@ -125,3 +128,71 @@ def test_history_nothing_to_judge_exits_2(tmp_path, capsys, args, said):
     where = {"EMPTY": str(tmp_path / "empty"), "MISSING": str(tmp_path / "missing"), "RUNS": str(RUNS)}
     code, _, err = _history(capsys, *[where.get(a, a) for a in args])
     assert code == 2 and said in err
+
+
+@pytest.mark.parametrize(("text", "refused"), [
+    ("1e+300 TFLOP/s", "'1e+300 TFLOP/s' is above"),  # today: 300.0
+    ("9" * 400 + " TFLOP/s", "is not finite"),
+    ("inf TFLOP/s", "'inf TFLOP/s' is not finite"),
+    ("NaN GB/s", "'NaN GB/s' is not finite"),
+    ("1.2.3 TFLOP/s", "'1.2.3 TFLOP/s' is not a number"),  # today: 2.3
+    ("1,234.5 TFLOP/s", "'1,234.5 TFLOP/s' is not a number"),  # today: 234.5
+    ("-5 GB/s", "'-5 GB/s' is negative"),  # today: 5.0
+    ("0x10 GB/s", "'0x10 GB/s' is not a number"),
+    ("\u0667\u0667\u0669 TFLOP/s", "is not a number"),  # other scripts' digits
+])
+def test_history_refuses_a_figure_it_cannot_read_and_names_it(text, refused):
+    verdict = {"summary": f"slowest of 8 GPU(s): cuda:3 (NVIDIA H200) at {text} bf16", "details": ""}
+    figure, why = history.read_figure(verdict)
+    assert figure is None and refused in why, why
+    assert history.figure_of(verdict) is None
+
+
+def _runs_with_last_gemm(tmp_path: Path, text: str) -> Path:
+    for path in RUNS.glob("*.json"):
+        shutil.copy(path, tmp_path)
+    last = tmp_path / "report-2026-03-06T020000Z-h200.json"
+    doc = json.loads(last.read_text())
+    for v in doc["verdicts"]:
+        if v["check_id"] == "gpu_bf16_gemm":
+            v["summary"], v["details"] = f"slowest of 8 GPU(s): cuda:3 (NVIDIA H200) at {text} bf16", ""
+    last.write_text(json.dumps(doc))
+    return tmp_path
+
+
+def test_history_shows_a_refused_figure_as_refused_never_as_a_number(tmp_path, capsys):
+    folder = _runs_with_last_gemm(tmp_path, "1e+300 TFLOP/s")
+    code, out, _ = _history(capsys, str(folder), "--check", "gpu_bf16_gemm", "--node", "node-b")
+    row = out.splitlines()[-1]
+    assert code == 0 and "300.0" not in row and "figure refused: '1e+300 TFLOP/s' is above" in row, row
+    code, out, _ = _history(capsys, str(folder), "--check", "gpu_bf16_gemm", "--node", "node-b", "--json")
+    last = json.loads(out)["series"][0]["points"][-1]
+    assert last["figure"] is None and "1e+300" in last["refused"] and last["change"] is None
+
+
+def test_history_png_never_draws_a_refused_figure(tmp_path, capsys):
+    folder = _runs_with_last_gemm(tmp_path, "1e+300 TFLOP/s")
+    found = history.load(folder, check="gpu_bf16_gemm")
+    drawn = [p.figure for s in found.series for p in s.points if p.figure is not None]
+    assert len(drawn) == 8 and max(drawn) < 1000  # 2 nodes x 4 readable runs; the refused run is not a point
+    for run in folder.glob("*.json"):
+        if run.name != "report-2026-03-06T020000Z-h200.json":
+            run.unlink()
+    assert history.plot(history.load(folder, check="gpu_bf16_gemm"), tmp_path / "t.png") is None
+
+
+def test_history_prints_a_hostile_check_id_and_node_escaped(tmp_path, capsys):
+    doc = {"rlcheck_report": 1, "created": "2026-03-07T02:00:00+00:00\x1b[2J",
+           "verdicts": [{"check_id": "gpu\x1b]0;owned\x07", "status": "PASS", "node": "n\r\nforged",
+                         "summary": "700 TFLOP/s"}]}
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    code, out, _ = _history(capsys, str(tmp_path))
+    assert code == 0 and "\x1b" not in out and "\x07" not in out and "\r" not in out, repr(out)
+    assert "gpu\\x1b]0;owned\\x07 [n\\x0d\\x0aforged]" in out, out
+
+
+def test_history_png_draws_labels_as_written(tmp_path):
+    doc = {"rlcheck_report": 1, "created": "2026-03-07T02:00:00+00:00$\\frac{",
+           "verdicts": [{"check_id": "gpu_$\\frac{", "status": "PASS", "node": "$x^", "summary": "700 TFLOP/s"}]}
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    assert history.plot(history.load(tmp_path), tmp_path / "t.png") == tmp_path / "t.png"

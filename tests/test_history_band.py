@@ -105,6 +105,28 @@ def test_good_figures_only_of_the_same_check_node_profile_unit_and_passing():
                                      unit="GB/s") == [300.0]
 
 
+def _gemm_said(text: str, status: Status = Status.PASS) -> Verdict:
+    return Verdict(check_id="gpu_bf16_gemm", status=status, node="node-b",
+                   summary=f"slowest of 8 GPU(s): cuda:3 (NVIDIA H200) at {text} bf16 (>= 630)")
+
+
+@pytest.mark.parametrize("text", ["1e+300 TFLOP/s", "9e5 TFLOP/s", "1.2.3 TFLOP/s", "inf TFLOP/s", "-700 TFLOP/s"])
+def test_good_figures_leave_out_a_figure_they_cannot_read(text):
+    reports = [_report(str(day), _gemm(100.0)) for day in range(3)] + [_report("3", _gemm_said(text))]
+    expected = [100.0, 100.0, 100.0] + ([900000.0] if text == "9e5 TFLOP/s" else [])
+    assert history_band.good_figures(reports, check_id="gpu_bf16_gemm", node="node-b", profile="h200",
+                                     unit="TFLOP/s") == expected
+
+
+@pytest.mark.parametrize(("text", "why"), [("1.2.3 TFLOP/s", "is not a number"), ("1e+300 TFLOP/s", "is above"),
+                                           ("nan TFLOP/s", "is not finite")])
+def test_band_names_a_figure_it_cannot_read_and_leaves_the_verdict(text, why):
+    reports = [_report(str(day), _gemm(100.0)) for day in range(3)]
+    (judged,) = history_band.judge_all([_gemm_said(text)], reports, [], profile="h200", last=5)
+    assert judged.status is Status.PASS and judged.summary == _gemm_said(text).summary
+    assert f"band: not judged: {text!r} {why}" in judged.details, judged.details
+
+
 def test_band_on_the_recorded_nightly_runs_names_node_b_8_percent_slower(tmp_path):
     for path in sorted(RUNS.glob("*.json"))[:4]:
         shutil.copy(path, tmp_path / path.name)
