@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -37,7 +38,8 @@ def cmd_slurm(args: argparse.Namespace) -> int:
 
     try:
         if args.report is not None:
-            verdicts = slurm.verdicts_from_report(args.report.read_text(encoding="utf-8"), str(args.report))
+            names = (os.environ.get("SLURMD_NODENAME", ""), socket.gethostname())
+            verdicts = slurm.own_verdicts(args.report.read_text(encoding="utf-8"), str(args.report), names)
         else:
             verdicts = slurm.judge_here(args.hardware, args.recipe, args.budget_s)
     except Exception as exc:  # rlcheck itself broken: said in slurmd's log, but never drains the cluster

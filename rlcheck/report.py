@@ -10,6 +10,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from rlcheck import secret_guard
 from rlcheck.catalog import installed_versions
 from rlcheck.verdict import Status, Verdict
 
@@ -47,22 +48,31 @@ class Decision:
 
 
 def decide(recorded: list[Recorded], recipe: str, hardware: str) -> Decision:
+    """GO only when every blocking check that was judged passed and at least one was judged: a SKIP (not applicable
+    here) is counted apart, never as passed."""
     blocking = [r for r in recorded if r.blocking]
     scope = f"{recipe if recipe.startswith('job ') else 'recipe ' + recipe} on hardware {hardware}"
     if not blocking:  # reproducers, test cases or self-tests alone: nothing here decides GO / NO-GO
         return Decision(go=False, judged=False,
                         line=f"no GO / NO-GO: no blocking check ran for {scope} (only checks/ decide)")
-    bad = [r for r in blocking if r.verdict.status.blocks]
+    judged = [r for r in blocking if r.verdict.status is not Status.SKIP]
+    skipped = len(blocking) - len(judged)
+    apart = f"; {skipped} not applicable (SKIP)" if skipped else ""
+    bad = [r for r in judged if r.verdict.status.blocks]
+    if not judged:
+        return Decision(go=False, line=f"NO-GO: nothing judged: all {len(blocking)} blocking check(s) for {scope} "
+                                       "were not applicable (SKIP); a run that judged nothing promises nothing")
     if not bad:
-        return Decision(go=True, line=f"GO: {len(blocking)} blocking check(s) passed for {scope}")
+        return Decision(go=True, line=f"GO: {len(judged)} blocking check(s) judged and passed{apart} for {scope}")
     why = "; ".join(f"{r.verdict.check_id}{_node(r.verdict)} {r.verdict.status.value}" for r in bad)
-    return Decision(go=False, line=f"NO-GO: {len(bad)} of {len(blocking)} blocking check(s) for {scope}: {why}")
+    return Decision(go=False, line=f"NO-GO: {len(bad)} of {len(judged)} judged blocking check(s){apart} for "
+                                   f"{scope}: {why}")
 
 
 EXIT_GO, EXIT_NO_GO, EXIT_UNJUDGED = 0, 1, 2
 """The main job's exit status: 0 GO; 1 NO-GO judged (every blocking check ran, one or more FAIL);
-2 could not judge (a blocking check UNKNOWN, hardware detection UNKNOWN, report not written). A run in which no
-blocking check ran leaves pytest's exit status as it is."""
+2 could not judge (a blocking check UNKNOWN, hardware detection UNKNOWN, every blocking check SKIP, report not
+written). A run in which no blocking check ran leaves pytest's exit status as it is."""
 
 
 def exit_status(recorded: list[Recorded]) -> int:
@@ -71,6 +81,8 @@ def exit_status(recorded: list[Recorded]) -> int:
     blocking = [r for r in recorded if r.blocking]
     if not blocking:
         return EXIT_GO
+    if all(r.verdict.status is Status.SKIP for r in blocking):
+        return EXIT_UNJUDGED
     if any(r.verdict.status is Status.UNKNOWN for r in blocking):
         return EXIT_UNJUDGED
     return EXIT_NO_GO if any(r.verdict.status.blocks for r in blocking) else EXIT_GO
@@ -159,7 +171,7 @@ def keep(doc: dict[str, Any], history_dir: Path) -> Path:
     history_dir.mkdir(parents=True, exist_ok=True)
     stamp = str(doc["created"]).replace(":", "").replace("+0000", "Z")
     hw = str((doc.get("hardware") or {}).get("profile") or "none")
-    text = json.dumps(doc, indent=2) + "\n"
+    text = json.dumps(secret_guard.scrub(doc), indent=2) + "\n"  # no secret by name, shape or known value
     for n in range(1000):
         path = history_dir / f"report-{stamp}-{hw}{f'-{n}' if n else ''}.json"
         try:
@@ -174,6 +186,7 @@ def keep(doc: dict[str, Any], history_dir: Path) -> Path:
 def write(doc: dict[str, Any], report_dir: Path) -> tuple[Path, Path]:
     report_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = report_dir / "report.json", report_dir / "report.md"
+    doc = secret_guard.scrub(doc)  # no secret by name, shape or known value in either file
     json_path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     md_path.write_text(render_markdown(doc), encoding="utf-8")
     return json_path, md_path

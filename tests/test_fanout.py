@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import stat
 import sys
 import threading
@@ -139,17 +140,25 @@ def test_fanout_faulty_silent_and_dying_nodes(cluster):
     # Killed while its probe ran: DIED. (Only if the probe had not even started by the deadline on a very loaded
     # machine is it a TIMEOUT: UNKNOWN all the same.)
     assert answers["dying"].outcome is (Outcome.DIED if seen == [True] else Outcome.TIMEOUT), answers["dying"]
-    gpus = {v.node: v for v in judge_nodes(result, judge.evaluate_node_gpus, H200)}
+    gpus = {_ray_id(v): v for v in judge_nodes(result, judge.evaluate_node_gpus, H200)}
     assert gpus[node_ids["good"]].status is Status.PASS
+    # loopback nodes share this host's name: each is named by it and the start of its node id, never merged
+    assert gpus[node_ids["good"]].node == f"{socket.gethostname()}#{node_ids['good'][:8]}"
+    assert len({v.node for v in gpus.values()}) == len(gpus)
     assert gpus[node_ids["faulty"]].status is Status.FAIL and "7 GPUs; expected 8" in gpus[node_ids["faulty"]].summary
     assert gpus[node_ids["silent"]].status is Status.UNKNOWN
     assert "did not answer (no answer within 15 s)" in gpus[node_ids["silent"]].summary
     assert gpus[node_ids["dying"]].status is Status.UNKNOWN
     if seen == [True]:
         assert "died during the check" in gpus[node_ids["dying"]].summary, gpus[node_ids["dying"]].summary
-    driver = {v.node: v for v in judge_nodes(result, judge.evaluate_node_driver, H200)}
+    driver = {_ray_id(v): v for v in judge_nodes(result, judge.evaluate_node_driver, H200)}
     assert driver[node_ids["faulty"]].status is Status.FAIL and "550.54.15" in driver[node_ids["faulty"]].summary
     assert driver[node_ids["good"]].status is Status.PASS
+
+
+def _ray_id(verdict) -> str:
+    """The Ray node id a per-node verdict carries in its details (its node is the host name)."""
+    return verdict.details.rsplit("ray node id: ", 1)[1].split()[0]
 
 
 @pytest.mark.parametrize("scheme", ["", "ray://", "http://"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import socket
 import subprocess
 
 import pytest
@@ -29,9 +30,10 @@ CANARY = "hf_rlcheck_canary_9c1e77"
 
 
 def _this_machine(obs):
-    """A recording read as `gpu_node_health` reads the machine it runs on (collect_this_node's node id)."""
+    """A recording read as `gpu_node_health` reads the machine it runs on (collect_this_node's facts: named by this
+    machine's host name, where the report says it ran)."""
     facts, observation = obs
-    return dataclasses.replace(facts, node_id="this-machine"), observation
+    return dataclasses.replace(facts, node_id="this-machine", hostname=socket.gethostname(), name=""), observation
 
 
 def _health(**recording) -> list[Verdict]:
@@ -141,7 +143,7 @@ def test_k8s_render_cli_yaml_and_json(capsys):
     ("pass", "pass", None, ["rlcheck pass: 0 of 7 blocking verdict(s) not PASS/SKIP"]),
     ("warn", "warn", None, ["rlcheck warn: 1 of 7 blocking verdict(s) not PASS/SKIP", "WARN gpu_node_health: "]),
     ("fail-two-checks", "fail", "gpu_node_health",
-     ["rlcheck fail: 5 of 8 blocking verdict(s) not PASS/SKIP", "FAIL gpu_node_health: worker slime-worker-gpu-0",
+     ["rlcheck fail: 5 of 8 blocking verdict(s) not PASS/SKIP", "FAIL gpu_node_health: worker ",
       "FAIL image_numpy_abi: numpy 2.1.0 installed; Megatron's checkpoint loader needs numpy<2"]),
     ("unknown", "unknown", None, ["rlcheck unknown: 1 of 8 blocking verdict(s) not PASS/SKIP",
                                   "UNKNOWN image_tms_preload: not judged within the 25 s budget"]),
@@ -166,7 +168,14 @@ def test_k8s_patch_from_recorded_report(recording, status, taint_value, summary_
 
 def test_k8s_patch_takes_verdicts_naming_this_node_and_leaves_other_nodes():
     mine = dataclasses.replace(OTHER_NODE, node=NODE)
-    assert k8s_node.about_node([OTHER_NODE, mine, IMAGE_FAIL], NODE) == [mine, IMAGE_FAIL]
+    text = _report_text([OTHER_NODE, mine, IMAGE_FAIL])
+    assert k8s_node.patch_from_report(text, "r.json", NODE).add_taints[0]["value"] == "cluster_node_gpus"
+    # the same report read on another node: the image FAIL was this machine's, not that node's
+    elsewhere = json.loads(text)
+    elsewhere["machine"]["hostname"] = "ip-10-1-40-2.ec2.internal"
+    patch = k8s_node.patch_from_report(json.dumps(elsewhere), "r.json", "ip-10-1-40-9.ec2.internal",
+                                       host="ip-10-1-40-9")
+    assert patch.status == "unknown" and patch.add_taints == ()
 
 
 def test_k8s_summary_is_bounded_whole_lines_and_redacts_secrets():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import http.server
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -200,6 +201,7 @@ def test_in_cluster_says_what_is_missing(tmp_path, env, token, ca, message):
 
 def _report(tmp_path: Path) -> str:
     doc = {"rlcheck_report": 1, "created": "2026-12-01T00:00:00+00:00", "go": False, "decision": "NO-GO",
+           "machine": {"hostname": socket.gethostname()},  # this node's own report: its GPU check acts here
            "verdicts": [{**FAIL.to_dict(), "check_id": "gpu_node_health", "kind": "check", "blocking": True,
                          "test_id": "checks/test_gpu.py::test_gpu[gpu_node_health]"}]}
     path = tmp_path / "report.json"

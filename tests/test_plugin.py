@@ -50,7 +50,7 @@ def test_plugin_go_line_and_report_files(project):
     result.stdout.fnmatch_lines([
         "*rlcheck verdicts*", "hardware: h200: given with --hardware",
         "PASS    image_ok: numpy 1.26.4 as needed", "report: rlcheck-report/report.json, rlcheck-report/report.md",
-        "rlcheck GO: 1 blocking check(s) passed for recipe qwen3-4b-colocated on hardware h200"])
+        "rlcheck GO: 1 blocking check(s) judged and passed for recipe qwen3-4b-colocated on hardware h200"])
     doc = json.loads((project.path / "rlcheck-report" / "report.json").read_text())
     assert doc["go"] is True and doc["hardware"]["profile"] == "h200" and doc["verdicts"][0]["blocking"]
     assert doc["versions"]["ray"] == "2.55.1"
@@ -64,7 +64,7 @@ def test_plugin_no_go_lists_fail_and_unknown(project):
     result.stdout.fnmatch_lines([
         "FAIL recipe_batch: 128 != 96", "  known failure: batch-size-mismatch", "  fix: fix the batch sizes",
         "UNKNOWN cluster_gpus: could not run (call): ConnectionError: ray did not answer within 30 s",
-        "rlcheck NO-GO: 2 of 2 blocking check(s) for recipe glm5.2-gb300 on hardware none: "
+        "rlcheck NO-GO: 2 of 2 judged blocking check(s) for recipe glm5.2-gb300 on hardware none: "
         "cluster_gpus UNKNOWN; recipe_batch FAIL"])
     md = (project.path / "out" / "report.md").read_text()
     assert "## What to fix" in md and "Fix: fix the batch sizes" in md
@@ -85,7 +85,7 @@ def test_plugin_one_blocking_check_beside_reproducers_decides(project):
     project.makepyfile(**{"reproducers/test_repro_x": CHECK_PASS.replace("test_image_ok", "test_repro_x"),
                           "checks/test_image": CHECK_PASS})
     result = project.runpytest("--hardware=none")
-    result.stdout.fnmatch_lines(["rlcheck GO: 1 blocking check(s) passed*"])
+    result.stdout.fnmatch_lines(["rlcheck GO: 1 blocking check(s) judged and passed*"])
     assert result.ret == 0
 
 
@@ -144,7 +144,7 @@ def test_plugin_verdicts_gathered_across_xdist_workers(project):
     project.makepyfile(**{"checks/test_image": CHECK_PASS, "checks/test_recipe": CHECK_FAIL})
     result = project.runpytest_subprocess("-n", "2", "--hardware=none", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines_random(["PASS    image_ok: numpy 1.26.4 as needed", "FAIL    recipe_batch: 128 != 96",
-                                        "rlcheck NO-GO: 1 of 2 blocking check(s)*recipe_batch FAIL"])
+                                        "rlcheck NO-GO: 1 of 2 judged blocking check(s)*recipe_batch FAIL"])
 
 
 def test_plugin_hardware_auto_says_what_it_found(project):

@@ -23,6 +23,11 @@ from rlcheck.verdict import Status, Verdict
 def test_recipe_batch(record_verdict):
     record_verdict(Verdict(check_id="x", status=Status.FAIL, summary="128 != 96"))
 """
+CHECK_SKIP = """
+from rlcheck.verdict import Status, Verdict
+def test_gpu_smoke(record_verdict):
+    record_verdict(Verdict(check_id="x", status=Status.SKIP, summary="needs a CUDA GPU (sm_90+): found none"))
+"""
 CHECK_UNKNOWN = """
 from rlcheck.verdict import Status, Verdict
 def test_cluster_gpus(record_verdict):
@@ -45,9 +50,10 @@ def _fake_nvidia_smi(folder: Path, body: str) -> None:
 
 
 @pytest.mark.parametrize(("body", "ret", "line"), [
-    ("exec sleep 60", 2, "rlcheck NO-GO: 1 of 2 blocking check(s) for recipe * on hardware none: hardware_detection "
-                         "UNKNOWN"),
-    ('echo "NVIDIA H200, 9.0, 143771, 580.65.06"', 0, "rlcheck GO: 1 blocking check(s) passed * on hardware h200"),
+    ("exec sleep 60", 2, "rlcheck NO-GO: 1 of 2 judged blocking check(s) for recipe * on hardware none: "
+                         "hardware_detection UNKNOWN"),
+    ('echo "NVIDIA H200, 9.0, 143771, 580.65.06"', 0,
+     "rlcheck GO: 1 blocking check(s) judged and passed * on hardware h200"),
 ])
 def test_plugin_hardware_auto_with_hanging_nvidia_smi_is_no_go(project, monkeypatch, body, ret, line):
     # Hostile input: an nvidia-smi on PATH that never answers (a wedged driver); the other side of the
@@ -72,6 +78,13 @@ def test_plugin_hardware_auto_with_hanging_nvidia_smi_is_no_go(project, monkeypa
     ({"checks/test_recipe": CHECK_FAIL}, 1, "rlcheck NO-GO: 1 of 1 *recipe_batch FAIL"),
     ({"checks/test_cluster": CHECK_UNKNOWN}, 2, "rlcheck NO-GO: 1 of 1 *cluster_gpus UNKNOWN"),
     ({"checks/test_recipe": CHECK_FAIL, "checks/test_cluster": CHECK_UNKNOWN}, 2, "rlcheck NO-GO: 2 of 2 *"),
+    # a SKIP is not applicable, never passed: counted apart, and a run of SKIPs alone judged nothing
+    ({"checks/test_image": CHECK_PASS, "checks/test_gpu": CHECK_SKIP}, 0,
+     "rlcheck GO: 1 blocking check(s) judged and passed; 1 not applicable (SKIP) for *"),
+    ({"checks/test_gpu": CHECK_SKIP}, 2, "rlcheck NO-GO: nothing judged: all 1 blocking check(s) for * were not "
+                                        "applicable (SKIP)*"),
+    ({"checks/test_recipe": CHECK_FAIL, "checks/test_gpu": CHECK_SKIP}, 1,
+     "rlcheck NO-GO: 1 of 1 judged blocking check(s); 1 not applicable (SKIP) for *: recipe_batch FAIL"),
 ])
 def test_plugin_exit_status_tells_judged_from_unjudged(project, files, ret, outcome):
     project.makepyfile(**files)
@@ -95,7 +108,7 @@ def test_plugin_report_write_failure_fails_the_run(project):
     project.makepyfile(**{"checks/test_image": CHECK_PASS})
     result = project.runpytest("--hardware=none", "--report-dir=out")
     result.stdout.fnmatch_lines(["rlcheck NO-GO: could not write the report to out: Is a directory "
-                                 "(the checks said: GO: 1 blocking check(s) passed*)"])
+                                 "(the checks said: GO: 1 blocking check(s) judged and passed*)"])
     assert result.ret == 2
 
 

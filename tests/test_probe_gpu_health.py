@@ -226,7 +226,7 @@ def test_probe_gpu_health_xid_action_is_the_strongest_and_154_says_its_own():
 
 
 def test_probe_gpu_health_skips_cpu_nodes_and_names_old_or_unread_nodes():
-    assert XID(*node(reading(), "cpu_worker.json"), None).status is Status.SKIP
+    assert XID(*node(dataclasses.replace(reading(), pci_gpus=0), "cpu_worker.json"), None).status is Status.SKIP
     old = ECC(*node(None), None)
     assert old.status is Status.UNKNOWN and "older rlcheck" in old.summary
     unread = dataclasses.replace(reading(), error="nvidia-smi -q ended with killed at its deadline: ")

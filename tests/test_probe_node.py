@@ -72,7 +72,7 @@ def test_probe_node_recorded(recording, evaluate, profile, status, fragment):
     facts, obs = load(recording)
     verdict = evaluate(facts, obs, profile)
     assert verdict.status is status and fragment in verdict.summary, verdict.render()
-    assert verdict.node == facts.node_id
+    assert verdict.node == facts.hostname  # a user knows a node by its host name
     if status is Status.FAIL and evaluate is TMS:
         assert verdict.failure_id == FAILURE_IDS[recording] and verdict.remedy
 

@@ -102,8 +102,11 @@ def test_rules_table_gpu_health_whole_verdict(row, judge, health, status):
                                    nh.evaluate_node_nvlink, nh.evaluate_node_bus],
                          ids=["xid", "ecc", "throttle", "nvlink", "bus"])
 def test_rules_table_gpu_health_preamble_each_judge(judge, request):
-    cpu = judge(*node(reading(), "cpu_worker.json"), None)
+    cpu = judge(*node(dataclasses.replace(reading(), pci_gpus=0), "cpu_worker.json"), None)
     assert cpu.status is Status.SKIP and cpu.summary.endswith(": CPU-only node: no GPU to judge") and cpu.node
+    # a node whose driver died lists no GPU and advertises none to Ray, but its GPUs are on the bus: judged
+    dead = judge(*node(dataclasses.replace(reading(), pci_gpus=8, gpus=()), "cpu_worker.json"), None)
+    assert dead.status is not Status.SKIP, dead.render()
     old = judge(*node(None), None)
     assert old.status is Status.UNKNOWN and old.summary.endswith(f": {nh.OLD_NODE}") and old.node
     name = request.node.callspec.id

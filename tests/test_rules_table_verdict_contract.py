@@ -253,7 +253,7 @@ def test_verdict_contract_rule_report_context_written_whole(project: pytest.Pyte
     assert result.ret == 0
     # the section's own title line, exactly: pytest draws it as '=== rlcheck verdicts ===' (with --color, bold)
     assert any(re.fullmatch(r"(\x1b\[\d+m)*=+ rlcheck verdicts =+(\x1b\[0m)?", line) for line in result.stdout.lines)
-    assert "\x1b[1m\x1b[32mrlcheck GO: 1 blocking check(s) passed" in out  # green and bold
+    assert "\x1b[1m\x1b[32mrlcheck GO: 1 blocking check(s) judged and passed" in out  # green and bold
     lines = [line for line in result.stdout.lines if not line.startswith("=")]
     section = lines[lines.index("hardware: h200: given with --hardware"):]
     assert section[:3] == ["hardware: h200: given with --hardware", "framework: slime 0.3.1 (--framework)",
@@ -266,7 +266,7 @@ def test_verdict_contract_rule_no_go_is_red_and_exits_1(project: pytest.Pytester
                                                                                          "test_recipe_batch")})
     result = project.runpytest("--hardware=none", "--color=yes")
     assert result.ret == 1
-    assert "\x1b[1m\x1b[31mrlcheck NO-GO: 1 of 2 blocking check(s)" in result.stdout.str()
+    assert "\x1b[1m\x1b[31mrlcheck NO-GO: 1 of 2 judged blocking check(s)" in result.stdout.str()
 
 
 def test_verdict_contract_rule_history_kept_beside_the_report(project: pytest.Pytester) -> None:
@@ -299,7 +299,7 @@ def test_verdict_contract_rule_unwritten_report_is_no_go(project: pytest.Pyteste
     assert result.ret == 2
     result.stdout.fnmatch_lines(["report: could not write the report to out: Permission denied",
                                  "rlcheck NO-GO: could not write the report to out: Permission denied (the checks "
-                                 "said: GO: 1 blocking check(s) passed*)"])
+                                 "said: GO: 1 blocking check(s) judged and passed*)"])
 
 
 def test_verdict_contract_rule_nothing_recorded_no_decision(pytester: pytest.Pytester) -> None:

@@ -3,7 +3,9 @@ with the reason on FAIL, judged from recorded H200 readings and run against a fa
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import socket
 import time
 
 import pytest
@@ -19,7 +21,15 @@ from tests.gpu_health_recordings import node, reading
 
 INPUTS = gate.inputs_for("qwen3-4b-colocated", get_profile("h200"))
 HEALTH = preflight.get("gpu_node_health")
-FAULTY = node(reading("h200_2gpu_dbe_remap_pending_hw_slowdown_q.txt", log="dmesg_xid.txt"))
+
+
+def _here(obs):
+    """A recording read as the tier reads the machine it runs on: named by this machine's host name."""
+    facts, observation = obs
+    return dataclasses.replace(facts, node_id="this-machine", hostname=socket.gethostname(), name=""), observation
+
+
+FAULTY = _here(node(reading("h200_2gpu_dbe_remap_pending_hw_slowdown_q.txt", log="dmesg_xid.txt")))
 
 
 def _recorded(obs) -> list[Verdict]:
@@ -39,7 +49,7 @@ class FakeScontrol:
 
 def test_quick_tier_is_image_checks_and_local_gpu_health_only():
     ids = {c.id for c in slurm.quick_checks()}
-    assert ids == {c.id for c in preflight.by_area("image")} | {"gpu_node_health"}
+    assert ids == {c.id for c in preflight.by_area("image")} | {"gpu_node_health", "gpu_node_inventory"}
     assert not any(preflight.get(i).needs & {Need.CLUSTER} for i in ids)
 
 
@@ -116,10 +126,12 @@ def test_tier_past_its_budget_is_unknown_for_what_was_not_judged():
     assert verdicts[1].summary == "not judged within the 0.5 s budget of the Slurm tier"
 
 
-def _write_report(tmp_path, verdicts: list[Verdict]):
+def _write_report(tmp_path, verdicts: list[Verdict], ran_on: str | None = None):
     rows = [report.Recorded(verdict=v, kind="check", test_id=f"checks/test_gpu.py::test_gpu[{v.check_id}]")
             for v in verdicts]
     doc = report.build_document(rows, report.decide(rows, "qwen3-4b-colocated", "h200"), {"hardware": "h200"})
+    if ran_on is not None:
+        doc["machine"]["hostname"] = ran_on
     path = tmp_path / "report.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
@@ -159,3 +171,41 @@ def test_cli_unreadable_report_keeps_the_node_up_and_says_why(tmp_path, fake_sco
     assert main(["slurm", "prolog", "--report", str(bad)]) == 0
     err = capsys.readouterr().err
     assert "could not judge this node, node stays up:" in err and "is not an rlcheck report.json" in err
+
+
+NODE_FAIL = Verdict(check_id="cluster_node_xid", status=Status.FAIL, node="gpu-a02",
+                    summary="worker gpu-a02 10.0.0.2 (1a2b3c4d): Xid 79 on PCI 0000:18:00 (action: reboot)")
+CLUSTER_FAIL = Verdict(check_id="cluster_gpus", status=Status.FAIL,
+                       summary="Ray advertises 8 GPUs; the recipe's placement group needs 16")
+RECIPE_FAIL = Verdict(check_id="recipe_batch", status=Status.FAIL, summary="rollout 256 x 8 != 128 x 1")
+IMAGE_FAIL = Verdict(check_id="image_numpy_major", status=Status.FAIL, summary="numpy 2.1.0 beside megatron-core")
+
+
+@pytest.mark.parametrize(("verdicts", "ran_on", "drains"), [
+    ([NODE_FAIL], None, False),                                       # another node's FAIL
+    ([dataclasses.replace(NODE_FAIL, node="gpu-a01")], "login-1", True),  # this node's own, by scheduler name
+    ([dataclasses.replace(NODE_FAIL, node="gpu-a01.cluster.local")], "login-1", True),  # fully qualified
+    ([dataclasses.replace(NODE_FAIL, node="gpu-a01#1a2b3c4d")], "login-1", True),  # two raylets on one host
+    ([dataclasses.replace(NODE_FAIL, node="gpu-a011")], None, False),  # a name that only starts the same
+    ([CLUSTER_FAIL], None, False),                                    # cluster-wide: never one node's
+    ([RECIPE_FAIL], None, False),                                     # the job's, not the node's
+    ([IMAGE_FAIL], None, True),                                       # this machine's image
+    ([IMAGE_FAIL], "login-1", False),                                 # another machine's image
+])
+def test_cli_report_drains_only_for_this_nodes_own_fail(tmp_path, fake_scontrol_on_path, verdicts, ran_on, drains):
+    path = _write_report(tmp_path, verdicts, ran_on)
+    assert main(["slurm", "prolog", "--report", str(path)]) == (1 if drains else 0)
+    assert fake_scontrol_on_path.exists() is drains
+
+
+def test_cli_prolog_on_a_dead_driver_drains_the_declared_node(tmp_path, fake_scontrol_on_path, capsys):
+    """nvidia-smi says what a dead driver says (exit 9): --hardware h200 is a claim the node does not meet."""
+    smi = tmp_path / "bin" / "nvidia-smi"
+    said = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+    (tmp_path / "said.txt").write_text(said + ". Make sure that the latest NVIDIA driver is installed and running.\n")
+    smi.write_text(f"#!/bin/sh\ncat {tmp_path}/said.txt\nexit 9\n", encoding="utf-8")
+    smi.chmod(0o755)
+    assert main(["slurm", "prolog", "--hardware", "h200", "--budget-s", "120"]) == 1
+    argv = fake_scontrol_on_path.read_text().splitlines()
+    assert argv[:3] == ["update", "nodename=gpu-a01", "state=drain"] and "gpu_node_inventory" in argv[3]
+    assert said in capsys.readouterr().err

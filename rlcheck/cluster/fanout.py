@@ -16,12 +16,14 @@ imports only the standard library and rlcheck modules that do the same; Ray is i
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import os
 import sys
 import threading
 import time
+from collections import Counter
 from typing import Any
 
 from rlcheck.cluster.fanout_result import (
@@ -56,9 +58,18 @@ def run_collector(target: str, kwargs: dict[str, Any]) -> dict[str, Any]:
 def alive_nodes() -> list[NodeFacts]:
     import ray
 
-    return [NodeFacts(node_id=n["NodeID"], address=n["NodeManagerAddress"], hostname=n["NodeManagerHostname"],
-                      is_head=HEAD_RESOURCE in n["Resources"], ray_gpus=float(n["Resources"].get("GPU", 0.0)))
-            for n in ray.nodes() if n["Alive"]]
+    nodes = [NodeFacts(node_id=n["NodeID"], address=n["NodeManagerAddress"], hostname=n["NodeManagerHostname"],
+                       is_head=HEAD_RESOURCE in n["Resources"], ray_gpus=float(n["Resources"].get("GPU", 0.0)))
+             for n in ray.nodes() if n["Alive"]]
+    return named(nodes)
+
+
+def named(nodes: list[NodeFacts]) -> list[NodeFacts]:
+    """Each node named by its host name; nodes that share one (pods of one name, several raylets on a host) also
+    by the start of their node id, so no two nodes' verdicts merge under one name."""
+    counts = Counter(n.hostname for n in nodes)
+    return [dataclasses.replace(n, name=n.hostname if n.hostname and counts[n.hostname] == 1
+                                else f"{n.hostname or 'node'}#{n.node_id[:8]}") for n in nodes]
 
 
 def _failed(node: NodeFacts, exc: BaseException, elapsed_s: float) -> NodeAnswer:

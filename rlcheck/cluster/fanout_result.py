@@ -37,11 +37,14 @@ class NodeFacts:
     """The node carries Ray's head resource (node:__internal_head__)."""
     ray_gpus: float
     """GPUs the node advertises to Ray: what placement groups can take."""
+    name: str = ""
+    """How reports name the node: its host name, with the start of its node id where two nodes share a host name
+    (set by the fan-out, which sees them all); '' reads as the host name."""
 
     @property
     def label(self) -> str:
-        """Verdict.node: the node id; the address and hostname go into the summary."""
-        return self.node_id
+        """Verdict.node: the host name a user knows the node by (the Ray node id goes into the details)."""
+        return self.name or self.hostname or self.node_id
 
     @property
     def where(self) -> str:

@@ -47,9 +47,10 @@ def default_ray_address(recipe_id: str, hw: HardwareProfile, namespace: str) -> 
 def preflight_job(hw: HardwareProfile, recipe_id: str, ray_address: str, image: str = manifests.DEFAULT_IMAGE,
                   namespace: str = NAMESPACE, deadline_s: int = 3600) -> dict[str, Any]:
     """`rlcheck preflight --ray-address` from a pod: a Ray client, so no GPU (NVIDIA_VISIBLE_DEVICES=void as on
-    the head); the cluster checks reach every GPU node through Ray. The verdict is the exit code and the log."""
+    the head, and --no-local-gpus: the pod's own GPUs are not judged); the cluster checks reach every GPU node through
+    Ray. The verdict is the exit code and the log."""
     labels = _labels("preflight", hw)
-    argv = ["rlcheck", "preflight", f"--ray-address={ray_address}", f"--hardware={hw.name}",
+    argv = ["rlcheck", "preflight", f"--ray-address={ray_address}", f"--hardware={hw.name}", "--no-local-gpus",
             f"--recipe={recipe_id}", "--report-dir=/work/rlcheck-report"]
     container = {"name": "preflight", "image": image, "imagePullPolicy": "IfNotPresent", "command": argv,
                  "workingDir": "/work",

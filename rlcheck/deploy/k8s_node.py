@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import socket
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -29,8 +30,6 @@ of an object at 256 KiB together)."""
 LABEL_VALUE_MAX = 63
 LINE_MAX = 240
 """Characters of one check's line in the summary."""
-THIS_MACHINE = (None, "", "this-machine")
-"""Verdict.node of a check that read the machine it ran on (image checks, gpu_node_health)."""
 KUBECTL_TIMEOUT_S = 30.0
 
 
@@ -49,12 +48,6 @@ class NodePatch:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def about_node(verdicts: Sequence[Verdict], node: str) -> list[Verdict]:
-    """The verdicts about this node: those of the machine the report ran on, and those naming the node. A
-    verdict naming another node (a Ray node id of a cluster-wide report, another host) says nothing of it."""
-    return [v for v in verdicts if v.node in THIS_MACHINE or v.node == node]
 
 
 def worst(verdicts: Sequence[Verdict]) -> str:
@@ -111,11 +104,14 @@ def node_patch(verdicts: Sequence[Verdict], node: str, checked_at: str = "",
                      add_taints=(taint,) if taint else (), remove_taints=() if taint else (TAINT_KEY,))
 
 
-def patch_from_report(text: str, source: str, node: str, secrets: Mapping[str, str] | None = None) -> NodePatch:
-    """The patch of a recorded report.json; ValueError naming the file when it is not one."""
-    verdicts = slurm.verdicts_from_report(text, source)
+def patch_from_report(text: str, source: str, node: str, secrets: Mapping[str, str] | None = None,
+                      host: str | None = None) -> NodePatch:
+    """The patch of a recorded report.json from its verdicts about this node (named by its Kubernetes node name or
+    this machine's host name; rlcheck.preflight.slurm.own_verdicts): another node's verdicts, the job's and the
+    cluster's as a whole never taint it. ValueError naming the file when it is not a report."""
+    verdicts = slurm.own_verdicts(text, source, (node, socket.gethostname() if host is None else host))
     created = json.loads(text).get("created")
-    return node_patch(about_node(verdicts, node), node, str(created or ""), secrets)
+    return node_patch(verdicts, node, str(created or ""), secrets)
 
 
 def kubectl_steps(patch: NodePatch, current_taints: Sequence[Mapping[str, Any]], kubectl: str = "kubectl"

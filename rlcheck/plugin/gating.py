@@ -16,7 +16,9 @@ def _found_gpus(gpus: tuple[gpus.GpuInfo, ...]) -> str:
     return f"{len(gpus)} x {', '.join(parts)}"
 
 
-def gpu_skip_reason(marker: pytest.Mark, gpus: tuple[gpus.GpuInfo, ...]) -> str | None:
+def gpu_skip_reason(marker: pytest.Mark, gpus: tuple[gpus.GpuInfo, ...], error: str = "") -> str | None:
+    """Why a GPU test cannot run here (None: it can). error: why the GPUs could not be read (said, never read as
+    'no GPU'; the gpu_node_inventory check judges it)."""
     min_sm = int(marker.kwargs.get("min_sm", 90))
     count = int(marker.kwargs.get("count", 1))
     usable = [g for g in gpus if g.compute_capability
@@ -24,7 +26,8 @@ def gpu_skip_reason(marker: pytest.Mark, gpus: tuple[gpus.GpuInfo, ...]) -> str 
     if len(usable) >= count:
         return None
     need = "a CUDA GPU" if count == 1 else f"{count} CUDA GPUs"
-    return f"needs {need} (sm_{min_sm}+): found {_found_gpus(gpus)}"
+    found = f"could not read the GPUs: {error}" if error else f"found {_found_gpus(gpus)}"
+    return f"needs {need} (sm_{min_sm}+): {found}"
 
 
 def skip_reason(item: pytest.Item, ctx: RunContext) -> str | None:
@@ -32,7 +35,10 @@ def skip_reason(item: pytest.Item, ctx: RunContext) -> str | None:
         return "slow (more than about 30 s): skipped by --quick"
     marker = item.get_closest_marker("gpu")
     if marker is not None:
-        reason = gpu_skip_reason(marker, gpus.detect().gpus)
+        if ctx.no_local_gpus:
+            return "--no-local-gpus: this machine's own GPUs are not judged (a Ray client or login node)"
+        found = gpus.detect()
+        reason = gpu_skip_reason(marker, found.gpus, found.error)
         if reason:
             return reason
     if item.get_closest_marker("e2e"):

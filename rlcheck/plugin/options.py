@@ -56,6 +56,13 @@ class RunContext:
     framework: Installed | None = None
     """The SLIME/Miles judged: --framework, else what is installed here, else the job's own (framework None:
     none of them names one)."""
+    no_local_gpus: bool = False
+    """--no-local-gpus: this machine is a Ray client or login node; the checks of its own GPUs do not apply."""
+
+    @property
+    def declared(self) -> bool:
+        """--hardware named a profile: a claim about this machine that the GPU checks verify."""
+        return self.hardware_requested not in HARDWARE_SPECIAL
 
     def framework_judged(self) -> str:
         """The report's line on the framework judged, and how rlcheck knows it."""
@@ -119,6 +126,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--baseline", default=None, metavar="PATH",
                     help="judge the GEMM and all-reduce by this cluster's own floors (a file written by `rlcheck "
                          "baseline record`) instead of the profile's; it must name the profile judged")
+    group.addoption("--no-local-gpus", action="store_true",
+                    help="this machine is a Ray client or login node, not a GPU node: the checks of its own GPUs are "
+                         "not applicable (the cluster checks judge the GPU nodes through --ray-address); without it a "
+                         "declared --hardware profile is held against this machine's GPUs")
     group.addoption("--quick", action="store_true", help="skip tests marked slow")
     group.addoption("--rm-url", default=None, metavar="URL",
                     help="remote-rm e2e case: the reward service's /score URL as the cluster reaches it")
@@ -221,7 +232,8 @@ def pytest_configure(config: pytest.Config) -> None:
         recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
         dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"), hardware_unknown=unknown,
         history_dir=Path(history) if history is not None else None, band_runs=config.getoption("band_runs"),
-        framework=judged_framework(resolve(declared), captured.get("job")), **captured,
+        framework=judged_framework(resolve(declared), captured.get("job")),
+        no_local_gpus=config.getoption("no_local_gpus"), **captured,
     )
 
 

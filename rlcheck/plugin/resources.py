@@ -45,7 +45,8 @@ def check_inputs(pytestconfig: pytest.Config) -> Inputs:
         inputs = inputs_for_job(ctx.job, ctx.profile, ctx.job_error)
     else:
         inputs = gate.inputs_for(ctx.recipe, ctx.profile)
-    return dataclasses.replace(inputs, framework=ctx.framework)
+    return dataclasses.replace(inputs, framework=ctx.framework, declared=ctx.declared,
+                               local_gpus=not ctx.no_local_gpus)
 
 
 def check_params(area: str) -> list[Any]:

@@ -13,12 +13,12 @@ import socket
 from rlcheck.cluster.fanout_result import NodeFacts
 from rlcheck.hardware import HardwareProfile
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import gpus, tms
+from rlcheck.probes import gpu_inventory, gpus, tms
 from rlcheck.probes import node_health as health
 from rlcheck.probes import node_health_links as links
 from rlcheck.probes.gpu_smoke import collect_allreduce, collect_bf16_gemm, evaluate_allreduce, evaluate_bf16_gemm
 from rlcheck.probes.node import NodeObservation, collect_node
-from rlcheck.verdict import Verdict
+from rlcheck.verdict import Status, Verdict
 
 GPU = frozenset({Need.GPU, Need.PROFILE})
 HEALTH_JUDGES = (health.evaluate_node_xid, health.evaluate_node_ecc, health.evaluate_node_throttle,
@@ -47,7 +47,19 @@ def judge_this_node(read: tuple[NodeFacts, NodeObservation], profile: HardwarePr
     return [judge(facts, obs, profile) for judge in HEALTH_JUDGES]
 
 
+def judge_inventory(inv: gpu_inventory.Inventory | None, inputs: Inputs) -> Verdict:
+    if inv is None:
+        return Verdict(status=Status.SKIP, summary="--no-local-gpus: this machine is a Ray client or login node; "
+                                                   "the GPU nodes are judged through the cluster checks")
+    return gpu_inventory.evaluate_inventory(inv, inputs.profile, declared=inputs.declared)
+
+
 CHECKS = (
+    Check(id="gpu_node_inventory", guards=(), needs=frozenset({Need.NODE, Need.PROFILE}),
+          judges="this machine shows the GPUs it is judged as: a declared --hardware with no GPU, fewer GPUs, another "
+                 "model or a driver that does not answer FAILs (auto: UNKNOWN); only a machine with no NVIDIA device "
+                 "and no declared profile is SKIP",
+          collect=lambda i: gpu_inventory.collect_inventory() if i.local_gpus else None, judge=judge_inventory),
     Check(id="gpu_bf16_gemm", guards=(), needs=GPU, gpu_count=1,
           judges="(GPU machines) bf16 GEMM rate of the slowest GPU against the profile's floor",
           collect=lambda i: collect_bf16_gemm(), judge=lambda obs, i: evaluate_bf16_gemm(obs, i.profile)),

@@ -36,6 +36,9 @@ class Need(enum.StrEnum):
     """The per-node fan-out over the Ray under check."""
     GPU = "gpu"
     """CUDA GPUs on this machine."""
+    NODE = "node"
+    """This machine as a GPU node: its driver, PCI bus and GPU list, read also when it shows none (never skipped
+    for a missing GPU: that is what it judges)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -56,6 +59,10 @@ class Inputs:
     """check id -> the fact the job does not give ('*': every check); such a check is UNKNOWN naming it."""
     framework: Installed | None = None
     """The SLIME/Miles version judged (--framework, else detected here); None: each check detects it itself."""
+    declared: bool = False
+    """The profile was named by the user (--hardware NAME): a claim about this machine to verify, not a detection."""
+    local_gpus: bool = True
+    """False (--no-local-gpus): this machine is a Ray client or login node; its own GPUs are not judged."""
 
     def judged_framework(self) -> Installed:
         """--framework when given, else what is importable here, else the job's own framework and version;
@@ -120,8 +127,9 @@ class Check:
 
     @property
     def in_gate(self) -> bool:
-        """The e2e gate runs every check that needs neither the cluster nor a GPU of this machine."""
-        return not self.needs & {Need.CLUSTER, Need.GPU}
+        """The e2e gate runs every check that needs neither the cluster nor this machine's GPUs (it may run on a
+        GPU-less driver)."""
+        return not self.needs & {Need.CLUSTER, Need.GPU, Need.NODE}
 
     def run(self, inputs: Inputs, observation: Any = None) -> list[Verdict]:
         """Judge (collecting first unless an observation is given) and stamp this check's id on every verdict."""

@@ -22,8 +22,13 @@ from rlcheck.process import subproc
 from rlcheck.verdict import Status, Verdict
 
 PHASES = ("prolog", "epilog")
-QUICK_GPU_CHECKS = ("gpu_node_health",)
+QUICK_GPU_CHECKS = ("gpu_node_inventory", "gpu_node_health")
 """Of the GPU checks, the ones that read counters only (no GEMM, no NCCL): seconds, not minutes."""
+MACHINE_AREAS = ("image", "gpu", "hardware")
+"""Checks whose node-less verdicts judge the machine the report ran on (hardware: --hardware=auto's detection);
+recipe verdicts judge the job and node-less cluster verdicts the whole cluster: neither is about one node."""
+LEGACY_MACHINE = "this-machine"
+"""Verdict.node of the machine's own GPU checks in reports written before they carried its host name."""
 REASON_MAX = 200
 SCONTROL_TIMEOUT_S = 20.0
 EXIT_OK, EXIT_DRAIN = 0, 1
@@ -111,6 +116,33 @@ def verdicts_from_report(text: str, source: str) -> list[Verdict]:
         raise ValueError(f"{source} is not an rlcheck report.json (a 'verdicts' list of verdicts): {exc}") from exc
 
 
+def _short(name: str) -> str:
+    return name.split("#", 1)[0].split(".", 1)[0].lower()
+
+
+def same_host(name: str, names: Sequence[str]) -> bool:
+    """A report's node name (a host name, maybe fully qualified, maybe with '#<node id>' where two nodes share it)
+    names one of this node's names."""
+    return bool(name) and _short(name) in {_short(n) for n in names if n}
+
+
+def own_verdicts(text: str, source: str, names: Sequence[str]) -> list[Verdict]:
+    """The blocking verdicts of a recorded report.json that are about this node (names: its host and scheduler
+    names): per-node verdicts naming it, and the machine checks of a report that ran on it. Another node's verdicts,
+    the job's (recipe) and the cluster's as a whole never act on this node."""
+    verdicts = verdicts_from_report(text, source)
+    machine = json.loads(text).get("machine")
+    ran_here = isinstance(machine, dict) and same_host(str(machine.get("hostname") or ""), names)
+    out = []
+    for v in verdicts:
+        if v.node and v.node != LEGACY_MACHINE:
+            if same_host(v.node, names):
+                out.append(v)
+        elif ran_here and v.check_id.split("_", 1)[0] in MACHINE_AREAS:
+            out.append(v)
+    return out
+
+
 def judge_here(hardware_name: str, recipe_id: str, budget_s: float) -> list[Verdict]:
     """The quick tier on this machine for --hardware NAME|auto|none (auto detects within a third of the budget,
     at most 10 s); ValueError for an unknown name. Shared by `rlcheck slurm` and `rlcheck k8s`."""
@@ -122,8 +154,11 @@ def judge_here(hardware_name: str, recipe_id: str, budget_s: float) -> list[Verd
         raise ValueError(f"--hardware={hardware_name!r}: one of {', '.join(profiles)}, auto, none")
     profile = (gpus.detect(timeout_s=min(10.0, budget_s / 3)).profile if hardware_name == "auto"
                else profiles.get(hardware_name))
-    return judge_node(profile, recipe_id, budget_s)
+    return judge_node(profile, recipe_id, budget_s, declared=hardware_name not in ("auto", "none"))
 
 
-def judge_node(profile: HardwareProfile | None, recipe_id: str, budget_s: float) -> list[Verdict]:
-    return run_tier(quick_checks(), gate.inputs_for(recipe_id, profile), budget_s)
+def judge_node(profile: HardwareProfile | None, recipe_id: str, budget_s: float, *,
+               declared: bool = False) -> list[Verdict]:
+    """The quick tier; declared: the profile was named (--hardware NAME), so this node is held to it."""
+    inputs = dataclasses.replace(gate.inputs_for(recipe_id, profile), declared=declared)
+    return run_tier(quick_checks(), inputs, budget_s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
@@ -37,9 +38,10 @@ def unanswered(answer: NodeAnswer) -> Verdict:
 
 def evaluate_node_answer(answer: NodeAnswer) -> Verdict:
     if answer.outcome is not Outcome.ANSWERED:
-        return unanswered(answer)
-    return Verdict(status=Status.PASS, node=answer.node.label,
-                   summary=f"{answer.node.where}: answered in {answer.elapsed_s:.1f} s ({answer.detail})")
+        return with_node_id(unanswered(answer), answer.node)
+    return with_node_id(Verdict(status=Status.PASS, node=answer.node.label,
+                                summary=f"{answer.node.where}: answered in {answer.elapsed_s:.1f} s "
+                                        f"({answer.detail})"), answer.node)
 
 
 def _judge(answer: NodeAnswer, evaluate: NodeEvaluate, profile: HardwareProfile | None) -> Verdict:
@@ -66,4 +68,11 @@ def judge_nodes(result: FanoutResult, evaluate: NodeEvaluate, profile: HardwareP
     chosen = [a for a in result.nodes if select(a.node)]
     if not chosen:
         return [Verdict(status=none_status, summary=none_selected or "no node to judge")]
-    return [_judge(a, evaluate, profile) for a in chosen]
+    return [with_node_id(_judge(a, evaluate, profile), a.node) for a in chosen]
+
+
+def with_node_id(verdict: Verdict, node: NodeFacts) -> Verdict:
+    """The verdict named by the node's host name, its Ray node id in the details (where `ray` commands need it)."""
+    line = f"ray node id: {node.node_id}"
+    details = f"{verdict.details}\n{line}" if verdict.details else line
+    return dataclasses.replace(verdict, node=node.label, details=details)

@@ -109,7 +109,7 @@ def _smi_reading(smi: str, timeout_s: float) -> GpuReading:
                           error=f"nvidia-smi did not answer within {timeout_s:.0f} s")
     if done.returncode != 0:
         return GpuReading(gpus=(), driver_version="", source=smi,
-                          error=f"nvidia-smi ended with {done.why()}: {done.tail(2)}")
+                          error=f"nvidia-smi ended with {done.why()}: {' | '.join(done.tail(2).splitlines())}")
     rows = [line.rsplit(",", 1) for line in done.stdout.splitlines() if line.count(",") == 3]
     drivers = sorted({driver.strip() for _, driver in rows})
     gpus = parse_nvidia_smi("\n".join(first for first, _ in rows))

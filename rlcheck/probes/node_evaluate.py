@@ -31,7 +31,13 @@ def gpus_text(gpus: tuple[GpuInfo, ...]) -> str:
 
 
 def is_gpu_node(node: NodeFacts, obs: NodeObservation) -> bool:
-    return bool(obs.gpus) or node.ray_gpus > 0
+    """GPUs seen, advertised to Ray, or NVIDIA GPUs on the PCI bus (a node whose driver died lists none and
+    advertises none: it is a broken GPU node, never a CPU-only one)."""
+    return bool(obs.gpus) or node.ray_gpus > 0 or bool(pci_gpus(obs))
+
+
+def pci_gpus(obs: NodeObservation) -> int:
+    return (obs.health.pci_gpus or 0) if obs.health is not None else 0
 
 
 def _cuda_major(version: str) -> int | None:
@@ -65,6 +71,10 @@ def _driver_too_old(node: NodeFacts, driver: str, have: int, need: int, runtime:
 
 def evaluate_node_gpus(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
     base = {"node": node.label, "details": f"read with {obs.gpu_source}"}
+    if obs.gpu_error and pci_gpus(obs):  # GPUs on the bus and a driver that does not answer: a broken node
+        return Verdict(**base, status=Status.FAIL, remedy=GPU_REMEDY,
+                       summary=f"{node.where}: {pci_gpus(obs)} NVIDIA GPU(s) on the PCI bus, the driver does not "
+                               f"answer: {obs.gpu_error}")
     if obs.gpu_error:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"{node.where}: could not read GPUs: {obs.gpu_error}")
     seen = gpus_text(obs.gpus)
