@@ -63,13 +63,10 @@ def test_recheck_hanging_nvidia_smi_is_unknown_never_go(project, monkeypatch, bo
     assert elapsed < RUN_BOUND_S, elapsed
 
 
-ESCAPED_S = 8
+ESCAPED_S = 20
 """How long the descendant that leaves nvidia-smi's process group keeps the output pipe open."""
 
 
-@pytest.mark.xfail(strict=True, reason="rlcheck.process.subproc.run waits, after killing the process group at the "
-                   "deadline, without a bound for the output pipe to close: a descendant that left the group "
-                   "(setsid) and holds it keeps detection waiting as long as it lives (still UNKNOWN in the end)")
 def test_recheck_nvidia_smi_child_escaping_the_group_is_bounded(tmp_path, monkeypatch):
     from rlcheck.probes import gpus
 
@@ -78,7 +75,7 @@ def test_recheck_nvidia_smi_child_escaping_the_group_is_bounded(tmp_path, monkey
     started = time.monotonic()
     reading = gpus.read_gpus(1.0)
     assert reading.error and not reading.gpus
-    assert time.monotonic() - started < ESCAPED_S - 2
+    assert time.monotonic() - started < ESCAPED_S - 6  # the deadline, the kill's grace and the drain's bound
 
 
 NOBODY = 65534

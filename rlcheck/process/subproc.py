@@ -42,8 +42,30 @@ def run(argv: Sequence[str], *, timeout_s: float, env: Mapping[str, str] | None 
         return Completed(argv=tuple(argv), returncode=proc.returncode, stdout=out, stderr=err, timed_out=False)
     except subprocess.TimeoutExpired:
         kill_group(proc)
-        out, err = proc.communicate()
+        out, err = _drain(proc)
         return Completed(argv=tuple(argv), returncode=None, stdout=out, stderr=err, timed_out=True)
+
+
+DRAIN_S = 5.0
+"""After the kill: how long to read what the killed group wrote. A process that left the group (setsid) and holds
+the pipe open would otherwise keep the caller waiting as long as it lives."""
+
+
+def _text(data: object) -> str:
+    if isinstance(data, bytes):
+        return data.decode("utf-8", "replace")
+    return data if isinstance(data, str) else ""
+
+
+def _drain(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=DRAIN_S)
+    except subprocess.TimeoutExpired as exc:  # a descendant outside the group holds the pipe: stop reading
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        note = f"\n(rlcheck stopped reading: a process outside the killed group kept the output open past {DRAIN_S:g} s)"
+        return _text(exc.output), _text(exc.stderr) + note
 
 
 def kill_group(proc: subprocess.Popen[str], grace_s: float = 3.0) -> None:
