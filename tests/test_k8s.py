@@ -21,6 +21,8 @@ from rlcheck.preflight import gate
 from rlcheck.verdict import Status, Verdict
 from tests.gpu_health_recordings import node, reading
 from tests.kuberay_schema import check_kubernetes
+from tests.registry_cases_inventory import DECLARED
+from tests.registry_cases_inventory import inventory as inventory_reading
 
 PROFILES = sorted(load_profiles())
 HEALTH = preflight.get("gpu_node_health")
@@ -320,3 +322,16 @@ def test_k8s_cli_tier_that_cannot_run_marks_the_node_unknown_never_tainted(fake_
     assert "UNKNOWN rlcheck_k8s_tier: could not run the quick tier: --hardware='h300': one of b200" in \
         meta["annotations"]["rlcheck.io/summary"]
     assert calls()[-1] == ["taint", "node", NODE, "rlcheck.io/unhealthy-"]
+
+
+@pytest.mark.parametrize(("reading", "status", "tainted"), [
+    ("pod_without_gpus.json", "unknown", False),    # the runtime ignored NVIDIA_VISIBLE_DEVICES: cannot see
+    ("dead_driver_smi_exit9.json", "fail", True),   # the driver does not answer on a declared H200 node
+    ("h200_8gpu_healthy.json", "pass", False),
+])
+def test_k8s_node_status_of_a_pod_that_cannot_see_the_gpus_is_unknown(reading, status, tainted):
+    """The DaemonSet's tier on its node: gpu_node_inventory with the declared profile, beside a passing image check."""
+    inventory = preflight.get("gpu_node_inventory").run(DECLARED, inventory_reading(reading))
+    image_ok = Verdict(check_id="image_numpy_major", status=Status.PASS, summary="numpy 1.26.4")
+    patch = k8s_node.node_patch([image_ok, *inventory], NODE)
+    assert patch.status == status and bool(patch.add_taints) is tainted

@@ -3,9 +3,13 @@ and the exit status that tells "judged NO-GO" (1) from "could not judge" (2)."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import os
 import socket
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,3 +150,31 @@ def test_fanout_to_refused_port_says_connection_refused():
     # Hostile input: ray://127.0.0.1:1, where nothing listens (it used to wait out 30 s, "did not return").
     result = fanout.fan_out("ray://127.0.0.1:1", connect_timeout_s=30, node_timeout_s=30)
     assert not result.connected and result.error == "127.0.0.1:1: connection refused (nothing listens there)"
+
+
+DEAD_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the "
+               "latest NVIDIA driver is installed and running.")
+
+
+@pytest.mark.parametrize(("hardware", "ret", "line"), [
+    ("h200", 1, "rlcheck NO-GO: 1 of 1 judged blocking check(s); 3 not applicable (SKIP) for recipe * on hardware "
+                "h200: gpu_node_inventory FAIL"),
+    ("auto", 2, "rlcheck NO-GO: 2 of 2 judged blocking check(s); 3 not applicable (SKIP) for recipe * on hardware "
+                "none: hardware_detection UNKNOWN; gpu_node_inventory UNKNOWN"),
+])
+def test_plugin_dead_driver_node_is_never_go(tmp_path, hardware, ret, line):
+    """The node of the field report: nvidia-smi exits 9 with the driver's words and shows no device. The GPU checks
+    that need a GPU skip, and the declared profile (or the driver that is there but does not answer) is NO-GO."""
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "said.txt").write_text(DEAD_DRIVER + "\n")
+    _fake_nvidia_smi(tmp_path / "bin", f"cat {tmp_path}/said.txt\nexit 9")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "checks/test_gpu.py", f"--hardware={hardware}",
+                           f"--report-dir={tmp_path / 'out'}", "-p", "no:cacheprovider"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == ret, done.stdout[-3000:]
+    assert any(fnmatch.fnmatch(x, line) for x in done.stdout.splitlines()), done.stdout[-3000:]
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    inventory = next(v for v in doc["verdicts"] if v["check_id"] == "gpu_node_inventory")
+    assert "couldn't communicate with the NVIDIA driver" in inventory["summary"]
+    assert doc["go"] is False
