@@ -53,33 +53,36 @@ def _words(name: str) -> tuple[list[str], bool]:
     return [w for w in last.upper().replace("-", "_").split("_") if w], flag
 
 
-def _qualified(words: list[str], i: int) -> bool:
-    return all(w in _QUALIFIERS or w.isdigit() or (w[0] == "V" and w[1:].isdigit()) for w in words[i + 1:])
+def _qualifier(word: str) -> bool:
+    return word in _QUALIFIERS or word.isdigit() or (word[0] == "V" and word[1:].isdigit())
 
 
-def _weak_head(words: list[str], i: int, flag: bool) -> bool:
-    """TOKEN, KEY(S), PASS, PAT or PWD at i names a secret (the words after it are checked by the caller)."""
-    word, before = words[i], words[:i]
+def _weak_head(words: list[str], i: int, flag: bool, text_before: bool, data_before: bool) -> bool:
+    """TOKEN, KEY(S), PASS, PAT or PWD at i names a secret (given what the words before it say)."""
+    word = words[i]
     if word == "TOKEN":
-        return not any(w in _TEXT_TOKEN_WORDS for w in before)
+        return not text_before
     if word in ("KEY", "KEYS"):
-        if flag:
-            return bool(before) and before[-1] in _KEY_SENSE
-        return bool(before) and not any(w in _KEY_DATA for w in before)
-    return word in ("PASS", "PAT") or (word == "PWD" and bool(before))
+        return i > 0 and (words[i - 1] in _KEY_SENSE if flag else not data_before)
+    return word in ("PASS", "PAT") or (word == "PWD" and i > 0)
 
 
 def is_secret_name(name: str) -> bool:
-    """An env var, flag (--wandb-key) or config key (trainer.api_key) whose value is a secret."""
+    """An env var, flag (--wandb-key) or config key (trainer.api_key) whose value is a secret. Linear in the name."""
     words, flag = _words(name)
     if not words or "_".join(words) in _POINTER_NAMES:
         return False
+    qualified_after = [True] * len(words)  # every word after i may follow a secret word (HF_TOKEN_RO)
+    for i in range(len(words) - 2, -1, -1):
+        qualified_after[i] = qualified_after[i + 1] and _qualifier(words[i + 1])
+    text_before = data_before = False
     for i, word in enumerate(words):
         if word in _STRONG_WORDS or word.endswith(_STRONG_ENDINGS):
             if words[-1] not in _POINTER_WORDS:
                 return True
-        elif _weak_head(words, i, flag) and _qualified(words, i):
+        elif qualified_after[i] and _weak_head(words, i, flag, text_before, data_before):
             return True
+        text_before, data_before = text_before or word in _TEXT_TOKEN_WORDS, data_before or word in _KEY_DATA
     return False
 
 
@@ -96,6 +99,11 @@ SHAPES: dict[str, re.Pattern[str]] = {
     "google-api-key": re.compile(r"(?<![\w-])AIza[\w-]{35}"),
     "private-key": re.compile(r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----"),
 }
+# A literal each shape holds: a text without it is not searched by that pattern (most text has none).
+_SHAPE_LITERALS = {"hf-token": ("hf_",), "github-token": ("gh", "github_pat_"), "anthropic-key": ("sk-ant-",),
+                   "openai-key": ("sk-",), "aws-access-key": ("AKIA", "ASIA"), "jwt": ("eyJ",), "slack-token": ("xox",),
+                   "gitlab-token": ("glpat-",), "google-api-key": ("AIza",), "private-key": ("PRIVATE KEY",)}
+_ANY_LITERAL = re.compile("|".join(re.escape(lit) for lits in _SHAPE_LITERALS.values() for lit in lits) + "|://")
 # scheme://user:password@host: the password (group 1) is the secret; user@host and host:port are not.
 URL_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:([^\s/@]+)@")
 _LITERALS = frozenset({"", "true", "false", "none", "null", "yes", "no"})
@@ -115,8 +123,14 @@ def _url_password(value: str) -> re.Match[str] | None:
 
 def secret_shape(value: str) -> str | None:
     """The token format a value holds (hf-token, github-token, openai-key, jwt, url-credentials, ...), or None."""
-    kind = next((kind for kind, pattern in SHAPES.items() if pattern.search(value)), None)
-    return kind or ("url-credentials" if _url_password(value) else None)
+    if not _ANY_LITERAL.search(value):
+        return None
+    kind = next((kind for kind, pattern in SHAPES.items() if _may_hold(value, kind) and pattern.search(value)), None)
+    return kind or ("url-credentials" if "://" in value and _url_password(value) else None)
+
+
+def _may_hold(text: str, kind: str) -> bool:
+    return any(literal in text for literal in _SHAPE_LITERALS[kind])
 
 
 _KNOWN: set[str] = set()
@@ -161,6 +175,7 @@ def leaked_names(sent: Any, environ: Mapping[str, str]) -> list[str]:
 
 
 _WORD = re.compile(r"\S+")
+_STEMS = re.compile(r"TOKEN|KEY|SECRET|PASS|PAT|PWD|CREDENTIAL", re.IGNORECASE)  # in every secret name
 _NAME_AT = re.compile(r"[\"'(\[{]*(-{0,2}[A-Za-z_][\w.-]*)")
 _OPENERS, _CLOSERS = "\"'([{", "\"',;.)]}"
 
@@ -176,6 +191,8 @@ def hide(value: str) -> str:
 
 def _scrub_names(text: str) -> str:
     """NAME=value, --flag value, NAME: value and "NAME": "value" with a secret name: the value hidden."""
+    if not _STEMS.search(text):
+        return text
     out: list[str] = []
     pos, pending = 0, False  # pending: the word before named a secret whose value is this word
     for match in _WORD.finditer(text):
@@ -186,7 +203,7 @@ def _scrub_names(text: str) -> str:
             continue
         head = _NAME_AT.match(word)
         pending = False
-        if head is None or not is_secret_name(head.group(1)):
+        if head is None or not _STEMS.search(head.group(1)) or not is_secret_name(head.group(1)):
             continue
         rest = word[head.end():]
         if rest.startswith("="):
@@ -198,8 +215,13 @@ def _scrub_names(text: str) -> str:
 
 
 def _scrub_shapes(text: str) -> str:
+    if not _ANY_LITERAL.search(text):
+        return text
     for kind, pattern in SHAPES.items():
-        text = pattern.sub(f"<redacted:{kind}>", text)
+        if _may_hold(text, kind):
+            text = pattern.sub(f"<redacted:{kind}>", text)
+    if "://" not in text:
+        return text
 
     def password(m: re.Match[str]) -> str:
         if is_reference(m.group(1)):

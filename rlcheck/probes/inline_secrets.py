@@ -67,11 +67,56 @@ def _place(where: str, hit: Hit) -> str:
     return f"{where} ({hit.name}, {hit.rule})" if hit.name else f"{where} ({hit.rule})"
 
 
+_PLAIN = re.compile(r"[^\s'\"\\]+")
+_QUOTED_PLAIN = re.compile(r"[^\"\\]+")
+
+
+def _double_quoted(command: str, i: int) -> tuple[str, int]:
+    """The text of the double-quoted string opening at i, and the index after its closing quote."""
+    parts: list[str] = []
+    i += 1
+    while i < len(command) and command[i] != '"':
+        if plain := _QUOTED_PLAIN.match(command, i):
+            parts.append(plain.group())
+            i = plain.end()
+        else:  # a backslash: it escapes only " \\ $ ` and newline inside double quotes
+            escaped = command[i + 1:i + 2]
+            parts.append(escaped if escaped in ('"', "\\", "$", "`", "\n") else command[i:i + 2])
+            i += 2
+    return "".join(parts), i + 1
+
+
 def _split(command: str) -> list[str]:
-    try:
-        return shlex.split(command)
-    except ValueError:  # unbalanced quotes: judged word by word
-        return command.split()
+    """The words of a command as POSIX sh splits them (quotes removed), in linear time (shlex.split is quadratic on a
+    long word); an unbalanced quote runs to the end."""
+    words: list[str] = []
+    parts: list[str] | None = None
+    i = 0
+    while i < len(command):
+        char = command[i]
+        if char.isspace():
+            if parts is not None:
+                words.append("".join(parts))
+            parts, i = None, i + 1
+            continue
+        parts = [] if parts is None else parts
+        if char == "'":
+            end = command.find("'", i + 1)
+            end = len(command) if end < 0 else end
+            parts.append(command[i + 1:end])
+            i = end + 1
+        elif char == '"':
+            text, i = _double_quoted(command, i)
+            parts.append(text)
+        elif char == "\\":
+            parts.append(command[i + 1:i + 2])
+            i += 2
+        else:
+            plain = _PLAIN.match(command, i)
+            assert plain is not None  # char is none of space, quote, backslash
+            parts.append(plain.group())
+            i = plain.end()
+    return words if parts is None else [*words, "".join(parts)]
 
 
 def _command(tokens: Sequence[str], skip: frozenset[str], where: str, depth: int = 0) -> list[tuple[str, Hit]]:
@@ -97,10 +142,12 @@ def _command(tokens: Sequence[str], skip: frozenset[str], where: str, depth: int
             prefix = False
             if token in skip:
                 continue
-            if hit := token_secret(token, tokens[i - 1] if i else ""):
+            inner = _command(_split(token), skip, f"{where} token {i}:", depth + 1) \
+                if depth < 2 and len(token.split(maxsplit=1)) > 1 else []
+            if inner:
+                found += inner
+            elif hit := token_secret(token, tokens[i - 1] if i else ""):
                 found.append((f"{where} token {i}", hit))
-            elif depth < 2 and len(inner := _split(token)) > 1:
-                found += _command(inner, skip, f"{where} token {i}:", depth + 1)
     return found
 
 
