@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from _pytest import junitxml  # its xml_key: the one way to reach the LogXML object (its logfile, global properties)
 
-from rlcheck import report
+from rlcheck import report, secret_guard
 from rlcheck.verdict import Status, Verdict
 
 BLOCKS = {s.value for s in Status if s.blocks}
@@ -19,7 +19,8 @@ VERDICT_KEYS = ("rlcheck_status", "rlcheck_summary", "rlcheck_node")
 def verdict_properties(verdict: Verdict) -> list[tuple[str, str]]:
     """What a CI tool shows of a verdict: one readable property each, in the order status, summary, node."""
     props = [("rlcheck_status", verdict.status.value), ("rlcheck_summary", verdict.summary)]
-    return [*props, ("rlcheck_node", verdict.node)] if verdict.node else props
+    props = [*props, ("rlcheck_node", verdict.node)] if verdict.node else props
+    return [(name, secret_guard.scrub_text(value)) for name, value in props]  # never a secret in the XML
 
 
 def suite_properties(config: pytest.Config, decision: report.Decision) -> None:
@@ -27,7 +28,7 @@ def suite_properties(config: pytest.Config, decision: report.Decision) -> None:
     xml = config.stash.get(junitxml.xml_key, None)
     if xml is not None:
         xml.add_global_property("rlcheck_decision", "GO" if decision.go else "NO-GO" if decision.judged else "none")
-        xml.add_global_property("rlcheck_decision_line", decision.line)
+        xml.add_global_property("rlcheck_decision_line", secret_guard.scrub_text(decision.line))
 
 
 def _verdicts(case: ET.Element) -> list[dict[str, str]]:
