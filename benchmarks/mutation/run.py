@@ -67,6 +67,15 @@ TARGETS = {
     "scan_engines": ("rlcheck/scan_engines.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py",
                                                  "tests/test_scan_inputs.py"]),
     "catalog": ("rlcheck/catalog.py", ["tests/test_catalog.py", "tests/test_rules_table_catalog.py"]),
+    # the GO / NO-GO gate (results/mutation_gate.json): what skips, what decides, what acts on a node
+    "gating": ("rlcheck/plugin/gating.py", ["tests/test_rules_table_gating.py", "tests/test_plugin.py"]),
+    "junit": ("rlcheck/plugin/junit.py", ["tests/test_plugin_ci.py"]),
+    "k8s_node": ("rlcheck/deploy/k8s_node.py", ["tests/test_k8s.py", "tests/test_k8s_api.py"]),
+    "slurm": ("rlcheck/preflight/slurm.py", ["tests/test_slurm.py"]),
+    "gpu_inventory": ("rlcheck/probes/gpu_inventory.py",
+                      ["tests/test_probe_gpu_inventory.py", "tests/test_fault_matrix.py"]),
+    "report": ("rlcheck/report.py", ["tests/test_rules_table_decision.py", "tests/test_fault_matrix.py",
+                                     "tests/test_history.py", "tests/test_plugin_exit.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
