@@ -92,7 +92,8 @@ def score_any(scorer: Scorer, response: str, labels: tuple[str, ...]) -> float:
 
 def load_scorer(backend: str) -> Scorer:
     if backend == "slime_math":
-        import sympy  # noqa: F401  (same reason as below)
+        import pylatexenc.latex2text  # noqa: F401  (same reason as below; SLIME's grader reads LaTeX with it)
+        import sympy  # noqa: F401
     if backend == "math_verify":
         import math_verify  # noqa: F401  (import now: a broken install fails the process at start, not per request)
 

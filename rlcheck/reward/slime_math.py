@@ -1,110 +1,141 @@
-"""The `slime_math` grading mode: grades as SLIME's built-in `--rm-type math` reward does.
+"""The `slime_math` grading mode: the reward SLIME's built-in `--rm-type math` gives, answer for answer.
 
-Written for rlcheck from the behaviour of SLIME's rm_hub math grader (checked against THUDM/slime
-main, 2026): the answer is the content of the response's LAST `\\boxed{...}` (no box: 0); a boxed
-label is unboxed the same way; the two are equal when their spelling-normalized forms match, or, failing
-that, when sympy finds their difference simplifies to 0 under the same guards (integers and a/b
-fractions must match exactly; at most two unknown letters; no `^{`, `^(` or multi-digit powers, which
-keeps giant powers away from sympy). SLIME turns LaTeX into text with pylatexenc before sympy; rlcheck
-does that step itself for the usual macros (frac, sqrt, pi, cdot, times, infty), so an answer in
-rarer LaTeX that only the sympy step would equate can differ (see the README's mode table).
+Written for rlcheck from the behaviour of SLIME's rm_hub math grader (`grade_answer_verl`, the same at
+v0.2.4 and 624b824), step by step, and proven differentially: benchmarks/reward_grader_corpus grades a
+corpus of several thousand answers with SLIME's own grader, tests/data/reward/slime_grader_corpus.jsonl
+keeps its verdicts and tests/test_reward_slime_corpus.py holds rlcheck to every one of them.
+
+The answer is the content of the response's last `\\boxed{...}`; a boxed label is unboxed the same way.
+Two comparisons, either one suffices: the MATH-dataset spelling normalization (`spelling_form`), then a
+second normalization (`symbolic_form`: units, words, LaTeX to text through pylatexenc, as SLIME does)
+followed by element-wise checks and a sympy difference under SLIME's guards (integers and a/b fractions
+must match exactly; at most two unknown letters; no `^{`, `^(` or multi-digit powers). Where SLIME's
+grader swallows an error and goes on with what it had, so does this code: that is where the two would
+otherwise part ways (`\\frac{5}{10}` is not `\\frac{1}{2}`; `3\\frac{1}{2}` is `7/2`).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
-_SYMPY_UNITS = ("degree", "cm", "centimeter", "meter", "mile", "second", "minute", "hour", "day", "week", "month",
-                "year", "foot", "feet", "inch", "yard")
-_UNITS = [re.compile(rf"{unit}(es)?(s)? *(\^[0-9]+)?") for unit in _SYMPY_UNITS]  # applied in this order
+_UNIT_WORDS = ("degree", "cm", "centimeter", "meter", "mile", "second", "minute", "hour", "day", "week", "month",
+               "year", "foot", "feet", "inch", "yard")
+_UNITS = [re.compile(rf"{unit}(es)?(s)? *(\^[0-9]+)?") for unit in _UNIT_WORDS]  # applied in this order
 _ENCLOSING_TEXT = re.compile(r"^\\text\{(?P<text>.+?)\}$")
-_BAD_POWERS = re.compile(r"\^[0-9]+\^|\^[0-9][0-9]+")
+_BAD_POWERS = (re.compile(r"\^[0-9]+\^"), re.compile(r"\^[0-9][0-9]+"))
 _FRACTION = re.compile(r"^-?[0-9]+.?/0*[1-9][0-9]*.?$")
 _THOUSANDS = re.compile(r"(\d)(,)(\d\d\d)($|\D)")
-_LATEX_SYMBOLS = {"\\pi": "pi", "\\infty": "inf", "\\cdot": "*", "\\times": "*", "\\cup": "U", "\\left": "",
-                  "\\right": "", "\\,": "", "\\!": "", "\\;": "", "\\ ": " "}
+_MIXED_NUMBER = re.compile("([0-9]) +([0-9])")
+_UNICODE_TO_SYMPY = (("√", "sqrt"), ("π", "pi"), ("∞", "inf"), ("∪", "U"), ("·", "*"), ("×", "*"))
+_TUPLE_CHARS = "()[]"
 
 
+# ---- the answer ------------------------------------------------------------------------------------
 def last_box(text: str) -> str | None:
-    """Content of the last `\\boxed{...}` (`\\fbox` only when there is no `\\boxed`); None when absent or open."""
+    """Content of the last `\\boxed{...}`; None when there is no `\\boxed`, it is not spelled `\\boxed{`, or it is open.
+
+    The braces are counted from the `\\boxed` on; a `\\fbox` is never read (SLIME looks for one only in text that
+    has no `\\boxed`, and such text has no answer at all).
+    """
     start = text.rfind("\\boxed")
     if start < 0:
-        start = text.rfind("\\fbox")
-    if start < 0 or not text.startswith("\\boxed{", start):  # SLIME reads only the `\boxed{` spelling
         return None
     depth = 0
-    for i in range(start + len("\\boxed"), len(text)):
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
-        if depth == 0:
-            return text[start + len("\\boxed{"):i]
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                whole = text[start:i + 1]
+                return whole[len("\\boxed{"):-1] if whole.startswith("\\boxed{") else None
     return None
 
 
-def _wrap_one_char(text: str, macro: str) -> str:
-    """`\\sqrt3` -> `\\sqrt{3}`; `\\frac12` -> `\\frac{1}{2}`: the spelling shortcuts SLIME's grader accepts."""
-    head, *parts = text.split(macro)
-    out = [head]
+# ---- first comparison: MATH-dataset spelling ----------------------------------------------------
+class _KeepAsIs(Exception):
+    """A spelling step failed: the whole normalization falls back to the answer as it came in."""
+
+
+def _split_one_char_sqrt(text: str) -> str:
+    head, *parts = text.split("\\sqrt")
     for part in parts:
-        if macro == "\\sqrt":
-            out.append(macro + (part if part.startswith("{") else "{" + part[0] + "}" + part[1:]))
-        elif part.startswith("{"):
-            out.append(macro + part)
+        if not part:
+            raise _KeepAsIs
+        head += "\\sqrt" + (part if part[0] == "{" else "{" + part[0] + "}" + part[1:])
+    return head
+
+
+def _split_one_char_frac(text: str) -> str:
+    """`\\frac12` -> `\\frac{1}{2}`, `\\frac1{7}` -> `\\frac{1}{7}`; a `\\frac` with under two characters after it
+    leaves the whole text as it was."""
+    head, *parts = text.split("\\frac")
+    for part in parts:
+        if not part:
+            raise _KeepAsIs
+        if part[0] == "{":
+            head += "\\frac" + part
         elif len(part) < 2:
-            raise ValueError("a \\frac without two arguments")
+            return text
         elif part[1] == "{":
-            out.append(macro + "{" + part[0] + "}" + part[1:])
+            head += "\\frac{" + part[0] + "}" + part[1:]
         else:
-            out.append(macro + "{" + part[0] + "}{" + part[1] + "}" + part[2:])
-    return "".join(out)
+            head += "\\frac{" + part[0] + "}{" + part[1] + "}" + part[2:]
+    return head
+
+
+def _int_or_raise(text: str) -> int:
+    return int(text)
+
+
+def _slash_to_frac(text: str) -> str:
+    """`3/4` -> `\\frac{3}{4}` when both sides are plain integers written as Python writes them."""
+    parts = text.split("/")
+    if len(parts) != 2:
+        return text
+    try:
+        top, bottom = _int_or_raise(parts[0]), _int_or_raise(parts[1])
+    except ValueError:
+        return text
+    return f"\\frac{{{top}}}{{{bottom}}}" if text == f"{top}/{bottom}" else text
+
+
+def _spelling_steps(text: str) -> str:
+    for old, new in (("\n", ""), ("\\!", ""), ("\\\\", "\\"), ("tfrac", "frac"), ("dfrac", "frac"), ("\\left", ""),
+                     ("\\right", ""), ("^{\\circ}", ""), ("^\\circ", ""), ("\\$", "")):
+        text = text.replace(old, new)
+    if "\\text{ " in text:  # a unit after the number; more than one is not understood
+        head, *rest = text.split("\\text{ ")
+        if len(rest) != 1:
+            raise _KeepAsIs
+        text = head
+    text = text.replace("\\%", "").replace(" .", " 0.").replace("{.", "{0.")
+    if not text:
+        return text
+    text = "0" + text if text[0] == "." else text
+    sides = text.split("=")
+    if len(sides) == 2 and len(sides[0]) <= 2:  # "x = 3" -> "3"
+        text = sides[1]
+    text = _split_one_char_sqrt(text) if "\\sqrt" in text else text
+    text = _split_one_char_frac(text.replace(" ", ""))
+    text = "\\frac{1}{2}" if text == "0.5" else text
+    return _slash_to_frac(text)
 
 
 def spelling_form(answer: str) -> str:
-    """The string both sides are compared as first (SLIME's MATH-style normalization)."""
+    """The string both sides are compared as first (the MATH dataset's normalization, as SLIME applies it)."""
     answer = answer.strip()
+    match = _ENCLOSING_TEXT.search(answer)
+    if match:
+        answer = match.group("text").strip()
     try:
-        match = _ENCLOSING_TEXT.search(answer)
-        text = match.group("text").strip() if match else answer
-        for old, new in (("\n", ""), ("\\!", ""), ("\\\\", "\\"), ("tfrac", "frac"), ("dfrac", "frac"),
-                         ("\\left", ""), ("\\right", ""), ("^{\\circ}", ""), ("^\\circ", ""), ("\\$", "")):
-            text = text.replace(old, new)
-        if "\\text{ " in text:  # a unit after the number
-            head, *rest = text.split("\\text{ ")
-            if len(rest) != 1:
-                raise ValueError("more than one unit")
-            text = head
-        text = text.replace("\\%", "").replace(" .", " 0.").replace("{.", "{0.")
-        if not text:
-            return text
-        text = "0" + text if text.startswith(".") else text
-        sides = text.split("=")
-        if len(sides) == 2 and len(sides[0]) <= 2:  # "x = 3" -> "3"
-            text = sides[1]
-        text = _wrap_one_char(text, "\\sqrt").replace(" ", "")
-        text = _wrap_one_char(text, "\\frac") if "\\frac" in text else text
-        text = "\\frac{1}{2}" if text == "0.5" else text
-        numerator, slash, denominator = text.partition("/")
-        if slash and "/" not in denominator and numerator.lstrip("-").isdigit() and denominator.lstrip("-").isdigit():
-            if text == f"{int(numerator)}/{int(denominator)}":
-                text = f"\\frac{{{int(numerator)}}}{{{int(denominator)}}}"
-        return text
-    except (ValueError, IndexError):  # a spelling it cannot normalize is compared as written
+        return _spelling_steps(answer)
+    except (_KeepAsIs, IndexError):
         return answer
 
 
-def _latex_to_text(expr: str) -> str:
-    for old, new in _LATEX_SYMBOLS.items():
-        expr = expr.replace(old, new)
-    expr = expr.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
-    for _ in range(32):  # innermost first; bounded: nesting deeper than this stays as written
-        new = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r" (\1)/(\2)", expr)
-        new = re.sub(r"\\sqrt\{([^{}]*)\}|\\sqrt(\w)", r"sqrt(\1\2)", new)
-        new = re.sub(r"\\frac(\w)(\w)", r" (\1)/(\2)", new)
-        if new == expr:
-            break
-        expr = new
-    return expr.replace("\\", "").strip()
-
-
+# ---- second comparison: text for sympy ------------------------------------------------------------
 def _strip_thousands(text: str) -> str:
     while True:  # each pass removes every other separator of "1,000,000"
         stripped = _THOUSANDS.sub(r"\1\3\4", text)
@@ -113,12 +144,45 @@ def _strip_thousands(text: str) -> str:
         text = stripped
 
 
-def _is_int_text(text: str) -> bool:
+def _near_int(value: float) -> bool:
     try:
-        value = float(_strip_thousands(text))
-        return abs(value - round(value)) <= 1e-7
-    except (ValueError, OverflowError):  # not a number, or inf/nan
+        return abs(value - int(round(value))) <= 1e-7
+    except (OverflowError, ValueError):  # inf, nan
         return False
+
+
+def _float_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _str_is_int(text: str) -> bool:
+    value = _float_or_none(_strip_thousands(text))
+    return value is not None and _near_int(value)
+
+
+_LATEX_TO_TEXT = None
+
+
+def latex_to_text(expr: str) -> str:
+    """LaTeX to plain text through pylatexenc, the library SLIME's grader uses (its output decides what sympy sees)."""
+    global _LATEX_TO_TEXT
+    if _LATEX_TO_TEXT is None:
+        from pylatexenc import latex2text
+
+        logging.getLogger("pylatexenc").setLevel(logging.ERROR)  # it warns on every \frac without arguments
+        _LATEX_TO_TEXT = latex2text.LatexNodes2Text()
+    return str(_LATEX_TO_TEXT.latex_to_text(expr))
+
+
+def _latex_for_sympy(expr: str) -> str:
+    expr = expr.replace("\\tfrac", "\\frac").replace("\\dfrac", "\\frac").replace("\\frac", " \\frac")
+    expr = latex_to_text(expr)  # a space before \frac: "3\frac{1}{2}" reads "3 1/2", a mixed number
+    for old, new in _UNICODE_TO_SYMPY:
+        expr = expr.replace(old, new)
+    return expr.strip()
 
 
 def symbolic_form(expr: str) -> str:
@@ -131,16 +195,22 @@ def symbolic_form(expr: str) -> str:
     for unit in _UNITS:
         expr = unit.sub("", expr)
     expr = re.sub(r"\^ *\\circ", "", expr)
-    if len(expr) > 1 and expr[0] == "{" and expr[-1] == "}":
+    if expr and expr[0] == "{" and expr[-1] == "}":
         expr = expr[1:-1]
     expr = re.sub(r",\\! *", "", expr)
-    if _is_int_text(expr) and "," not in expr:
-        expr = str(round(float(expr)))
+    value = _float_or_none(expr)
+    if value is not None and _near_int(value):
+        expr = str(int(round(value)))
     if "\\" in expr:
-        expr = _latex_to_text(expr)
-    expr = re.sub(r"([0-9]) +([0-9])", r"\1+\2", re.sub(r"- *", "-", expr))  # "7 3/4" is 7+3/4
+        try:
+            expr = _latex_for_sympy(expr)
+        except Exception:  # noqa: BLE001 - as SLIME's grader: LaTeX it cannot read stays as written
+            pass
+    expr = _MIXED_NUMBER.sub(r"\1+\2", re.sub("- *", "-", expr))  # "7 3/4" is 7+3/4
     expr = expr.replace(" ", "").replace("{", "").replace("}", "").lower()
-    return str(int(float(expr.replace(",", "")))) if _is_int_text(expr) else expr
+    if _str_is_int(expr):
+        expr = str(int(float(expr.replace(",", ""))))
+    return expr
 
 
 def _elements(expr: str) -> list[str]:
@@ -148,26 +218,28 @@ def _elements(expr: str) -> list[str]:
     expr = _strip_thousands(expr)
     if not expr:
         return []
-    if len(expr) > 2 and expr[0] in "()[]" and expr[-1] in "()[]" and not any(c in expr[1:-1] for c in "()[]"):
+    if len(expr) > 2 and expr[0] in _TUPLE_CHARS and expr[-1] in _TUPLE_CHARS and not any(
+            c in expr[1:-1] for c in _TUPLE_CHARS):
         return [part.strip() for part in expr[1:-1].split(",")]
     return [expr]
 
 
 def _sympy_allowed(expr: str) -> bool:
     letters = {c for c in expr.replace("sqrt", "").replace("frac", "") if c.isalpha()}
-    return len(letters) <= 2 and "^{" not in expr and "^(" not in expr and not _BAD_POWERS.search(expr)
+    return (len(letters) <= 2 and "^{" not in expr and "^(" not in expr
+            and not any(bad.search(expr) for bad in _BAD_POWERS))
 
 
 def _sympy_equal(truth: str, given: str) -> bool:
     expr = f"({truth})-({given})"
     if not _sympy_allowed(expr):
         return False
-    import sympy
-    from sympy.parsing import sympy_parser
-
-    names = {k: v for k, v in vars(sympy).items() if not k.startswith("_")}  # sympy names, no builtins
-    transformations = (*sympy_parser.standard_transformations, sympy_parser.implicit_multiplication_application)
     try:
+        import sympy
+        from sympy.parsing import sympy_parser
+
+        names = {k: v for k, v in vars(sympy).items() if not k.startswith("_")}  # sympy names, no builtins
+        transformations = (*sympy_parser.standard_transformations, sympy_parser.implicit_multiplication_application)
         parsed = sympy_parser.parse_expr(expr.replace("^", "**"), local_dict={},
                                          global_dict={"__builtins__": {}, **names}, transformations=transformations)
         return bool(sympy.simplify(parsed) == 0)
@@ -178,7 +250,7 @@ def _sympy_equal(truth: str, given: str) -> bool:
 def _element_equal(truth: str, given: str) -> bool:
     if _FRACTION.search(truth) and _FRACTION.search(given):  # unreduced fractions do not count
         return truth == given
-    if _is_int_text(truth) != _is_int_text(given):  # an integer answer must match exactly
+    if _str_is_int(truth) != _str_is_int(given):  # an integer answer must match exactly
         return False
     return _sympy_equal(truth, given)
 
@@ -199,6 +271,8 @@ def symbolic_equal(given: str, truth: str) -> bool:
 
 def score_slime_math(response: str, label: str) -> float:
     """1.0 when the response's last \\boxed{} equals the label as SLIME's math grader decides, else 0.0."""
+    if not label:
+        return 0.0
     truth = last_box(label) if "\\boxed" in label else label
     given = last_box(response)
     if truth is None or given is None:
