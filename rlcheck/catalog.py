@@ -19,14 +19,24 @@ from rlcheck import scan_engines
 from rlcheck.data_types import check_fields
 
 DATA_DIR = Path(__file__).parent / "data" / "failures"
-LAYERS = ("image", "recipe", "cluster", "ray", "sglang", "megatron", "slime", "kernel", "reward")
+LAYERS = ("image", "recipe", "cluster", "ray", "sglang", "megatron", "slime", "kernel", "reward", "any")
+FAMILIES = ("nccl", "cuda", "oom", "abi", "transport", "compiler", "ray", "sglang", "megatron", "conversion",
+            "slime", "reward", "image", "recipe", "cluster", "kernel", "uncatalogued")
+"""Root-cause families an entry belongs to (`family`, default: its layer where that is a family)."""
+ROLES = ("cause", "consequence", "fallback")
+"""cause: names why a run stopped; consequence: a line that follows a cause (an actor death, a wrapper, a
+retry): an incident is named by its first cause; fallback: the uncatalogued entry, named only on a line no
+other entry names."""
+FALLBACK_ID = "uncatalogued"
+_SITE = re.compile(r"[\w.-]+/[\w.-]+@[0-9a-f]{7,40} [\w./-]+::[\w.:~<>-]+")
 SEVERITIES = ("crash", "hang", "silent", "degraded")
 _ID = re.compile(r"[a-z0-9][a-z0-9.-]*[a-z0-9]")
 _TEST_ID = re.compile(r"(checks|reproducers|kernels|testcases|tests)/[\w/]+\.py::test_\w+")
 ENTRY_FIELDS = {
     "id": "str", "layer": "str", "severity": "str", "title": "str", "signatures": "list[str]",
     "examples": "list[str]", "near_misses": "list[str]", "cause": "str", "remedy": "str", "upstream": "list[str]",
-    "affected": "list[table]", "reproducer": "str", "only_when": "str",
+    "affected": "list[table]", "reproducer": "str", "only_when": "str", "family": "str", "role": "str",
+    "raise_sites": "list[str]",
 }
 REQUIRED = ("id", "layer", "severity", "title", "signatures", "examples", "near_misses", "cause", "remedy")
 AFFECTED_FIELDS = {"package": "str", "specifier": "str"}
@@ -86,6 +96,12 @@ class KnownFailure:
     only_when: str = ""
     """A job trait (TRAITS): on a job known to lack it, the watcher lets the next matching entry name the line
     (a NaN in the grad norm is the sparse-MLA kernel bug only where sparse attention runs). '' = always."""
+    family: str = ""
+    """Root-cause family (FAMILIES); '' = the layer's own family."""
+    role: str = "cause"
+    """ROLES: cause, consequence (named only when no cause line is in its incident) or fallback."""
+    raise_sites: tuple[str, ...] = ()
+    """Where upstream raises or logs the message: 'owner/repo@commit path::function'."""
 
     def __post_init__(self) -> None:
         if not _ID.fullmatch(self.id):
@@ -103,9 +119,23 @@ class KnownFailure:
             raise ValueError(f"reproducer={self.reproducer!r}: a test id such as "
                              "'reproducers/test_repro_x.py::test_repro_x' (the preflight check that guards an entry "
                              "is the check registry's to say)")
+        if self.family and self.family not in FAMILIES:
+            raise ValueError(f"family={self.family!r}: one of {', '.join(FAMILIES)} (or leave it out)")
+        if self.role not in ROLES:
+            raise ValueError(f"role={self.role!r}: one of {', '.join(ROLES)}")
+        if (self.role == "fallback") != (self.id == FALLBACK_ID):
+            raise ValueError(f"role={self.role!r}: 'fallback' is the {FALLBACK_ID} entry's alone")
+        for site in self.raise_sites:
+            if not _SITE.fullmatch(site):
+                raise ValueError(f"raise_sites entry {site!r}: 'owner/repo@<commit, 7-40 hex> path::function'")
         if self.only_when and self.only_when not in TRAITS:
             raise ValueError(f"only_when={self.only_when!r}: one of {', '.join(TRAITS)} (or leave it out)")
         _check_signatures(self.signatures, self.examples, self.near_misses)
+
+    @property
+    def family_name(self) -> str:
+        """The entry's family: its own, else its layer's."""
+        return self.family or (self.layer if self.layer in FAMILIES else "cluster")
 
     @property
     def patterns(self) -> tuple[re.Pattern[str], ...]:
@@ -166,6 +196,7 @@ def _entry(raw: object, path: Path) -> KnownFailure:
             "examples": tuple(raw.get("examples", ())),
             "near_misses": tuple(raw.get("near_misses", ())),
             "upstream": tuple(raw.get("upstream", ())),
+            "raise_sites": tuple(raw.get("raise_sites", ())),
             "affected": tuple(Affected(**a) for a in raw.get("affected", ())),
             "source": path.name,
         })

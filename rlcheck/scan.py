@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
-from rlcheck.catalog import KnownFailure, load_catalog
+from rlcheck.catalog import FALLBACK_ID, KnownFailure, load_catalog
 from rlcheck.scan_engines import ENGINES, OVERLAP_BYTES, make_finder
 from rlcheck.scan_input import READ_ERRORS, Unreadable, decompressed, expand, open_input
 
@@ -89,7 +89,10 @@ class Matcher:
         key = frozenset(found)
         ids = self._named.get(key)
         if ids is None:  # a handful of distinct sets in any log: name and order each once
-            ids = self._named[key] = sorted({self._ids[i] for i in found}, key=self._order.__getitem__)
+            named = sorted({self._ids[i] for i in found}, key=self._order.__getitem__)
+            if len(named) > 1 and FALLBACK_ID in named:  # uncatalogued only where nothing else names the line
+                named.remove(FALLBACK_ID)
+            ids = self._named[key] = named
         return ids
 
     def match_line(self, line: str) -> list[str]:
