@@ -11,8 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Floors, lowest first: a module may import its own floor and the floors below it, never one above.
 FLOORS = (
     ("rlcheck.verdict", "rlcheck.hardware", "rlcheck.catalog", "rlcheck.scan", "rlcheck.scan_engines",
-     "rlcheck.scan_input", "rlcheck.scan_output", "rlcheck.data_types", "rlcheck.secret_guard", "rlcheck.process",
-     "rlcheck.fixes"),
+     "rlcheck.scan_input", "rlcheck.scan_output", "rlcheck.data_types", "rlcheck.facts", "rlcheck.secret_guard",
+     "rlcheck.process", "rlcheck.fixes"),
     ("rlcheck.cluster", "rlcheck.recipes", "rlcheck.report", "rlcheck.field_corpus", "rlcheck.history",
      "rlcheck.history_band"),
     ("rlcheck.probes", "rlcheck.reward", "rlcheck.fixes.tms_preload", "rlcheck.framework"),

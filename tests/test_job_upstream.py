@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rlcheck.facts import Need
 from rlcheck.hardware import get_profile
 from rlcheck.job import capture, to_recipe
 from rlcheck.job.inputs import inputs_for_job
@@ -117,7 +118,7 @@ def test_job_model_without_rotary_base_is_unknown_naming_it():
     argv = [t for i, t in enumerate(GLM5.argv) if "--rotary-base" not in (t, GLM5.argv[i - 1] if i else "")]
     reading = to_recipe.read(Job.from_dict({**GLM5.to_dict(), "argv": argv}, "job.json"))
     assert reading.recipe.model.name == "unknown"
-    assert "--rotary-base (not given) (GLM-5: 1000000)" in reading.missing["recipe_stage_memory"]
+    assert "--rotary-base (not given) (GLM-5: 1000000)" in reading.missing[Need.MODEL]
 
 
 FAKE_HF = "hf_" + "rlcheckMadeUpTokenShape" + "0" * 10

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from rlcheck.facts import Need
 from rlcheck.framework.detect import FRAMEWORKS
 from rlcheck.job.job import Job
 from rlcheck.probes.inline_secrets import secret_name
@@ -17,11 +18,6 @@ from rlcheck.probes.memory_activations import recompute_of
 from rlcheck.recipes.models import GQA, MLA, MODELS, ModelArch, MoE
 from rlcheck.recipes.recipe import RM_TYPES, Optimizer, Parallelism, Placement, Recipe, Reward, Rollout
 
-MODEL_CHECKS = ("recipe_stage_memory", "recipe_kv_pool", "recipe_pp_split")
-"""Checks that need the whole architecture (parameter count, attention shape), not only the argv."""
-BATCH_CHECKS = ("recipe_batch",)
-ALL_RECIPE_CHECKS = ("recipe_batch", "recipe_layout", "recipe_engines", "recipe_log_levels",
-                     "recipe_cuda_device_max_connections", "recipe_sglang_flags", *MODEL_CHECKS)
 _DIMS = ("--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads")
 
 
@@ -30,8 +26,8 @@ class Reading:
     """A Job read as a Recipe."""
 
     recipe: Recipe
-    missing: Mapping[str, str]
-    """check id -> the fact the argv does not give; those checks are UNKNOWN with it."""
+    missing: Mapping[Need, str]
+    """fact -> why the argv does not give it; the registry makes the checks that need it UNKNOWN with it."""
 
 
 class Flags:
@@ -180,9 +176,5 @@ def read(job: Job) -> Reading:
     recipe = recipe.replace(extra_args=train_args(job.argv, recipe))
     recompute_of(recipe)  # ValueError names a --recompute-* value SLIME's parser refuses
     flags.int("--rollout-max-prompt-len")
-    # The PP-split rule is about GLM-5's DSA layers: an unknown model without a glm5 --spec is not one.
-    dsa = any("glm5" in token for token in job.argv)
-    model_checks = MODEL_CHECKS if dsa else tuple(c for c in MODEL_CHECKS if c != "recipe_pp_split")
-    missing = {c: model_missing for c in model_checks if model_missing}
-    missing.update({c: batch_missing for c in BATCH_CHECKS if batch_missing})
+    missing = {need: why for need, why in ((Need.MODEL, model_missing), (Need.BATCH, batch_missing)) if why}
     return Reading(recipe=recipe, missing=missing)

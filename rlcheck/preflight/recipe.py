@@ -26,7 +26,9 @@ from rlcheck.probes.hf_config import collect_hf_config, evaluate_hf_config
 from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
 
-RECIPE_AND_PROFILE = frozenset({Need.RECIPE, Need.PROFILE})
+RECIPE_AND_PROFILE = frozenset({Need.LAUNCH, Need.RECIPE, Need.PROFILE})
+MODEL_AND_PROFILE = RECIPE_AND_PROFILE | {Need.MODEL}
+LAUNCH = frozenset({Need.LAUNCH})
 
 
 def evaluate_fits(obs: None, inputs: Inputs) -> Verdict:
@@ -76,10 +78,10 @@ def evaluate_shape(obs: None, inputs: Inputs) -> Verdict:
 CHECKS = (
     Check(id="recipe_fits_hardware", guards=("deepep-gb300-megatron",), needs=RECIPE_AND_PROFILE,
           judges="the recipe has a shape for `--hardware`", judge=evaluate_fits),
-    Check(id="recipe_job_shape", guards=("placement-group-oversubscribed",), needs=RECIPE_AND_PROFILE,
+    Check(id="recipe_job_shape", guards=("placement-group-oversubscribed",), needs=LAUNCH | {Need.PROFILE},
           judges="GPUs per node the launch states (`ray start --num-gpus`, RayJob worker groups) against the profile",
           judge=evaluate_shape),
-    Check(id="recipe_batch", guards=("batch-size-mismatch",),
+    Check(id="recipe_batch", guards=("batch-size-mismatch",), needs=frozenset({Need.LAUNCH, Need.RECIPE, Need.BATCH}),
           judges="rollout_batch_size x n_samples = global_batch x steps; global batch divides by micro batch x DP",
           judge=lambda obs, i: recipe_rules.evaluate_batch(i.recipe)),
     Check(id="recipe_layout", guards=("parallel-layout-mismatch",),
@@ -95,6 +97,7 @@ CHECKS = (
           needs=RECIPE_AND_PROFILE, judges="TP or CP > 1 below sm_100 has `CUDA_DEVICE_MAX_CONNECTIONS=1`",
           judge=lambda obs, i: recipe_rules.evaluate_connections(i.recipe, i.profile)),
     Check(id="recipe_pp_split", guards=("pp-split-skip-layer",),
+          needs=frozenset({Need.LAUNCH, Need.RECIPE, Need.MODEL}),
           judges="every GLM-5.2 pipeline stage starts on a computing DSA layer",
           judge=lambda obs, i: recipe_rules.evaluate_pp_split(i.recipe)),
     Check(id="recipe_sglang_flags", guards=("sglang-dead-flag",),
@@ -110,11 +113,11 @@ CHECKS = (
                  "the job's own, else the recipe's; SLIME v0.2.4 by default): types, choices, unknown or dropped "
                  "options, abbreviations, options twice",
           collect=lambda i: i.judged_framework(), light_collect=True, judge=evaluate_framework_args),
-    Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=RECIPE_AND_PROFILE,
+    Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=MODEL_AND_PROFILE,
           judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer, "
                  "Megatron's activation formula for the recompute setting, fp32 logits) against 0.94 of HBM",
           judge=lambda obs, i: memory.evaluate_stage_memory(i.recipe, i.profile)),
-    Check(id="recipe_kv_pool", guards=("kv-pool-truncation",), needs=RECIPE_AND_PROFILE,
+    Check(id="recipe_kv_pool", guards=("kv-pool-truncation",), needs=MODEL_AND_PROFILE,
           judges="SGLang's KV pool (its own arithmetic: fraction x free before loading - weights, in pages) against "
                  "rollout context x concurrency; NSA fp8 over-allocation",
           judge=lambda obs, i: memory_kv.evaluate_kv_pool(i.recipe, i.profile)),
@@ -152,7 +155,7 @@ CHECKS = (
     Check(id="recipe_proxy_env", guards=("rollout-engines-unreachable",),
           judges="an http(s) proxy in the job env has a no_proxy that exempts hosts (httpx ignores CIDR entries)",
           judge=lambda obs, i: proxy_env.evaluate_proxy_env(i.launch_env(), i.recipe.id)),
-    Check(id="recipe_argv_intact", guards=("ray-argv-loss", "model-args-glob"),
+    Check(id="recipe_argv_intact", guards=("ray-argv-loss", "model-args-glob"), needs=LAUNCH,
           judges="the trainer gets the argv the launch meant after Ray's `/bin/sh -c`; no bare glob tokens",
           judge=lambda obs, i: argv_shell.evaluate_argv_intact(*_meant_and_got(i))),
     Check(id="recipe_checkpoint_save", guards=("checkpoint-save-failed",),
@@ -161,7 +164,7 @@ CHECKS = (
                  "else the judged SLIME release",
           collect=lambda i: checkpoint_save.collect_save(i.judged_framework()), light_collect=True,
           judge=lambda obs, i: checkpoint_save.evaluate_checkpoint_save(obs, i.launch_argv(), i.recipe.id)),
-    Check(id="recipe_no_inline_secrets", guards=(),
+    Check(id="recipe_no_inline_secrets", guards=(), needs=LAUNCH,
           judges="no secret value in the trainer argv, the entrypoint's `VAR=value`/`env VAR=value` prefixes, runtime "
                  "env vars or a reused `--job-env` secret, by name (…_TOKEN…, …_API_KEY…, …SECRET…, …PASSWORD…, …_PAT, "
                  "`--wandb-key`) or by shape (hf_…, ghp_…, sk-…, AKIA…, JWT, `scheme://user:pass@`); never printed",

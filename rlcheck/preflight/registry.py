@@ -9,12 +9,12 @@ what it needs, a collector (the only code that touches the machine) and a pure j
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rlcheck.cluster.fanout_result import FanoutResult
+from rlcheck.facts import Need
 from rlcheck.framework.detect import Installed, collect_installed
 from rlcheck.hardware import HardwareProfile
 from rlcheck.job.job import Job, judged_framework
@@ -22,23 +22,7 @@ from rlcheck.recipes.recipe import Recipe
 from rlcheck.verdict import Status, Verdict
 
 AREAS = ("image", "recipe", "cluster", "gpu")
-JOB_CHECKS = frozenset({"recipe_argv_intact", "recipe_no_inline_secrets", "recipe_job_shape"})
-"""Checks that judge a job's argv and env as launched, so they run even when no recipe can be read from it."""
 _ID = re.compile(r"(image|recipe|cluster|gpu)_[a-z0-9_]+")
-
-
-class Need(enum.StrEnum):
-    RECIPE = "recipe"
-    """The typed recipe (--recipe on --hardware, or a user's job)."""
-    PROFILE = "profile"
-    """A hardware profile (--hardware); without one the judge decides (usually SKIP naming it)."""
-    CLUSTER = "cluster"
-    """The per-node fan-out over the Ray under check."""
-    GPU = "gpu"
-    """CUDA GPUs on this machine."""
-    NODE = "node"
-    """This machine as a GPU node: its driver, PCI bus and GPU list, read also when it shows none (never skipped
-    for a missing GPU: that is what it judges)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -55,8 +39,8 @@ class Inputs:
     """Catalogue id -> the checks that guard it (the registry's own index, for checks that cite it)."""
     job: Job | None = None
     """The launch under check (--job); None: the built-in recipe, judged as rlcheck would launch it."""
-    missing: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    """check id -> the fact the job does not give ('*': every check); such a check is UNKNOWN naming it."""
+    missing: Mapping[Need, str] = dataclasses.field(default_factory=dict)
+    """fact -> why the job does not give it; a check that needs it is UNKNOWN naming both."""
     framework: Installed | None = None
     """The SLIME/Miles version judged (--framework, else detected here); None: each check detects it itself."""
     declared: bool = False
@@ -96,7 +80,8 @@ class Check:
     """Pure: (observation, inputs) -> Verdict, or one Verdict per node."""
     collect: Callable[[Inputs], Any] = _no_observation
     """Reads the machine (files, packages, subprocesses, GPUs, Ray); None for checks of the recipe alone."""
-    needs: frozenset[Need] = frozenset({Need.RECIPE})
+    needs: frozenset[Need] = frozenset({Need.LAUNCH, Need.RECIPE})
+    """The facts it judges; a missing one makes it UNKNOWN before it runs (registry-wide, no list elsewhere)."""
     light_collect: bool = False
     """The collector only looks up what is importable (no subprocess, GPU or network): dry runs run it too."""
     gpu_count: int = 0
@@ -133,10 +118,9 @@ class Check:
 
     def run(self, inputs: Inputs, observation: Any = None) -> list[Verdict]:
         """Judge (collecting first unless an observation is given) and stamp this check's id on every verdict."""
-        # '*' (no usable recipe in the job) spares the checks that judge the job's own argv and env.
-        spared = inputs.job is not None and self.id in JOB_CHECKS
-        why = inputs.missing.get(self.id) or (inputs.missing.get("*") if self.area == "recipe" and not spared else None)
-        if why:
+        lacking = [need for need in Need if need in self.needs and need in inputs.missing]
+        if lacking:
+            why = "; ".join(f"the {need.value} is not known: {inputs.missing[need]}" for need in lacking)
             return [Verdict(check_id=self.id, status=Status.UNKNOWN, summary=f"cannot judge the job: {why}")]
         obs = self.collect(inputs) if observation is None else observation
         out = self.judge(obs, inputs)

@@ -64,7 +64,8 @@ def _drain(proc: subprocess.Popen[str]) -> tuple[str, str]:
         for pipe in (proc.stdout, proc.stderr):
             if pipe is not None:
                 pipe.close()
-        note = f"\n(rlcheck stopped reading: a process outside the killed group kept the output open past {DRAIN_S:g} s)"
+        note = (f"\n(rlcheck stopped reading: a process outside the killed group kept the output open past "
+                f"{DRAIN_S:g} s)")
         return _text(exc.output), _text(exc.stderr) + note
 
 
