@@ -13,6 +13,7 @@ from typing import Any
 from rlcheck import secret_guard
 from rlcheck.cluster import launch
 from rlcheck.framework.detect import FRAMEWORKS, Installed, with_job
+from rlcheck.probes import inline_secrets
 from rlcheck.probes.inline_secrets import REDACTED, find_inline_secrets, redact_entrypoint, redacted_places
 from rlcheck.probes.inline_secrets import redact as redact_argv
 from rlcheck.recipes.recipe import Recipe
@@ -74,7 +75,7 @@ class Job:
     def secret_places(self) -> list[str]:
         """Where this Job carries secrets: what capture recorded, and what the finder sees in it now."""
         found = find_inline_secrets(self.argv, self.env_dict(), self.entrypoint, self.intended_argv)
-        return list(dict.fromkeys([*self.inline_secrets, *found]))
+        return inline_secrets.unique_places([*found, *self.inline_secrets])
 
     def to_dict(self, *, redact: bool = True) -> dict[str, Any]:
         """JSON-ready; unless redact=False every secret (by name, by shape, a --job-env value) is hidden: in the env,

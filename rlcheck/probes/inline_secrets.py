@@ -20,7 +20,7 @@ from rlcheck.secret_guard import secret_shape as value_shape
 from rlcheck.verdict import Status, Verdict
 
 __all__ = ["REDACTED", "evaluate_inline_secrets", "evaluate_launch", "find_inline_secrets", "known_places",
-           "redact", "redact_entrypoint", "redacted_places", "secret_name", "value_shape"]
+           "redact", "redact_entrypoint", "redacted_places", "secret_name", "unique_places", "value_shape"]
 
 REMEDY = ("Keep the value out of the launch: put it in a Kubernetes secret or the workers' own environment and "
           "list only its name; then rotate it, since Ray has already recorded it in the job's metadata")
@@ -184,7 +184,7 @@ def known_places(argv: Sequence[str], env: Mapping[str, str], entrypoint: str, k
     return found
 
 
-def _unique_places(found: Sequence[str]) -> list[str]:
+def unique_places(found: Sequence[str]) -> list[str]:
     """One finding per place (the first rule that found it)."""
     first: dict[str, str] = {}
     for finding in found:
@@ -195,7 +195,8 @@ def _unique_places(found: Sequence[str]) -> list[str]:
 def evaluate_inline_secrets(argv: Sequence[str], env: Mapping[str, str], recorded: Sequence[str] = (), *,
                             entrypoint: str = "", intended: Sequence[str] = ()) -> Verdict:
     """recorded: what was found before the Job was written with its secrets redacted (and --job-env values reused)."""
-    found = _unique_places([*recorded, *find_inline_secrets(argv, env, entrypoint, intended)])
+    # What the rules see now first (`--wandb-key, by name` says more than `the value of --job-env ...`).
+    found = unique_places([*find_inline_secrets(argv, env, entrypoint, intended), *recorded])
     if not found:
         return Verdict(status=Status.PASS, summary=f"no secret in {len(argv)} argv token(s), {len(env)} runtime env "
                                                    f"var(s) or the entrypoint's prefixes")
