@@ -93,7 +93,7 @@ def test_reward_fault_sigterm_with_80_in_flight_gives_no_500(tmp_path: Path) -> 
     assert server.stopped is not None and server.stopped.by_sigterm, server.log_tail()
     assert 500 not in statuses, statuses
     assert set(statuses) <= {200, 503, "ClientConnectorError", "ServerDisconnectedError"}, statuses
-    assert statuses.count(200) >= 1 and statuses.count(503) >= 1, statuses  # it served, then said it could not
+    assert statuses.count(503) >= 1, statuses  # what it could not score within the shutdown grace: 503
     assert "Traceback" not in server.log_path.read_text()
 
 

@@ -4,11 +4,18 @@ Error policy, in one place:
 - a body that is not {prompt, response, label} of the right types: 422 with what is wrong;
 - a body over max_body_bytes: 413; a body not complete within read_timeout_s: 408; a client gone
   mid-body: logged (one line) and counted as 499, nothing to reply to;
-- a label that cannot be graded (null, bool, object, empty list), a scoring that times out or fails:
-  200 with the fallback reward, counted by reason in /metrics (also as a recent share and a per-minute
-  count) and logged with the request id (X-Request-ID; X-Reward-Status says ok, timeout or error);
-- more than max_queued scorings waiting, none free within max_queue_wait_s, or shutting down: 503 with
-  Retry-After (SLIME retries it).
+- a label that cannot be graded (null, bool, object, empty list), a scoring that used up its CPU budget
+  or failed: 200 with the fallback reward, counted by reason in /metrics (also as a recent share and a
+  per-minute count) and logged with the request id (X-Request-ID; X-Reward-Status says ok, timeout or
+  error). Nothing else ever gets the fallback: how busy the host is never changes a reward;
+- a scoring not done within the request's wait (reply_mode retry: scorer_wall_timeout_s; wait:
+  wait_reply_s): 503 + Retry-After, and the scoring goes on; a retry of the same body gets its result
+  (results.py);
+- more than max_queued scorings waiting, none free within max_queue_wait_s, a scoring with no progress
+  within the safety bound, or shutting down: 503 with Retry-After (SLIME retries it).
+After SIGTERM every request is answered: its reward when its scoring ends within shutdown_grace_s, else
+503 + Retry-After; those replies close their connection, and requests that arrive while it drains get
+the same (server.py keeps accepting until nothing is in flight).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.requests import Request
@@ -30,6 +38,7 @@ from rlcheck.reward.config import ServiceConfig
 from rlcheck.reward.metrics import CONTENT_TYPE, ServiceMetrics
 from rlcheck.reward.payload import PayloadError, ScorePayload, parse_payload, read_body
 from rlcheck.reward.pool import Outcome, ScorerPool
+from rlcheck.reward.results import ScoringResults, content_key
 from rlcheck.reward.scorers import HEALTH_PAIRS
 
 log = logging.getLogger("rlcheck.reward")
@@ -44,7 +53,11 @@ class RewardService:
                                timeout_s=config.scorer_timeout_s, demote_after_cpu_s=config.demote_after_cpu_s,
                                max_queue_wait_s=config.max_queue_wait_s,
                                max_memory_bytes=config.worker_max_memory_bytes,
-                               wall_timeout_s=config.scorer_wall_timeout_s, max_queued=config.max_queued)
+                               wall_timeout_s=config.scoring_max_wall_s, max_queued=config.max_queued)
+        self.results = ScoringResults(ttl_s=config.results_ttl_s)
+        self._stop_waiting = asyncio.Event()  # set shutdown_grace_s after SIGTERM: waiting requests get 503
+        self.closing = False
+        self._last_request = 0.0
         # /health scores through processes of its own: the same code path, never behind a queue of requests,
         # and one per known pair so that both are scored at once.
         self.health_pool = ScorerPool(backend=config.backend, size=len(HEALTH_PAIRS[config.backend]), max_slow=0,
@@ -60,14 +73,27 @@ class RewardService:
                  self.config.fallback_reward, self.config.keep_alive_s)
 
     def begin_shutdown(self) -> None:
-        """Called once SIGTERM arrived, before uvicorn waits for requests: waiting ones get 503 now."""
+        """Called once SIGTERM arrived, before uvicorn waits for requests: every request in flight is answered
+        within shutdown_grace_s (its reward, or 503 + Retry-After)."""
         state = self.pool.state()
-        log.info("rlcheck-reward: shutting down: %d scorings waiting get 503, %d running finish",
-                 state.queued, state.busy + state.slow)
+        log.info("rlcheck-reward: shutting down: %d requests in flight get their reward within %g s or 503; "
+                 "%d scorings waiting for a process get 503 now", self.metrics.in_flight,
+                 self.config.shutdown_grace_s, state.queued)
+        self.closing = True
+        self._last_request = time.monotonic()  # the quiet period counts from SIGTERM at the earliest
+        asyncio.get_running_loop().call_later(self.config.shutdown_grace_s, self._stop_waiting.set)
         self.pool.begin_close()
 
+    async def drained(self, quiet_s: float = 1.0, max_s: float = 30.0) -> None:
+        """Return once no request is in flight and none has arrived for quiet_s (at most max_s)."""
+        deadline = time.monotonic() + max_s
+        while time.monotonic() < deadline:
+            if self.metrics.in_flight == 0 and time.monotonic() - self._last_request >= quiet_s:
+                return
+            await asyncio.sleep(0.05)
+
     async def stop(self) -> None:
-        await self.pool.close(drain_s=self.config.scorer_wall_timeout_s + 1)
+        await self.pool.close(drain_s=self.config.shutdown_grace_s + 1)
         await self.health_pool.close(drain_s=1.0)
 
     async def score(self, request: Request) -> Response:
@@ -76,6 +102,7 @@ class RewardService:
         if not _REQUEST_ID.fullmatch(request_id):  # a client's id is kept only if it is safe to log
             request_id = uuid.uuid4().hex[:16]
         self.metrics.in_flight += 1
+        self._last_request = time.monotonic()
         try:
             response = await self._score(request, request_id)
         finally:
@@ -93,13 +120,20 @@ class RewardService:
             if exc.status != 422:  # the rest of a body that was cut short must not be read as a next request
                 headers["Connection"] = "close"
             return JSONResponse({"detail": exc.message}, status_code=exc.status, headers=headers)
+        if self.closing:  # the client must not send its retry down a connection that is about to close
+            headers["Connection"] = "close"
         if payload.label_problem:
-            outcome = Outcome(status="error", value=None, detail=payload.label_problem)
+            outcome: Outcome | None = Outcome(status="error", value=None, detail=payload.label_problem)
         else:
-            outcome = await self.pool.score(payload.response, payload.labels)
-        if outcome.status == "unavailable":
-            log.error("rlcheck-reward: unavailable request_id=%s: %s -> 503", request_id, outcome.detail)
-            return JSONResponse({"detail": outcome.detail}, status_code=503, headers={**headers, "Retry-After": "1"})
+            outcome = await self._scoring(payload)
+        if outcome is None or outcome.status in ("unavailable", "starved"):
+            detail = outcome.detail if outcome else (
+                "scoring still running; the retry of this request gets its reward" if not self.closing
+                else "shutting down; the retry of this request gets its reward from another replica")
+            self.metrics.unavailable.inc(outcome.status if outcome else "pending")
+            log.log(logging.ERROR if outcome else logging.INFO, "rlcheck-reward: request_id=%s: %s -> 503",
+                    request_id, detail)
+            return JSONResponse({"detail": detail}, status_code=503, headers={**headers, "Retry-After": "2"})
         if outcome.status == "ok" and outcome.value is not None:
             value = outcome.value
             self.metrics.reward_replied(None)
@@ -109,10 +143,23 @@ class RewardService:
         body = json.dumps(value if self.config.reward_key is None else {self.config.reward_key: value})
         return Response(body, media_type="application/json", headers={**headers, "X-Reward-Status": outcome.status})
 
+    async def _scoring(self, payload: ScorePayload) -> Outcome | None:
+        """The scoring's outcome, or None when it did not end within this request's wait (it goes on)."""
+        key = content_key(payload.response, payload.labels)
+        future = self.results.scoring(key, lambda: self.pool.score(payload.response, payload.labels))
+        if not future.done():
+            stop = asyncio.ensure_future(self._stop_waiting.wait())
+            waiters: set[asyncio.Future[Any]] = {future, stop}
+            try:
+                await asyncio.wait(waiters, timeout=self.config.reply_wait_s,
+                                   return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stop.cancel()
+        return future.result() if future.done() else None
+
     def _fallback(self, request_id: str, payload: ScorePayload, outcome: Outcome) -> float:
         (self.metrics.timeouts if outcome.status == "timeout" else self.metrics.errors).inc()
-        reason = ("label" if payload.label_problem else "starved" if outcome.detail.startswith("starved")
-                  else outcome.status)
+        reason = "label" if payload.label_problem else outcome.status
         self.metrics.reward_replied(reason)
         action = "killed" if outcome.status == "timeout" else "retired"
         if payload.label_problem:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BACKENDS = ("slime_math", "math_verify", "boxed")
+REPLY_MODES = ("retry", "wait")
 
 # SLIME's remote_rm keeps idle connections for aiohttp's default 15 s; common L7 proxies use 60 s.
 # A server keep-alive longer than both means the client side always closes an idle connection first,
@@ -66,16 +67,29 @@ class ServiceConfig:
     workers: int = 2
     """Scorer processes at full CPU priority (the HTTP front is one asyncio process)."""
     max_slow_workers: int = 16
-    """Extra processes allowed to finish (or time out) slow scorings at idle CPU priority."""
+    """Extra processes that finish slow scorings (at normal priority) while fresh ones take their slots."""
     max_body_bytes: int = 4 * 1024 * 1024
     """Larger bodies get 413. 4 MiB holds a 128k-token answer even with every character \\u-escaped."""
     scorer_timeout_s: float = 2.0
-    """CPU seconds one scoring may use; past it the process is killed and the fallback is returned."""
+    """CPU seconds one scoring may use; past it the process is killed and the fallback is returned (the only
+    case that gets the fallback)."""
     scorer_wall_timeout_s: float = 6.0
-    """Wall-clock bound on one scoring whatever CPU it got (a starved host still gets a reply in time)."""
+    """reply_mode retry: a request whose scoring has not ended within this many seconds is answered 503 +
+    Retry-After; the scoring goes on and SLIME's retry of the same body gets its reward."""
+    reply_mode: str = "retry"
+    """`retry`: past scorer_wall_timeout_s, 503 + Retry-After (SLIME retries, 10 attempts). `wait`: the
+    request waits for its scoring up to wait_reply_s (for clients that never retry, such as Miles)."""
+    wait_reply_s: float = 240.0
+    """reply_mode wait: how long a request waits for its scoring; keep it under the client's timeout
+    (Miles: aiohttp's default 300 s)."""
+    scoring_max_wall_s: float = 600.0
+    """Safety bound on one scoring that makes no progress at all (a stopped process, a host that gives it
+    nothing for minutes): it is killed and the request gets 503, never a reward."""
+    results_ttl_s: float = 600.0
+    """How long a finished scoring's result is kept for a retry of the same request."""
     demote_after_cpu_s: float = 0.2
-    """A scoring that has used this much CPU (a warm symbolic one uses under 0.1 s) drops to idle CPU
-    priority and its process is replaced; 0 = never."""
+    """A scoring that has used this much CPU (a warm symbolic one uses under 0.1 s) is "slow": a fresh
+    process takes its slot while it finishes at normal priority; 0 = never."""
     max_queue_wait_s: float = 30.0
     """A request waiting this long for a scorer process gets 503 (SLIME retries it)."""
     max_queued: int = 1024
@@ -106,6 +120,11 @@ class ServiceConfig:
             ("scorer_timeout_s", 0.01 <= self.scorer_timeout_s <= 600, "0.01..600 seconds"),
             ("scorer_wall_timeout_s", self.scorer_timeout_s <= self.scorer_wall_timeout_s <= 600,
              "scorer_timeout_s..600 seconds"),
+            ("reply_mode", self.reply_mode in REPLY_MODES, f"one of {', '.join(REPLY_MODES)}"),
+            ("wait_reply_s", 0.1 <= self.wait_reply_s <= 3600, "0.1..3600 seconds"),
+            ("scoring_max_wall_s", self.scorer_timeout_s <= self.scoring_max_wall_s <= 3600,
+             "scorer_timeout_s..3600 seconds"),
+            ("results_ttl_s", 1 <= self.results_ttl_s <= 86400, "1..86400 seconds"),
             ("demote_after_cpu_s", 0 <= self.demote_after_cpu_s < self.scorer_timeout_s,
              "0 <= value < scorer_timeout_s"),
             ("max_queue_wait_s", 0 < self.max_queue_wait_s <= 600, "0 < value <= 600 seconds"),
@@ -122,7 +141,17 @@ class ServiceConfig:
                 raise ValueError(f"{name}={getattr(self, name)!r}: {allowed}")
 
     @property
+    def reply_wait_s(self) -> float:
+        """How long a request waits for its scoring before 503 + Retry-After."""
+        return self.wait_reply_s if self.reply_mode == "wait" else self.scorer_wall_timeout_s
+
+    @property
+    def shutdown_grace_s(self) -> float:
+        """After SIGTERM, how long a request still waits for its scoring before 503 + Retry-After."""
+        return min(self.reply_wait_s, 2.0)
+
+    @property
     def graceful_shutdown_s(self) -> int:
-        """How long SIGTERM waits for in-flight requests: queued ones get 503 at once, running ones end
-        within the wall bound, a body within the read timeout."""
-        return math.ceil(max(self.scorer_wall_timeout_s, self.read_timeout_s)) + 2
+        """How long uvicorn waits for in-flight requests once the service has drained (they are answered
+        within shutdown_grace_s, a body within the read timeout)."""
+        return math.ceil(max(self.shutdown_grace_s, self.read_timeout_s)) + 2

@@ -120,11 +120,14 @@ class ServiceMetrics:
         p = "rlcheck_reward_"
         self.requests = Counter(f"{p}requests_total", "POST /score replies by HTTP status code", "code")
         self.scores = Counter(f"{p}scores_total", "Rewards replied (HTTP 200) by value, fallbacks included", "value")
-        self.timeouts = Counter(f"{p}scorer_timeouts_total", "Scorings killed at the deadline (fallback replied)")
+        self.timeouts = Counter(f"{p}scorer_timeouts_total", "Scorings killed when they used up their CPU "
+                                "budget (fallback replied)")
         self.errors = Counter(f"{p}scorer_errors_total", "Scorings that raised or lost their process (fallback)")
         self.latency = Histogram(f"{p}request_duration_seconds", "POST /score time from request to reply")
         self.health = Counter(f"{p}health_checks_total", "GET /health results", "result")
         self.fallbacks = Counter(f"{p}fallbacks_total", "Fallback rewards replied, by reason", "reason")
+        self.unavailable = Counter(f"{p}unavailable_total", "503 + Retry-After replies, by reason (pending: the "
+                                   "scoring goes on and the retry gets its reward)", "reason")
         self.fallback_window = FallbackWindow()
         self.in_flight = 0
 
@@ -144,7 +147,7 @@ class ServiceMetrics:
         p = "rlcheck_reward_"
         window = self.fallback_window
         lines = [*self.requests.render(), *self.scores.render(), *self.timeouts.render(), *self.errors.render(),
-                 *self.fallbacks.render(), *self.latency.render(), *self.health.render()]
+                 *self.fallbacks.render(), *self.unavailable.render(), *self.latency.render(), *self.health.render()]
         lines += _gauge(f"{p}fallback_share", f"Share of fallbacks in the last {FALLBACK_WINDOW_REPLIES} rewards "
                         "replied (a run should fail above its bound)", {"": round(window.share(), 6)})
         lines += _gauge(f"{p}fallback_share_replies", "Rewards the share is taken over (fewer at start)",

@@ -1,15 +1,20 @@
-"""Scorer processes with a deadline per scoring, driven from the front's event loop.
+"""Scorer processes with a CPU budget per scoring, driven from the front's event loop.
 
 Each job goes to an idle process, or waits in a FIFO of at most max_queued (past it, and past
 max_queue_wait_s in line, the caller is told "unavailable": a 503 SLIME retries, never a wrong reward).
-Two budgets run with a job, both in the process's own CPU time, not wall time: on a busy host a normal
-job waits for a core, and a wall-clock deadline would turn that wait into a fallback reward:
-- once the job has used demote_after_cpu_s of CPU, its process drops to idle CPU priority and a fresh
-  process takes its place, so one pathological expression costs neither a slot nor CPU normal ones want;
-- once it has used timeout_s of CPU, or wall_timeout_s have passed whatever it used (the bound that
-  keeps a reply coming on a starved host), the process is SIGKILLed and the job ends as "timeout".
-  Killing is the only bound that holds: sympy's big-integer powers run in C, out of reach of signals.
-A process that was demoted, failed, or timed out is retired; the pool tops itself back up.
+The budget is the process's own CPU time, never wall time: on a busy host a scoring waits for a core
+as long as it must, and its reward does not depend on how busy the host is.
+- once a job has used demote_after_cpu_s of CPU it is "slow": a fresh process takes its slot (within
+  max_slow extra processes), so pathological expressions do not hold the slots normal ones need. The
+  slow process keeps its normal CPU priority: a scoring moved to idle priority starves on a host that
+  is never idle, and that starvation used to end as a wrong reward.
+- once it has used timeout_s of CPU, the process is SIGKILLed and the job ends as "timeout" (the one
+  case that gets the fallback reward). Killing is the only bound that holds: sympy's big-integer powers
+  run in C, out of reach of signals.
+- wall_timeout_s is a safety bound for a process that makes no progress at all (stopped, or a host so
+  overloaded it gets nothing for minutes): it ends as "starved", which the service answers with 503
+  (SLIME retries), never with a reward.
+A process that was slow, failed, or timed out is retired; the pool tops itself back up.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ log = logging.getLogger("rlcheck.reward")
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Outcome:
     status: str
-    """ok | timeout | error | unavailable (no process free in time, or shutting down)."""
+    """ok | timeout (its CPU budget used up) | error | starved (no progress within the safety wall bound) |
+    unavailable (no process free in time, or shutting down)."""
     value: float | None
     detail: str = ""
     worker_pid: int | None = None
@@ -73,7 +79,7 @@ class ScorerPool:
                  max_queued: int = 1 << 30) -> None:
         self.backend, self.size, self.max_slow = backend, size, max_slow
         self.timeout_s, self.demote_after_cpu_s, self.max_queue_wait_s = timeout_s, demote_after_cpu_s, max_queue_wait_s
-        self.wall_timeout_s = max(wall_timeout_s or timeout_s, timeout_s)
+        self.wall_timeout_s = max(600.0 if wall_timeout_s is None else wall_timeout_s, timeout_s)  # safety only
         self.max_queued, self.max_memory_bytes = max_queued, max_memory_bytes
         self._procs: set[ScorerProcess] = set()
         self._idle: list[ScorerProcess] = []
@@ -99,8 +105,8 @@ class ScorerPool:
             await asyncio.sleep(0.02)
 
     async def score(self, response: str, labels: tuple[str, ...]) -> Outcome:
-        """Score one response against its labels (any of them); always returns, by wall_timeout_s after a process
-        took it (or max_queue_wait_s in line)."""
+        """Score one response against its labels (any of them); always returns: by its CPU budget, or the safety
+        wall bound, after a process took it (or max_queue_wait_s in line)."""
         if self._closing or self._loop is None:
             return Outcome(status="unavailable", value=None, detail="the pool is not running (shutting down)")
         if not self._idle and len(self._queue) >= self.max_queued:
@@ -210,8 +216,7 @@ class ScorerPool:
             job.timers.append(self._loop.call_later(max(self.demote_after_cpu_s - used_s, 0.01), self._on_slow,
                                                     proc, job))
             return
-        proc.demoted = True
-        proc.demote()
+        proc.demoted = True  # "slow": replaced in its slot, never moved to a lower CPU priority
         self._top_up()
 
     def _on_deadline(self, proc: ScorerProcess, job: _Job) -> None:
@@ -230,7 +235,8 @@ class ScorerPool:
             detail = (f"starved: {used_s:.2f} CPU s in {wall_s:.1f} s, past the {self.wall_timeout_s:g} s wall "
                       "bound (the host is short of CPU)")
         proc.job = None
-        job.finish(Outcome(status="timeout", value=None, detail=detail, worker_pid=proc.pid, scoring_s=wall_s))
+        status = "timeout" if used_s >= self.timeout_s else "starved"
+        job.finish(Outcome(status=status, value=None, detail=detail, worker_pid=proc.pid, scoring_s=wall_s))
         self._retire(proc, "timeout" if used_s >= self.timeout_s else "starved")
 
     def _on_died(self, proc: ScorerProcess) -> None:

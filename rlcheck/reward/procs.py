@@ -1,4 +1,4 @@
-"""Scorer processes as the front sees them: start, pipe, demote, stop. No scheduling here (pool.py)."""
+"""Scorer processes as the front sees them: start, pipe, CPU time, stop. No scheduling here (pool.py)."""
 
 from __future__ import annotations
 
@@ -67,18 +67,6 @@ class ScorerProcess:
                 return int(f.read().split()[0]) / 1e9
         except (OSError, ValueError, IndexError):
             return None
-
-    def demote(self) -> None:
-        """Idle CPU priority: it runs only when nothing at normal priority wants the CPU."""
-        try:
-            os.sched_setscheduler(self.pid, os.SCHED_IDLE, os.sched_param(0))
-            return
-        except (AttributeError, OSError):
-            pass
-        try:
-            os.setpriority(os.PRIO_PROCESS, self.pid, 19)
-        except OSError as exc:
-            log.debug("cannot lower the priority of scorer process %d: %s", self.pid, exc)
 
 
 def describe_exit(exitcode: int | None) -> str:

@@ -3,9 +3,11 @@
 uvicorn (h11) arms no timer until a connection's first response, so a client that dribbles its request
 headers holds a connection forever; here a connection whose headers have not all arrived within
 read_timeout_s is closed. On SIGTERM uvicorn waits timeout_graceful_shutdown for running requests and
-then cancels them with HTTP 500; here the pool first answers every request still waiting for a
-scorer with 503 (SLIME retries it), so only requests already being scored remain, and those end
-within the scorer's wall bound, which the graceful timeout exceeds.
+then cancels them with HTTP 500, and it closes its listening socket first, which resets connections
+not yet accepted. Here, on SIGTERM, the service first answers every request in flight within its
+shutdown grace (its reward, or 503 + Retry-After, with Connection: close) while the server keeps
+accepting and answering (503) until nothing is in flight and nothing has arrived for a moment; only
+then does uvicorn's own shutdown run, with nothing left to cancel.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import uvicorn
@@ -70,16 +72,28 @@ def bounded_protocol(header_timeout_s: float) -> type[BoundedH11Protocol]:
 class RewardServer(uvicorn.Server):
     """uvicorn.Server that calls before_shutdown() (on the loop) before it waits for requests to end."""
 
-    def __init__(self, config: uvicorn.Config, before_shutdown: Callable[[], None]) -> None:
+    def __init__(self, config: uvicorn.Config, before_shutdown: Callable[[], None],
+                 drained: Callable[[], Awaitable[None]] | None = None) -> None:
         super().__init__(config)
-        self._before_shutdown = before_shutdown
+        self._before_shutdown, self._drained = before_shutdown, drained
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         try:
             self._before_shutdown()
+            if self._drained is not None:
+                await self._drained()
+            for _ in range(600):  # and no connection is half-way through a request (bounded: 30 s)
+                if not any(_mid_request(c) for c in self.server_state.connections):
+                    break
+                await asyncio.sleep(0.05)
         except Exception:  # a failure here must not skip the shutdown itself
             log.exception("rlcheck-reward: preparing the shutdown failed")
         await super().shutdown(sockets)
+
+
+def _mid_request(connection: object) -> bool:
+    cycle = getattr(connection, "cycle", None)
+    return cycle is not None and not cycle.response_complete
 
 
 def server_config(app: Any, *, host: str, port: int, log_level: str, access_log: bool, keep_alive_s: int,
