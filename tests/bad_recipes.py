@@ -52,8 +52,10 @@ def _batch_mismatch() -> Recipe:
 
 
 def _engine_wider_than_node() -> Recipe:
-    base = glm_recipe(GlmOptions(enable_pd=False))  # without PD an engine must stay within a node
-    return base.replace(placement=dataclasses.replace(base.placement, rollout_gpus_per_engine=8))
+    """An 8-GPU engine on 4-GPU GB300 nodes while SLIME is told nodes of 8 (its --num-gpus-per-node default): it
+    places the engine as if on one node and the ranks on the second never join."""
+    base = glm_recipe(GlmOptions(enable_pd=False))
+    return base.replace(placement=dataclasses.replace(base.placement, rollout_gpus_per_engine=8, num_gpus_per_node=8))
 
 
 BAD_VARIANTS = (
@@ -70,5 +72,6 @@ BAD_VARIANTS = (
     BadVariant(name="qwen3-4b-96-samples-for-128", failure_id="batch-size-mismatch", hardware="h200",
                cluster_gpus=16, build=_batch_mismatch, why="12 x 8 = 96 samples for a global batch of 128"),
     BadVariant(name="glm5.2-engine-8-on-4-gpu-nodes", failure_id="engine-larger-than-node", hardware="gb300",
-               cluster_gpus=64, build=_engine_wider_than_node, why="an 8-GPU engine on 4-GPU nodes"),
+               cluster_gpus=64, build=_engine_wider_than_node,
+               why="an 8-GPU engine on 4-GPU nodes split as nodes of 8"),
 )

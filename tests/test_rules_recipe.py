@@ -10,7 +10,7 @@ import pytest
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
 from rlcheck.probes import recipe_rules
-from rlcheck.recipes.recipe import Recipe, with_env
+from rlcheck.recipes.recipe import Recipe, with_env, with_sglang
 from rlcheck.verdict import Status
 
 H200 = get_profile("h200")
@@ -94,12 +94,29 @@ ENGINES = [
     ("as-shipped", _30b(), H200, Status.PASS, "2 engine(s) of 2 GPUs, within nodes of 8"),
     ("engine-as-wide-as-node", _placement(_30b(), rollout_num_gpus=8, rollout_gpus_per_engine=8), H200, Status.PASS,
      "1 engine(s) of 8 GPUs, within nodes of 8"),
-    ("engine-wider-than-node", _placement(_30b(), rollout_num_gpus=16, rollout_gpus_per_engine=16), H200, Status.FAIL,
-     "a rollout engine of 16 GPUs is wider than a node of 8"),
+    # SLIME starts an engine across whole nodes (its docs: 2 nodes x 8 GPUs serving one model is an engine of 16)
+    ("engine-across-two-nodes", _placement(_30b(), rollout_num_gpus=16, rollout_gpus_per_engine=16), H200,
+     Status.PASS, "1 engine(s) of 16 GPUs, each across 2 nodes of 8"),
+    ("engine-of-a-node-and-a-half", _placement(_30b(), rollout_num_gpus=12, rollout_gpus_per_engine=12), H200,
+     Status.FAIL, "a rollout engine of 12 GPUs is no whole number of nodes of 8"),
+    ("engine-split-by-the-wrong-node-width", _placement(_30b(), rollout_num_gpus=8, rollout_gpus_per_engine=8,
+                                                        num_gpus_per_node=8), get_profile("gb300"),
+     Status.FAIL, "spans nodes of 4, but SLIME splits it by --num-gpus-per-node 8"),
+    ("engine-split-by-the-node-width", _placement(_30b(), rollout_num_gpus=8, rollout_gpus_per_engine=8,
+                                                  num_gpus_per_node=4), get_profile("gb300"),
+     Status.PASS, "each across 2 nodes of 4"),
     ("rollout-not-a-multiple", _placement(_30b(), rollout_num_gpus=4, rollout_gpus_per_engine=3), H200, Status.WARN,
      "4 rollout GPUs do not divide into engines of 3: 1 GPU(s) would sit idle"),
-    ("no-profile-uses-recipe-node", _placement(_30b(), rollout_num_gpus=16, rollout_gpus_per_engine=16), None,
-     Status.FAIL, "wider than a node of 8"),
+    ("no-profile-uses-recipe-node", _placement(_30b(), rollout_num_gpus=12, rollout_gpus_per_engine=12), None,
+     Status.FAIL, "no whole number of nodes of 8"),
+    ("dp-size-without-dp-attention", with_sglang(_placement(_30b(), rollout_num_gpus=8, rollout_gpus_per_engine=8),
+                                                 {"dp-size": "2"}), H200, Status.FAIL,
+     "--sglang-dp-size 2 without --sglang-enable-dp-attention"),
+    ("dp-size-with-dp-attention", with_sglang(_placement(_30b(), rollout_num_gpus=8, rollout_gpus_per_engine=8),
+                                              {"dp-size": "2", "enable-dp-attention": None}), H200, Status.PASS,
+     "1 engine(s) of 8 GPUs"),
+    ("dp-size-one", with_sglang(_placement(_30b(), rollout_num_gpus=8, rollout_gpus_per_engine=8), {"dp-size": "1"}),
+     H200, Status.PASS, "within nodes of 8"),
 ]
 
 
@@ -113,7 +130,7 @@ def test_rules_engines(label, recipe, profile, status, fragment):
 def test_rules_engines_dp_attention_may_span_nodes():
     glm = recipes.get("glm5.2-gb300", get_profile("gb300"))
     assert recipe_rules.evaluate_engines(glm, get_profile("gb300")).status is Status.PASS
-    assert "across nodes of 4 with dp-attention" in recipe_rules.evaluate_engines(glm, get_profile("gb300")).summary
+    assert "across 16 nodes of 4" in recipe_rules.evaluate_engines(glm, get_profile("gb300")).summary
 
 
 UNSET = {"CUDA_DEVICE_MAX_CONNECTIONS": None}
@@ -180,3 +197,29 @@ def test_rules_log_level_default_is_named():
 
     verdict = recipe_rules.evaluate_log_levels(with_sglang(_4b(), {}, remove=("log-level", "log-level-http")))
     assert verdict.status is Status.PASS and verdict.summary == "SGLang's default (info): a level uvicorn accepts"
+
+
+STEPS = [
+    # prompts, samples, global batch, --num-steps-per-rollout (None: unset), status, fragment
+    (24, 8, 96, None, Status.PASS, "192 samples = 2 step(s) of 96, DP"),
+    (24, 8, 96, 2, Status.PASS, "192 samples = 2 step(s) of 96"),
+    (24, 8, 96, 1, Status.FAIL, "= 192 != global_batch_size 96 x num_steps_per_rollout 1 = 96"),
+    (25, 8, 96, None, Status.WARN, "200 samples per rollout are 2 global batch(es) of 96 and 8 left over"),
+    (8, 8, 96, None, Status.FAIL, "64 samples per rollout < global batch 96: no optimizer step"),
+    (12, 8, 96, None, Status.PASS, "96 samples = 1 step(s) of 96"),
+]
+
+
+@pytest.mark.parametrize(("prompts", "samples", "gbs", "steps", "status", "fragment"), STEPS,
+                         ids=[f"{r[0]}x{r[1]}-gbs{r[2]}-steps{r[3]}" for r in STEPS])
+def test_rules_batch_as_slime_reads_the_steps(prompts, samples, gbs, steps, status, fragment):
+    """--num-steps-per-rollout unset is SLIME's None: nothing asserted, as many steps as whole global batches."""
+    from rlcheck.job import to_recipe
+    from rlcheck.job.job import Job
+
+    argv = ["python3", "train.py", "--colocate", "--rollout-batch-size", str(prompts), "--n-samples-per-prompt",
+            str(samples), "--global-batch-size", str(gbs), "--actor-num-gpus-per-node", "8"]
+    argv += ["--num-steps-per-rollout", str(steps)] if steps else []
+    job = Job(argv=tuple(argv), intended_argv=tuple(argv), entrypoint="", source="run.sh", source_format="bash")
+    verdict = recipe_rules.evaluate_batch(to_recipe.read(job).recipe)
+    assert verdict.status is status and fragment in verdict.summary, verdict.render()

@@ -108,12 +108,12 @@ def test_rules_table_layout_any_ep_etp_pp_not_dividing_world_fails(ep, etp, pp):
 
 
 def test_rules_table_engines_node_width_comes_from_the_profile():
-    """The 30b recipe says nodes of 8; a GB300 profile says 4: an engine of 8 is wider than a GB300 node."""
+    """The 30b recipe tells SLIME nodes of 8; a GB300 profile says 4: SLIME would split an engine of 8 as one node."""
     recipe = _swap(_30b(), "placement", rollout_num_gpus=8, rollout_gpus_per_engine=8)
     verdict = recipe_rules.evaluate_engines(recipe, GB300)
     assert verdict.status is Status.FAIL and verdict.details == ""
-    assert verdict.summary == ("a rollout engine of 8 GPUs is wider than a node of 4: its ranks never all join the "
-                               "TCPStore")
+    assert verdict.summary == ("a rollout engine of 8 GPUs spans nodes of 4, but SLIME splits it by "
+                               "--num-gpus-per-node 8: its ranks never all join the TCPStore")
     assert verdict.remedy == _remedy("engine-larger-than-node")
     assert recipe_rules.evaluate_engines(recipe, H200).status is Status.PASS
 

@@ -97,14 +97,17 @@ def model_of(flags: Flags) -> tuple[ModelArch, str]:
 
 def _rollout(flags: Flags) -> tuple[Rollout, str]:
     batch, n = flags.int("--rollout-batch-size"), flags.int("--n-samples-per-prompt", 1)
-    steps = flags.int("--num-steps-per-rollout", 1) or 1
+    stated = flags.int("--num-steps-per-rollout")
     missing = "" if batch else "--rollout-batch-size is not in the argv"
     batch = batch or 1
     # SLIME derives the global batch when it is not given: prompts x samples / steps.
-    global_batch = flags.int("--global-batch-size") or max(1, batch * (n or 1) // steps)
+    global_batch = flags.int("--global-batch-size") or max(1, batch * (n or 1) // (stated or 1))
+    # Steps unset: SLIME asserts nothing and trains the whole global batches a rollout holds.
+    steps = stated or max(1, batch * (n or 1) // global_batch)
     dynamic = flags.has("--use-dynamic-batch-size")
     return Rollout(num_rollout=flags.int("--num-rollout", 1) or 1, rollout_batch_size=batch,
                    n_samples_per_prompt=n or 1, global_batch_size=global_batch, num_steps_per_rollout=steps,
+                   steps_stated=stated is not None,
                    max_response_len=flags.int("--rollout-max-response-len", 8192) or 8192,
                    max_tokens_per_gpu=flags.int("--max-tokens-per-gpu", 8192) if dynamic else None,
                    micro_batch_size=flags.int("--micro-batch-size", 1) or 1), missing

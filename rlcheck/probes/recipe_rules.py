@@ -21,10 +21,14 @@ def _fail(failure_id: str, summary: str, details: str = "") -> Verdict:
 
 
 def evaluate_batch(recipe: Recipe) -> Verdict:
+    """SLIME's batch rules: with --num-steps-per-rollout stated, prompts x samples = global batch x steps (it
+    asserts); unset, nothing is asserted and trailing samples that fill no global batch are dropped (WARN). Always:
+    at least one optimizer step per rollout (SLIME asserts at run time) and Megatron's global batch divisible by
+    micro batch x DP."""
     r, dp = recipe.rollout, recipe.data_parallel
     samples, steps = r.rollout_batch_size * r.n_samples_per_prompt, r.global_batch_size * r.num_steps_per_rollout
     problems = []
-    if samples != steps:
+    if r.steps_stated and samples != steps:
         problems.append(f"rollout_batch_size {r.rollout_batch_size} x n_samples_per_prompt {r.n_samples_per_prompt}"
                         f" = {samples} != global_batch_size {r.global_batch_size} x num_steps_per_rollout "
                         f"{r.num_steps_per_rollout} = {steps}")
@@ -35,9 +39,15 @@ def evaluate_batch(recipe: Recipe) -> Verdict:
         problems.append(f"{samples} samples per rollout < global batch {r.global_batch_size}: no optimizer step")
     if problems:
         return _fail("batch-size-mismatch", problems[0], "\n".join(problems))
+    how = "" if r.steps_stated else " (--num-steps-per-rollout unset: SLIME trains the global batches it holds)"
+    if not r.steps_stated and samples % r.global_batch_size:
+        return Verdict(status=Status.WARN, failure_id="batch-size-mismatch",
+                       summary=f"{samples} samples per rollout are {samples // r.global_batch_size} global batch(es) "
+                               f"of {r.global_batch_size} and {samples % r.global_batch_size} left over: SLIME drops "
+                               f"them every rollout{how}")
     return Verdict(status=Status.PASS, failure_id="batch-size-mismatch",
                    summary=f"{r.rollout_batch_size} x {r.n_samples_per_prompt} = {samples} samples = "
-                           f"{r.num_steps_per_rollout} step(s) of {r.global_batch_size}, DP {dp}")
+                           f"{r.num_steps_per_rollout} step(s) of {r.global_batch_size}, DP {dp}{how}")
 
 
 def evaluate_layout(recipe: Recipe) -> Verdict:
@@ -59,18 +69,30 @@ def evaluate_layout(recipe: Recipe) -> Verdict:
 
 
 def evaluate_engines(recipe: Recipe, profile: HardwareProfile | None) -> Verdict:
+    """Engines as SLIME places them: one wider than a node spans whole nodes, split by SLIME's own node width
+    (--num-gpus-per-node, default 8), so that width must be the nodes' and the engine a whole number of nodes;
+    SGLang's data parallelism inside an engine (--sglang-dp-size > 1) needs dp-attention."""
     pl = recipe.placement
     per_node = profile.gpus_per_node if profile else pl.num_gpus_per_node
     engine, rollout = pl.rollout_gpus_per_engine, pl.rollout_gpus
-    if engine > per_node and "enable-dp-attention" not in dict(recipe.sglang):
+    dp = recipe.sglang_value("dp-size") or "1"
+    if dp.isdigit() and int(dp) > 1 and "enable-dp-attention" not in dict(recipe.sglang):
         return _fail("engine-larger-than-node",
-                     f"a rollout engine of {engine} GPUs is wider than a node of {per_node}: its ranks never all "
-                     "join the TCPStore")
+                     f"--sglang-dp-size {dp} without --sglang-enable-dp-attention: SLIME runs SGLang's data "
+                     "parallelism inside an engine only with dp-attention")
+    if engine > per_node and engine % per_node:
+        return _fail("engine-larger-than-node", f"a rollout engine of {engine} GPUs is no whole number of nodes of "
+                                                f"{per_node}: the ranks of its last node never all join the TCPStore")
+    if engine > per_node and pl.num_gpus_per_node != per_node:
+        return _fail("engine-larger-than-node",
+                     f"a rollout engine of {engine} GPUs spans nodes of {per_node}, but SLIME splits it by "
+                     f"--num-gpus-per-node {pl.num_gpus_per_node}: its ranks never all join the TCPStore")
     if rollout % engine:
         return Verdict(status=Status.WARN, failure_id="engine-larger-than-node",
                        summary=f"{rollout} rollout GPUs do not divide into engines of {engine}: "
                                f"{rollout % engine} GPU(s) would sit idle")
-    where = f"within nodes of {per_node}" if engine <= per_node else f"across nodes of {per_node} with dp-attention"
+    where = (f"within nodes of {per_node}" if engine <= per_node
+             else f"each across {engine // per_node} nodes of {per_node}")
     return Verdict(status=Status.PASS, failure_id="engine-larger-than-node",
                    summary=f"{rollout // engine} engine(s) of {engine} GPUs, {where}")
 

@@ -35,6 +35,10 @@ class Rollout:
     global_batch_size: int
     """Samples per optimizer step."""
     num_steps_per_rollout: int = 1
+    steps_stated: bool = True
+    """--num-steps-per-rollout was given. SLIME then derives the global batch from it and asserts any given one
+    equals it; unset (its default None), nothing is asserted: it trains rollout samples // global batch steps and
+    drops the trailing samples."""
     max_response_len: int = 8192
     temperature: float = 1.0
     max_tokens_per_gpu: int | None = 8192
