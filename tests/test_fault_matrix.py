@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from rlcheck import preflight, report
+from rlcheck.cluster.fanout import fan_out
 from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
+from rlcheck.cluster.local_ray import EmbeddedRay, NodeSpec
 from rlcheck.hardware import get_profile
 from rlcheck.preflight import gate
 from rlcheck.probes.gpu_health import HealthReading, health_from_texts
@@ -291,3 +294,45 @@ def test_fault_matrix_every_cluster_per_node_check_has_a_row():
     addresses together, not one node's fault)."""
     per_node = {c for c in CLUSTER_IDS if c.startswith("cluster_node_")} - {"cluster_node_addresses"}
     assert per_node | {"cluster_nodes_answer"} <= {r.check_id for r in ROWS}
+
+
+# --- one row through a real multi-node Ray on loopback ------------------------------------------------------------
+
+OBSERVATION_ENV = "RLCHECK_FAULT_MATRIX_OBSERVATION"
+
+
+def recorded_collector(**kwargs: object) -> dict[str, object]:
+    """The stand-in collector each loopback node runs: its recorded observation (the file its raylet's env names)."""
+    return json.loads(Path(os.environ[OBSERVATION_ENV]).read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("MUTANT_UNDER_TEST" in os.environ, reason="under mutmut: the rows above judge the same verdicts "
+                    "without starting three raylets for every mutant")
+def test_fault_matrix_xid79_node_through_real_loopback_ray(tmp_path):
+    """head + healthy H200 worker + a worker whose kernel log has Xid 79, as three raylets on 127.0.0.1: the real
+    fan-out pins the collector to each, the registry's cluster checks judge the answers, NO-GO names the faulty
+    node (host#nodeid8: the three share this host's name)."""
+    files = {}
+    for role, pair in (("head", head()), ("good", healthy()), ("bad", faulty(health=xid_reading(79)))):
+        files[role] = tmp_path / f"{role}.json"
+        files[role].write_text(json.dumps(pair[1].to_dict()))
+    specs = [NodeSpec(num_gpus=8, env={OBSERVATION_ENV: str(files[r])}) for r in ("good", "bad")]
+    # the head's raylet takes the holder's environment; Ray puts the driver's directory (the checkout) on every
+    # worker's sys.path, so each node imports this module's collector
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(OBSERVATION_ENV, str(files["head"]))
+        with EmbeddedRay(num_cpus=1, node_specs=specs) as endpoints:
+            result = fan_out(endpoints.gcs_address, collector="tests.test_fault_matrix:recorded_collector",
+                             node_timeout_s=60, connect_timeout_s=30)
+            head_id, good_id, bad_id = endpoints.node_ids
+    assert result.connected, result.error
+    assert {a.outcome for a in result.nodes} == {Outcome.ANSWERED}, [a.detail for a in result.nodes]
+    label = {a.node.node_id: a.node.label for a in result.nodes}
+    assert label[bad_id] == f"{socket.gethostname()}#{bad_id[:8]}"
+    verdicts = judge_cluster(result)
+    decision = decision_of(verdicts)
+    assert decision.go is False
+    assert f"cluster_node_xid [{label[bad_id]}] FAIL" in decision.line, decision.line
+    assert f"[{label[good_id]}]" not in decision.line and f"[{label[head_id]}]" not in decision.line, decision.line
+    assert report.exit_status(verdicts) == report.EXIT_NO_GO
