@@ -69,9 +69,9 @@ TARGETS = {
     "catalog": ("rlcheck/catalog.py", ["tests/test_catalog.py", "tests/test_rules_table_catalog.py"]),
     # the GO / NO-GO gate (results/mutation_gate.json): what skips, what decides, what acts on a node
     "gating": ("rlcheck/plugin/gating.py", ["tests/test_rules_table_gating.py", "tests/test_plugin.py"]),
-    "junit": ("rlcheck/plugin/junit.py", ["tests/test_plugin_ci.py"]),
+    "junit": ("rlcheck/plugin/junit.py", ["tests/test_plugin_ci.py", "tests/test_rules_table_junit.py"]),
     "k8s_node": ("rlcheck/deploy/k8s_node.py", ["tests/test_k8s.py", "tests/test_k8s_api.py"]),
-    "slurm": ("rlcheck/preflight/slurm.py", ["tests/test_slurm.py"]),
+    "slurm": ("rlcheck/preflight/slurm.py", ["tests/test_slurm.py", "tests/test_rules_table_slurm.py"]),
     "gpu_inventory": ("rlcheck/probes/gpu_inventory.py",
                       ["tests/test_probe_gpu_inventory.py", "tests/test_fault_matrix.py"]),
     "report": ("rlcheck/report.py", ["tests/test_rules_table_decision.py", "tests/test_fault_matrix.py",

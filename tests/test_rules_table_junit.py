@@ -1,0 +1,118 @@
+"""The JUnit rewrite as a table (rlcheck.plugin.junit.split_per_node on written files): a per-node check becomes one
+testcase per node carrying that node's verdicts, failing on FAIL / UNKNOWN, skipped when all SKIP, with the test's
+own output; the suite's counts follow; a whole-test verdict and a file with nothing to split stay as they were."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from rlcheck.plugin import junit
+
+
+def _props(*verdicts: tuple[str, ...], extra: tuple[str, str] | None = None) -> str:
+    rows = [f'<property name="{extra[0]}" value="{extra[1]}"/>'] if extra else []
+    for v in verdicts:
+        rows += [f'<property name="rlcheck_status" value="{v[0]}"/>', f'<property name="rlcheck_summary" '
+                 f'value="{v[1]}"/>', *([f'<property name="rlcheck_node" value="{v[2]}"/>'] if len(v) > 2 else [])]
+    return f"<properties>{''.join(rows)}</properties>"
+
+
+XID_PROPS = _props(("FAIL", "Xid 79", "node-a"), ("PASS", "clean", "node-b"), ("UNKNOWN", "log unread", "node-a"),
+                   extra=("other", "kept out"))
+SHM_PROPS = _props(("SKIP", "no profile for node-c", "node-c"), ("SKIP", "no profile again", "node-c"),
+                   ("WARN", "small", "node-d"))
+XID = (f'<testcase classname="checks.test_cluster" name="test_cluster[cluster_node_xid]" time="1.5">{XID_PROPS}'
+       "<system-out>fan-out log</system-out><system-err>warning</system-err></testcase>")
+SHM = (f'<testcase classname="checks.test_cluster" name="test_cluster[cluster_node_shm]" time="0.1">{SHM_PROPS}'
+       "</testcase>")
+WHOLE = (f'<testcase classname="checks.test_cluster" name="test_cluster[cluster_reachable]" time="0.2">'
+         f'{_props(("PASS", "reached"))}</testcase>')
+PLAIN = '<testcase classname="tests.test_x" name="test_plain" time="0.0"/>'
+ERRORED = (f'<testcase classname="checks.test_cluster" name="test_cluster[cluster_node_gpus]" time="0.3">'
+           f'{_props(("PASS", "8 GPUs", "node-a"))}<error message="teardown">boom</error></testcase>')
+
+
+def _write(tmp_path, *suites: str) -> ET.Element:
+    path = tmp_path / "junit.xml"
+    path.write_text(f'<?xml version="1.0" encoding="utf-8"?><testsuites>{"".join(suites)}</testsuites>')
+    return path
+
+
+def _suite(*cases: str, name: str = "pytest") -> str:
+    return f'<testsuite name="{name}" tests="99" failures="99" errors="99" skipped="99">{"".join(cases)}</testsuite>'
+
+
+def _cases(path) -> list[tuple[str, dict[str, str], list[tuple[str, str]], list[tuple[str, dict[str, str], str]]]]:
+    out = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        props = [(p.get("name"), p.get("value")) for p in case.findall("properties/property")]
+        children = [(c.tag, dict(c.attrib), c.text or "") for c in case if c.tag != "properties"]
+        out.append((case.get("name"), {k: v for k, v in case.attrib.items() if k != "name"}, props, children))
+    return out
+
+
+def _counts(path) -> list[dict[str, str]]:
+    return [{k: s.get(k) for k in ("name", "tests", "failures", "errors", "skipped")}
+            for s in ET.parse(path).getroot().iter("testsuite")]
+
+
+ATTRS = {"classname": "checks.test_cluster"}
+
+
+def test_rules_table_junit_splits_per_node_checks_and_recounts(tmp_path):
+    path = _write(tmp_path, _suite(XID, WHOLE, SHM, PLAIN, ERRORED), _suite(WHOLE, name="untouched"))
+    assert junit.split_per_node(path) is True
+    out = "fan-out log"
+    assert _cases(path) == [
+        ("test_cluster[cluster_node_xid]@node-a", {**ATTRS, "time": "1.5"},
+         [("rlcheck_status", "FAIL"), ("rlcheck_summary", "Xid 79"), ("rlcheck_node", "node-a"),
+          ("rlcheck_status", "UNKNOWN"), ("rlcheck_summary", "log unread"), ("rlcheck_node", "node-a")],
+         [("failure", {"message": "FAIL [node-a]: Xid 79; UNKNOWN [node-a]: log unread"},
+           "FAIL test_cluster[cluster_node_xid] [node-a]: Xid 79\n"
+           "UNKNOWN test_cluster[cluster_node_xid] [node-a]: log unread"),
+          ("system-out", {}, out), ("system-err", {}, "warning")]),
+        ("test_cluster[cluster_node_xid]@node-b", {**ATTRS, "time": "1.5"},
+         [("rlcheck_status", "PASS"), ("rlcheck_summary", "clean"), ("rlcheck_node", "node-b")],
+         [("system-out", {}, out), ("system-err", {}, "warning")]),
+        ("test_cluster[cluster_reachable]", {**ATTRS, "time": "0.2"},
+         [("rlcheck_status", "PASS"), ("rlcheck_summary", "reached")], []),
+        ("test_cluster[cluster_node_shm]@node-c", {**ATTRS, "time": "0.1"},
+         [("rlcheck_status", "SKIP"), ("rlcheck_summary", "no profile for node-c"), ("rlcheck_node", "node-c"),
+          ("rlcheck_status", "SKIP"), ("rlcheck_summary", "no profile again"), ("rlcheck_node", "node-c")],
+         [("skipped", {"type": "pytest.skip", "message": "no profile for node-c"}, "")]),
+        ("test_cluster[cluster_node_shm]@node-d", {**ATTRS, "time": "0.1"},
+         [("rlcheck_status", "WARN"), ("rlcheck_summary", "small"), ("rlcheck_node", "node-d")], []),
+        ("test_plain", {"classname": "tests.test_x", "time": "0.0"}, [], []),
+        ("test_cluster[cluster_node_gpus]@node-a", {**ATTRS, "time": "0.3"},
+         [("rlcheck_status", "PASS"), ("rlcheck_summary", "8 GPUs"), ("rlcheck_node", "node-a")],
+         [("error", {"message": "teardown"}, "boom")]),
+        ("test_cluster[cluster_reachable]", {**ATTRS, "time": "0.2"},
+         [("rlcheck_status", "PASS"), ("rlcheck_summary", "reached")], []),
+    ]
+    assert _counts(path) == [
+        {"name": "pytest", "tests": "7", "failures": "1", "errors": "1", "skipped": "1"},
+        {"name": "untouched", "tests": "99", "failures": "99", "errors": "99", "skipped": "99"},  # nothing split
+    ]
+    assert path.read_text(encoding="utf-8").startswith("<?xml version='1.0' encoding='utf-8'?>")
+
+
+def test_rules_table_junit_nothing_to_split_leaves_the_file_untouched(tmp_path):
+    path = _write(tmp_path, _suite(WHOLE, PLAIN))
+    before = path.read_bytes()
+    assert junit.split_per_node(path) is False
+    assert path.read_bytes() == before
+
+
+def test_rules_table_junit_a_node_verdict_beside_a_whole_test_verdict_is_not_split(tmp_path):
+    mixed = (f'<testcase classname="c" name="t" time="0">'
+             f'{_props(("FAIL", "node fault", "node-a"), ("PASS", "whole"))}</testcase>')
+    path = _write(tmp_path, _suite(mixed))
+    assert junit.split_per_node(path) is False
+    assert [c[0] for c in _cases(path)] == ["t"]
+
+
+def test_rules_table_junit_properties_before_a_status_are_not_a_verdict(tmp_path):
+    stray = ('<testcase classname="c" name="t" time="0"><properties><property name="rlcheck_node" value="node-z"/>'
+             '<property name="rlcheck_summary" value="orphan"/></properties></testcase>')
+    path = _write(tmp_path, _suite(stray))
+    assert junit.split_per_node(path) is False
