@@ -108,3 +108,8 @@ def test_rules_table_gating_gpu_marker_passes_the_read_error_on(monkeypatch):
     monkeypatch.setattr(gpus, "detect", lambda timeout_s=None: detection)
     assert gating.skip_reason(Item((GPU,)), context()) == (
         "needs a CUDA GPU (sm_90+): could not read the GPUs: nvidia-smi ended with exit code 9")
+
+
+def test_rules_table_gating_gpu_marker_without_a_read_error_says_what_was_found():
+    assert gating.gpu_skip_reason(GPU, ()) == "needs a CUDA GPU (sm_90+): found none"
+    assert gating.gpu_skip_reason(GPU, (H200,)) is None
