@@ -23,10 +23,11 @@ LAYERS = ("image", "recipe", "cluster", "ray", "sglang", "megatron", "slime", "k
 FAMILIES = ("nccl", "cuda", "oom", "abi", "transport", "compiler", "ray", "sglang", "megatron", "conversion",
             "slime", "reward", "image", "recipe", "cluster", "kernel", "uncatalogued")
 """Root-cause families an entry belongs to (`family`, default: its layer where that is a family)."""
-ROLES = ("cause", "consequence", "fallback")
+ROLES = ("cause", "consequence", "invariant", "fallback")
 """cause: names why a run stopped; consequence: a line that follows a cause (an actor death, a wrapper, a
-retry): an incident is named by its first cause; fallback: the uncatalogued entry, named only on a line no
-other entry names."""
+retry): an incident is named by its first cause; invariant: a routine line (SGLang's retraction) the watcher
+notes and judges by its metric invariants, never a reason to stop a run by itself; fallback: the uncatalogued
+entry, named only on a line no other entry names."""
 FALLBACK_ID = "uncatalogued"
 _SITE = re.compile(r"[\w.-]+/[\w.-]+@[0-9a-f]{7,40} [\w./-]+::[\w.:~<>-]+")
 SEVERITIES = ("crash", "hang", "silent", "degraded")

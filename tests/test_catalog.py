@@ -64,6 +64,14 @@ BAD_ENTRIES = [
     ("unknown_field.toml", "colour = 'red'", "unknown field(s) ['colour']: allowed are id, layer,"),
     ("old_check_field.toml", "check = 'checks/test_image.py::test_image_x'", "unknown field(s) ['check']"),
     ("unknown_trait.toml", "only_when = 'moe'", "only_when='moe': one of dsa"),
+    ("unknown_family.toml", "family = 'network'", "family='network': one of nccl, cuda"),
+    ("unknown_role.toml", "role = 'symptom'", "role='symptom': one of cause, consequence, invariant, fallback"),
+    ("fallback_role_taken.toml", "role = 'fallback'", "role='fallback': 'fallback' is the uncatalogued entry's alone"),
+    ("site_without_commit.toml", "raise_sites = ['pytorch/pytorch torch/csrc/x.cpp::f']",
+     "raise_sites entry 'pytorch/pytorch torch/csrc/x.cpp::f': 'owner/repo@<commit, 7-40 hex> path::function'"),
+    ("site_without_function.toml", "raise_sites = ['pytorch/pytorch@cf1380dfb6c8 torch/csrc/x.cpp']",
+     "raise_sites entry 'pytorch/pytorch@cf1380dfb6c8 torch/csrc/x.cpp'"),
+    ("site_not_a_list.toml", "raise_sites = 'pytorch/pytorch@cf1380dfb6c8 x.cpp::f'", "must be a list of strings"),
 ]
 GOOD = {
     "id": "'boom'", "layer": "'image'", "severity": "'crash'", "title": "'Boom'", "signatures": "['boom']",

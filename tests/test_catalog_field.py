@@ -75,7 +75,7 @@ def test_field_corpus_recall_and_precision():
     extra = {(x.source, i) for x in CORPUS if x.expected for i in _ids(x.line) if i != x.expected}
     assert {i for _, i in extra} == {"sparse-mla-bwd-nan"} and result.wrong == len(extra) == 2, extra
     assert [o.endswith("(nan-result) also named sparse-mla-bwd-nan") for o in result.overlaps] == [True, True]
-    assert result.failures >= 28 and result.healthy >= 17  # the corpus only grows
+    assert result.failures >= 150 and result.healthy >= 100  # the corpus only grows (issue 27)
 
 
 def test_corpus_score_counts_a_miss_and_a_false_claim():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import calendar
 import dataclasses
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,17 +28,49 @@ _TS = re.compile(r"(?P<date>\d{4})-(?P<mon>\d\d)-(?P<day>\d\d)[ T](?P<h>\d\d):(?
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def timestamp(line: str) -> float | None:
-    """Seconds since the epoch of the first timestamp near the line's start (SLIME, Ray, SGLang formats)."""
+# Stamps without a year: glog's (torch, NCCL plugins, raylet: "[E1201 09:25:16.123456 ...", torch also "E321 ...")
+# and newer SGLang's ("[12-01 09:25:16 TP0]"). The year is the last full stamp's, else 1970: the clock is relative.
+_NO_YEAR = re.compile(r"(?:^|[\[ :])[IWEF](?P<md>\d{3,4}) (?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)"
+                      r"(?:\.(?P<f>\d{1,9}))?\b"
+                      r"|\[(?P<mon>\d\d)-(?P<day>\d\d) (?P<h2>\d\d):(?P<m2>\d\d):(?P<s2>\d\d)"
+                      r"(?:[.,](?P<f2>\d{1,6}))?[ \]]")
+
+
+def timestamp(line: str, year: int = 1970) -> float | None:
+    """Seconds since the epoch of the first timestamp near the line's start (SLIME, Ray, SGLang formats; a stamp
+    without a year, glog's or newer SGLang's, is read in `year`)."""
     found = _TS.search(line, 0, 200)
     if not found:
-        return None
+        return _yearless(line, year)
     g = found.groupdict()
     try:
         whole = calendar.timegm((int(g["date"]), int(g["mon"]), int(g["day"]), int(g["h"]), int(g["m"]), int(g["s"])))
     except (ValueError, OverflowError):
         return None
     return whole + (float("0." + g["f"]) if g["f"] else 0.0)
+
+
+def _yearless(line: str, year: int) -> float | None:
+    found = _NO_YEAR.search(line, 0, 200)
+    if not found:
+        return None
+    g = found.groupdict()
+    if g["md"]:
+        mon, day, h, m, sec, frac = int(g["md"][:-2]), int(g["md"][-2:]), g["h"], g["m"], g["s"], g["f"]
+    else:
+        mon, day, h, m, sec, frac = int(g["mon"]), int(g["day"]), g["h2"], g["m2"], g["s2"], g["f2"]
+    if not (1 <= mon <= 12 and 1 <= day <= 31):
+        return None
+    try:
+        whole = calendar.timegm((year, mon, day, int(h), int(m), int(sec)))
+    except (ValueError, OverflowError):
+        return None
+    return whole + (float("0." + frac[:6]) if frac else 0.0)
+
+
+def year_of(stamp: float) -> int:
+    """The calendar year of an epoch stamp (for the stamps after it that carry none)."""
+    return time.gmtime(stamp).tm_year
 
 
 def clean(line: str) -> str:
@@ -111,13 +144,17 @@ def replay(path: Path, *, loops: int | None = None, case: str | None = None, ver
     loops = loops or case_loops
     how = "--framework" if version else "detected from SLIME's file:line locations" if found.version else \
         f"not detected; judged as {slime_log.VERSIONS[1]} (milestone lines are the same at every version)"
+    framework, version = slime_log.split_framework(version) if version else ("slime", None)
     version = version or found.version or slime_log.VERSIONS[1]
     milestones, invariants = slime_log.plan(version, deadlines, argv if argv is not None else found.argv_hint)
     traits = catalog.job_traits(argv) if argv is not None else None  # a log alone does not say what the job ran
     watcher = Watcher(milestones, loops, invariants=invariants, traits=traits)
     first = clock = None
+    year = 1970
     for line in read_lines(path):
-        stamp = timestamp(line)
+        stamp = timestamp(line, year)
+        if stamp is not None and _TS.search(line, 0, 200):
+            year = year_of(stamp)
         if stamp is not None:
             first = stamp if first is None else first
             clock = stamp if clock is None else max(clock, stamp)
@@ -126,15 +163,17 @@ def replay(path: Path, *, loops: int | None = None, case: str | None = None, ver
             break
         if watcher.feed(line, now) and watcher.ended:
             break
+    watcher.finish()  # the log ended: a consequence still waiting for its cause names its incident now
     if watcher.ended is None and first is not None and clock is not None:
         watcher.check(clock - first)
-    report = {"log": str(path), "lines": found.lines, "framework": f"slime=={version}", "framework_source": how,
+    report = {"log": str(path), "lines": found.lines, "framework": f"{framework}=={version}", "framework_source": how,
               "version_counts": found.version_counts, "loops": loops, "case": case,
               "deadlines": dataclasses.asdict(deadlines),
               "milestones": [{"loop": e.loop, "name": e.name, "at_s": round(e.at_s, 3)}
                              for e in watcher.events if e.kind == "milestone"],
               "phase_times": watcher.phase_times(), "raw_reward": watcher.rewards,
-              "truncated_ratio": watcher.truncated, "notes": watcher.notes}
+              "truncated_ratio": watcher.truncated, "notes": watcher.notes,
+              "uncatalogued": [{"line_no": n, "line": text[:2000]} for n, text in watcher.uncatalogued]}
     return report | _judge(watcher, found, first is not None)
 
 
@@ -170,6 +209,8 @@ def render_text(report: dict[str, Any]) -> str:
         out.append(f"  raw reward per rollout: {report['raw_reward'] or 'none seen'}; "
                    f"truncated ratio per rollout: {report['truncated_ratio'] or 'none seen'}")
         out += [f"  note: {n}" for n in report["notes"][:10]]
+        out += [f"  uncatalogued failure line {u['line_no']}: {u['line'][:300]}"
+                for u in report.get("uncatalogued", [])[:5]]
     v = report["verdict"]
     if v["kind"] == "completed":
         out.append(f"verdict: completed: {report['loops']} loop(s), every milestone reached")

@@ -126,17 +126,29 @@ DEFAULT_VERSION = "v0.2.4"
 """The SLIME of rlcheck's reference training image (slime0.2.4-sgl0.5.12.post1)."""
 
 
+MILES = "miles=="
+"""What parse_framework returns for Miles, before the table's version: Miles is a framework of its own in reports."""
+
+
 def parse_framework(text: str) -> str:
-    """'slime==0.3.1', 'slime==v0.3.1' or 'slime==main' -> the table's version; ValueError otherwise."""
+    """'slime==0.3.1', 'slime==v0.3.1' or 'slime==main' -> the table's version; 'miles==main' (or any Miles
+    checkout: Miles has no releases of its own) -> 'miles==main' (main's statements judge it); ValueError otherwise."""
     name, sep, version = text.partition("==")
     version = version.strip()
+    if name.strip().lower() == "miles" and sep and version and not version.isspace():
+        return MILES + version_for("miles", None)[0]
     if name.strip().lower() != "slime" or not sep:
-        raise ValueError(f"--framework {text!r}: slime==VERSION, VERSION one of {', '.join(VERSIONS)}")
+        raise ValueError(f"--framework {text!r}: slime==VERSION (VERSION one of {', '.join(VERSIONS)}) or miles==main")
     if version != "main" and not version.startswith("v"):
         version = "v" + version
     if version not in tables():
         raise ValueError(f"--framework {text!r}: no milestone table for SLIME {version}; have {', '.join(VERSIONS)}")
     return version
+
+
+def split_framework(value: str) -> tuple[str, str]:
+    """parse_framework's result -> (framework name, milestone table version)."""
+    return ("miles", value.removeprefix(MILES)) if value.startswith(MILES) else ("slime", value)
 
 
 def version_for(framework: str | None, release: str | None) -> tuple[str, str]:

@@ -16,6 +16,7 @@ import collections
 import dataclasses
 import re
 
+from rlcheck.catalog import FALLBACK_ID
 from rlcheck.e2e.slime_metrics import MetricLine, parse_metrics
 from rlcheck.scan import Matcher
 
@@ -66,6 +67,14 @@ FATAL_NONFINITE = re.compile(r"^(?:train/(?:[\w-]+-)?(?:loss|pg_loss|kl_loss|ppo
 GENERATE_RETRY = re.compile(r"retrying\.\.\. \(attempt \d+/\d+, url=[^\s,]*/generate[,)]")
 SUPPORTING_SHOWN = 6
 """Line numbers an event keeps: the first ones and the last (the count says how many there were)."""
+PENDING_LINES = 200
+"""A consequence line (an actor's death, SGLang's "hit an exception" wrapper) waits this many lines for the cause it
+follows or wraps (the traceback's last line) before it names the incident itself."""
+PENDING_S = 30.0
+"""... or this many seconds of the feed's clock (check() names it then)."""
+LOOKBACK_LINES = 300
+"""An uncatalogued failure line this close before a consequence is the incident's first cause."""
+KEEP_UNCATALOGUED = 20
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -122,6 +131,10 @@ class Watcher:
         self._retry_lines: list[int] = []
         self._retry_loop = self._retry_count = 0
         self.ended: Event | None = None
+        self.uncatalogued: list[tuple[int, str]] = []
+        """(line number, line) of the first KEEP_UNCATALOGUED failure lines no entry knows; each is reported, and one
+        is the incident's cause when a consequence follows it, but none stops a run by itself."""
+        self._pending: Event | None = None
 
     def _expected(self) -> int:
         """Index of the next milestone, skipping first-loop-only ones after loop 0."""
@@ -150,10 +163,43 @@ class Watcher:
             line = line[:MAX_LINE_CHARS]
         self._keep(line)
         known = [fid for fid in self.matcher.match_line(line) if self._fits(fid)]
-        if known:
-            return self._end(Event(kind="failure", name=known[0], line=line, at_s=at_s, loop=self.loop,
-                                   failure_id=known[0], supporting=(self.line_no,)))
+        role = self.matcher.catalog[known[0]].role if known else ""
+        if role in ("cause", "consequence"):
+            return self._known(known[0], role, line, at_s)
+        if role == "fallback" and len(self.uncatalogued) < KEEP_UNCATALOGUED:
+            self.uncatalogued.append((self.line_no, line))
+            if self._pending is not None:  # the wrapped traceback's last line: the cause the consequence waited for
+                return self.finish()
+        if role == "invariant" and len(self.notes) < 50:  # routine (SGLang's retraction): the metrics judge it
+            self.notes.append(f"line {self.line_no}: {known[0]} (routine; judged by its invariant): {line[:200]}")
+        if self._pending is not None and self.line_no - self._pending.supporting[-1] >= PENDING_LINES:
+            return self.finish()
         return self._retries(line, at_s) or self._invariants(line, at_s) or self._milestone(line, at_s)
+
+    def _known(self, failure_id: str, role: str, line: str, at_s: float) -> list[Event]:
+        """A cause ends the run at once (with the consequence it explains, if one waits); a consequence waits for it."""
+        event = Event(kind="failure", name=failure_id, line=line, at_s=at_s, loop=self.loop, failure_id=failure_id,
+                      supporting=(self.line_no,))
+        if role == "cause":
+            before = self._pending.supporting if self._pending is not None else ()
+            self._pending = None
+            return self._end(dataclasses.replace(event, supporting=(*before, self.line_no)))
+        if self._pending is None:
+            self._pending = event
+        return []
+
+    def finish(self) -> list[Event]:
+        """Name a waiting consequence's incident: the uncatalogued failure line just before it, else itself. The
+        caller calls it when the log ends (check() does once PENDING_S have passed)."""
+        pending, self._pending = self._pending, None
+        if pending is None or self.ended:
+            return []
+        at = pending.supporting[0]
+        cause = next(((n, text) for n, text in self.uncatalogued if n >= at - LOOKBACK_LINES), None)
+        if cause is None:
+            return self._end(pending)
+        return self._end(dataclasses.replace(pending, name=FALLBACK_ID, failure_id=FALLBACK_ID, line=cause[1],
+                                             supporting=tuple(sorted({cause[0], at}))))
 
     def _retries(self, line: str, at_s: float) -> list[Event]:
         """Retried /generate requests, counted per loop; past the bound the engines are out of the router's reach."""
@@ -256,7 +302,9 @@ class Watcher:
         return self.last_progress_s + milestone.timeout_s, milestone
 
     def check(self, now_s: float) -> list[Event]:
-        """A timeout event when the next milestone is overdue at now_s."""
+        """A timeout event when the next milestone is overdue at now_s (a waiting consequence is named first)."""
+        if self._pending is not None:  # never a deadline while a consequence waits for its cause
+            return self.finish() if now_s - self._pending.at_s >= PENDING_S else []
         due = self.deadline()
         if due is None or now_s < due[0]:
             return []
