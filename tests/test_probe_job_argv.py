@@ -102,3 +102,24 @@ def test_probe_argv_intact_unknown_when_the_trainer_is_in_a_file_not_here():
     verdict = argv_shell.evaluate_argv_intact(["bash", "/shared/run.sh"], ["bash", "/shared/run.sh"],
                                               "bash /shared/run.sh", "", "exit 127: /shared/run.sh not found")
     assert verdict.status is Status.UNKNOWN and "/shared/run.sh" in verdict.summary
+
+
+ENV_PREFIXES = [
+    # meant (tokens after `ray job submit --`), what /bin/sh gives the trainer, status
+    (["FOO=1", "python3", "train.py", "--lr", "1e-6"], ["python3", "train.py", "--lr", "1e-6"], Status.PASS),
+    (["A=1", "B=x y", "python3", "train.py"], ["python3", "train.py"], Status.PASS),
+    (["env", "FOO=1", "python3", "train.py"], ["python3", "train.py"], Status.PASS),
+    (["env", "-i", "-u", "BAR", "FOO=1", "python3", "train.py"], ["python3", "train.py"], Status.PASS),
+    (["env", "--unset=BAR", "python3", "train.py"], ["python3", "train.py"], Status.PASS),
+    # near misses: an assignment after the command is argv; a lost token is still a loss
+    (["python3", "train.py", "FOO=1"], ["python3", "train.py"], Status.FAIL),
+    (["FOO=1", "python3", "train.py", "--lr", "1e-6"], ["python3", "train.py", "--lr"], Status.FAIL),
+    (["1FOO=1", "python3", "train.py"], ["python3", "train.py"], Status.FAIL),  # not a name: a command
+]
+
+
+@pytest.mark.parametrize(("meant", "got", "status"), ENV_PREFIXES, ids=[" ".join(r[0])[:40] for r in ENV_PREFIXES])
+def test_argv_intact_reads_environment_prefixes_as_the_shell_does(meant, got, status):
+    """`NAME=value` and `env ... NAME=value` before the command set the trainer's environment, not its argv."""
+    verdict = argv_shell.evaluate_argv_intact(meant, got, entrypoint=" ".join(meant))
+    assert verdict.status is status, verdict.render()

@@ -35,6 +35,24 @@ def bare_tokens(tokens: Sequence[str]) -> list[str]:
     return out
 
 
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_ENV_ARGUMENT = ("-u", "--unset", "-C", "--chdir", "-S", "--split-string")
+
+
+def command_of(meant: Sequence[str]) -> list[str]:
+    """The command the shell runs: leading `NAME=value` assignments and an `env [options] [NAME=value ...]` prefix
+    set the trainer's environment, they are not its argv (POSIX shell grammar; coreutils env)."""
+    tokens = list(meant)
+    i = 0
+    while i < len(tokens) and _ASSIGNMENT.match(tokens[i]):
+        i += 1
+    if i < len(tokens) and tokens[i] == "env":
+        i += 1
+        while i < len(tokens) and (tokens[i].startswith("-") or _ASSIGNMENT.match(tokens[i])):
+            i += 2 if tokens[i] in _ENV_ARGUMENT else 1
+    return tokens[i:]
+
+
 def difference(meant: Sequence[str], got: Sequence[str]) -> str:
     """'' when equal, else one line naming the first difference (secrets redacted)."""
     if list(meant) == list(got):
@@ -58,7 +76,7 @@ def evaluate_argv_intact(meant: Sequence[str], got: Sequence[str], entrypoint: s
         return Verdict(status=Status.FAIL, summary=shell_error, failure_id="ray-argv-loss", remedy=LOSS_REMEDY)
     if not entrypoint:
         return Verdict(status=Status.PASS, summary=f"{len(got)} argv token(s) reach the trainer without a shell")
-    diff = difference(meant, got)
+    diff = difference(command_of(meant), got)
     if diff:
         return Verdict(status=Status.FAIL, summary=diff, failure_id="ray-argv-loss", remedy=LOSS_REMEDY)
     # Bare tokens are only knowable where Ray built the string (`ray job submit --`); a hand-written RayJob
