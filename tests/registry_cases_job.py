@@ -9,9 +9,9 @@ from pathlib import Path
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
 from rlcheck.job import capture
-from rlcheck.job.inputs import inputs_for_job
 from rlcheck.job.job import Job
 from rlcheck.preflight import gate
+from rlcheck.preflight.job_inputs import inputs_for_job
 from rlcheck.verdict import Status
 
 JOBS = Path(__file__).parent / "data" / "jobs"

@@ -92,3 +92,39 @@ def test_architecture_no_module_imports_a_floor_above_it():
 def test_architecture_detects_a_circle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) == []
+
+
+def _folder(module: str) -> str:
+    """The top-level folder (sub-package) of rlcheck a module lives in; '' for modules of rlcheck itself."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 else ""
+
+
+def folder_pairs(graph: dict[str, set[str]]) -> list[str]:
+    """Folders that import each other (each direction's first import named)."""
+    edges: dict[tuple[str, str], str] = {}
+    for m, deps in graph.items():
+        for d in deps:
+            a, b = _folder(m), _folder(d)
+            if a and b and a != b:
+                edges.setdefault((a, b), f"{m} -> {d}")
+    return sorted(f"{edges[(a, b)]} and {edges[(b, a)]}" for a, b in edges if (b, a) in edges and a < b)
+
+
+def test_architecture_no_two_folders_import_each_other():
+    """A folder is a wing: job/ never reaches back into preflight/, fixes/ never into probes/ and back."""
+    assert folder_pairs(_graph("rlcheck")) == []
+
+
+def test_architecture_detects_two_folders_importing_each_other():
+    graph = {"rlcheck.job.a": {"rlcheck.preflight.b"}, "rlcheck.preflight.b": {"rlcheck.job.c"},
+             "rlcheck.job.c": set(), "rlcheck.cli": {"rlcheck.job.a"}}
+    assert folder_pairs(graph) == ["rlcheck.job.a -> rlcheck.preflight.b and rlcheck.preflight.b -> rlcheck.job.c"]
+
+
+def test_architecture_driver_guard_file_name_is_one():
+    """probes/ names the guard's .pth file without importing fixes/: the two literals must stay one."""
+    from rlcheck.fixes import driver_guard
+    from rlcheck.probes import slime_source
+
+    assert slime_source.PTH_NAME == driver_guard.PTH_NAME

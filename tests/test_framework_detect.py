@@ -13,8 +13,8 @@ from rlcheck.framework import detect
 from rlcheck.framework.detect import Installed
 from rlcheck.hardware import get_profile
 from rlcheck.job import capture
-from rlcheck.job.inputs import inputs_for_job
 from rlcheck.preflight.gpu import tms_rule
+from rlcheck.preflight.job_inputs import inputs_for_job
 from rlcheck.preflight.registry import Inputs
 from rlcheck.repro.reproduce import Reproduction, judge, versions_for
 from rlcheck.verdict import Status

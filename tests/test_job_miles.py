@@ -12,8 +12,8 @@ import pytest
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
 from rlcheck.job import capture, miles_stub, sandbox
-from rlcheck.job.inputs import inputs_for_job
 from rlcheck.preflight import all_checks
+from rlcheck.preflight.job_inputs import inputs_for_job
 from rlcheck.verdict import Status
 
 JOBS = Path(__file__).parent / "data" / "jobs"

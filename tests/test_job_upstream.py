@@ -11,9 +11,9 @@ import pytest
 from rlcheck.facts import Need
 from rlcheck.hardware import get_profile
 from rlcheck.job import capture, to_recipe
-from rlcheck.job.inputs import inputs_for_job
 from rlcheck.job.job import Job
 from rlcheck.preflight import all_checks
+from rlcheck.preflight.job_inputs import inputs_for_job
 from rlcheck.probes.memory_activations import recompute_of
 from rlcheck.verdict import Status
 

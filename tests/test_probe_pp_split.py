@@ -8,8 +8,8 @@ import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
-from rlcheck.job.inputs import inputs_for_job
 from rlcheck.job.job import Job
+from rlcheck.preflight.job_inputs import inputs_for_job
 from rlcheck.probes import recipe_rules
 from rlcheck.recipes import glm
 from rlcheck.verdict import Status

@@ -10,9 +10,9 @@ import pytest
 from rlcheck import preflight, recipes
 from rlcheck.facts import Need
 from rlcheck.hardware import get_profile
-from rlcheck.job.inputs import inputs_for_job
 from rlcheck.job.job import Job
 from rlcheck.preflight import gate
+from rlcheck.preflight.job_inputs import inputs_for_job
 from rlcheck.verdict import Status
 
 JOB_FACTS = (Need.LAUNCH, Need.RECIPE, Need.MODEL, Need.BATCH)

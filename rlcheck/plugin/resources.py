@@ -10,9 +10,9 @@ import pytest
 
 from rlcheck import preflight
 from rlcheck.cluster.local_ray import EmbeddedRay, RayEndpoints
-from rlcheck.job.inputs import inputs_for_job
 from rlcheck.plugin.options import get_context
 from rlcheck.preflight import gate
+from rlcheck.preflight.job_inputs import inputs_for_job
 from rlcheck.preflight.registry import Inputs
 
 

@@ -12,9 +12,12 @@ import sysconfig
 from pathlib import Path
 
 from rlcheck import catalog
-from rlcheck.fixes.driver_guard import PTH_NAME
 from rlcheck.probes.packages import package_root
 from rlcheck.verdict import Status, Verdict
+
+PTH_NAME = "rlcheck-driver-guard.pth"
+"""The file name rlcheck.fixes.driver_guard --install writes (the same literal; tests/test_architecture.py keeps them
+one: probes do not import fixes, whose TMS fix reads probes)."""
 
 WRAPPERS = {"slime": "slime/backends/megatron_utils/arguments.py", "miles": "miles/utils/arguments.py"}
 KERNELS = ("slime_plugins/models/glm5/ops/tilelang_sparse_mla_bwd.py",
