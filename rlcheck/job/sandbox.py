@@ -1,63 +1,56 @@
 """Run a launch script where it cannot touch the host: the capture sandbox.
 
-A user namespace (`unshare -rmn`) gives a fresh network namespace with only a down loopback (no network) and a
-private mount table in which every mount is remounted read-only except the throwaway working directory and a
-private /tmp (a tmpfs that vanishes with the namespace, so `mktemp /tmp/...` works). The
-commands a launch would use to reach the cluster or the GPUs (FAKES) are shims on PATH that record their argv
-and exit 0. The user's variables (--job-env) join the sandbox's own environment, which is otherwise
-empty. A time limit ends it. Where user namespaces are not allowed the sandbox refuses to run the script.
+`unshare` gives the script fresh user, mount, PID, network, IPC and UTS namespaces: a network with only a down
+loopback (no host socket, no abstract unix socket), its own process tree (it cannot see or signal a host process;
+when the script exits or the time limit ends it, PID 1 of the namespace dies and the kernel ends every process
+in it, `setsid` children included), and the mount table rlcheck.job.confine sets up (secrets hidden, private /tmp,
+/dev/shm and HOME, everything else read-only, no capability left). The script starts in the directory it was
+launched from when that holds it (SLIME users run `bash scripts/run-x.sh` from the repo root), else its repo's
+root (the nearest parent with .git), else its own directory: relative `source ./scripts/models/x.sh` resolves.
+The commands a launch would use to reach the cluster or the GPUs (FAKES) are shims on PATH that record their
+argv and exit 0. The user's variables (--job-env) join the sandbox's own environment, which is otherwise empty.
+Output is read up to a cap (its tail kept), the call record up to a cap, both decoded with replacement.
+
+Where the namespaces (or setpriv, which drops the capabilities) are not available, nothing runs: available() says
+why, scripts are not captured (capture elsewhere and pass the JSON) and an entrypoint is split as POSIX sh would.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from rlcheck.job import bounded, confine
+
 FAKES = ("ray", "python", "python3", "pkill", "nvidia-smi", "sleep", "aws", "kubectl")
 TIMEOUT_S = 30.0
+FILE_SIZE_CAP_BYTES = 256 << 20
+"""RLIMIT_FSIZE of every process in the sandbox: no file it writes grows past this (a sparse record included)."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_OWN = ("PATH", "HOME", "LANG")  # what the sandbox sets for itself: a user value would unseat the fakes
+_OWN = ("PATH", "HOME", "LANG", "BASH_ENV")  # what the sandbox sets for itself: a user value would unseat the fakes
 _RECORDER = Path(__file__).with_name("recorder.py")
-# Inside the namespaces: keep the work dir writable, make every other mount read-only, then run the command.
-_PROLOGUE = r"""
-set -e
-# A private /tmp (tmpfs) so `mktemp` works. The capture's own directory and the script's tree may sit under /tmp:
-# hold them open and bind them back over the tmpfs (-c: mount must not resolve the fd link to the now hidden path).
-private_tmp=
-exec 3<"$RLCHECK_BASE" 4<"${RLCHECK_KEEP:-/}"
-if mount -t tmpfs -o mode=1777 tmpfs /tmp 2>/dev/null; then
-  private_tmp=1
-  mkdir -p "$RLCHECK_BASE"
-  mount -c --bind /proc/self/fd/3 "$RLCHECK_BASE"
-  if [ -n "$RLCHECK_KEEP" ]; then mkdir -p "$RLCHECK_KEEP" && mount -c --bind /proc/self/fd/4 "$RLCHECK_KEEP"; fi
-else
-  echo "rlcheck: no private /tmp here (tmpfs mount refused): /tmp is read-only for the script" >&2
-fi
-exec 3<&- 4<&-
-mount --bind "$RLCHECK_WORK" "$RLCHECK_WORK"
-cd "$RLCHECK_WORK"  # onto the writable bind mount, not the directory beneath it
-awk '{print $5}' /proc/self/mountinfo | sort -u | while read -r m; do
-  case "$m" in
-    "$RLCHECK_WORK"|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*) ;;
-    /tmp) [ -n "$private_tmp" ] || mount -o remount,bind,ro "$m" 2>/dev/null || true ;;
-    *) mount -o remount,bind,ro "$m" 2>/dev/null || true ;;
-  esac
-done
-set +e
-exec "$@"
-"""
+_UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--pid", "--net", "--ipc", "--uts", "--fork",
+            "--kill-child", "--mount-proc", "--propagation", "private")
+# Sourced by bash before the script (BASH_ENV): the top shell (PID 1) records at exit which variables were set,
+# so capture can name the ones the script read but nobody gave it.
+_BASH_ENV = ('[ "$$" = 1 ] && trap \'__rc=$?; "$RLCHECK_PY" "$RLCHECK_RECORDER" rlcheck-set $(compgen -v);'
+             ' exit $__rc\' EXIT\n')
+
 
 class SandboxUnavailable(RuntimeError):
-    """User namespaces are not permitted here: capture on another machine."""
+    """The namespaces or the capability drop are not permitted here: capture on another machine."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -65,21 +58,31 @@ class Run:
     """What a command did in the sandbox."""
 
     returncode: int
-    """Exit status; -1 when the time limit ended it."""
+    """Exit status; -1 when the time limit or the output cap ended it."""
     stderr_tail: tuple[str, ...]
     """The last lines of its output (stdout and stderr together)."""
     calls: tuple[tuple[str, tuple[str, ...]], ...]
     """(fake command, argv) in the order they ran."""
     timed_out: bool = False
+    substituted: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Calls whose output the script read (`$(python3 ...)`, a pipe): the stand-in printed nothing there."""
+    set_at_exit: tuple[str, ...] | None = None
+    """Variables set in the script's shell when it exited (bash scripts only); None when not seen."""
+    limits: tuple[str, ...] = ()
+    """Bounds the run hit: output over its cap, a call record over its cap."""
 
 
+@functools.cache
 def available() -> str:
-    """'' when the sandbox can be made here, else why not."""
-    if shutil.which("unshare") is None:
-        return "unshare (util-linux) is not installed"
-    probe = subprocess.run(["unshare", "-rmn", "true"], capture_output=True, text=True, timeout=10, check=False)
+    """'' when the sandbox can be made here, else why not (probed once per process)."""
+    for tool in ("unshare", "setpriv", "mount"):
+        if shutil.which(tool) is None:
+            return f"{tool} (util-linux) is not installed"
+    probe = subprocess.run([*_UNSHARE, *confine.SETPRIV, "true"], capture_output=True, text=True, timeout=10,
+                           check=False)
     if probe.returncode:
-        return f"user namespaces are not permitted here (unshare -rmn: {probe.stderr.strip() or probe.returncode})"
+        return (f"user, mount, PID, network and IPC namespaces are not permitted here "
+                f"({' '.join(_UNSHARE[:-2])}: {probe.stderr.strip() or probe.returncode})")
     return ""
 
 
@@ -89,20 +92,7 @@ def _shims(bin_dir: Path) -> None:
         shim = bin_dir / name
         shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{_RECORDER}" {name} "$@"\n', encoding="utf-8")
         shim.chmod(0o755)
-
-
-def _run_group(argv: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float) -> tuple[int, str, bool]:
-    """(exit code, stderr, timed out); on time out the whole process group goes, not only the first child."""
-    # stdout joins stderr: launch scripts often `echo` why they stop before `exit 1`.
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
-    try:
-        err, _ = proc.communicate(timeout=timeout_s)
-        return proc.returncode, err, False
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        err, _ = proc.communicate()
-        return -1, err or "", True
+    (bin_dir / "bash_env").write_text(_BASH_ENV, encoding="utf-8")
 
 
 def check_env(env: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
@@ -115,40 +105,111 @@ def check_env(env: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(env)
 
 
-def _keep(command: Sequence[str]) -> str:
-    """The top directory under /tmp of the last file the command names ('' when none is there): it stays in view,
-    read-only, over the private /tmp, so the script and what it sources beside it are found."""
-    for arg in reversed(command):
-        parts = Path(arg).resolve().parts if arg.startswith("/") else ()
-        if len(parts) > 3 and parts[1] == "tmp" and Path(arg).is_file():
-            return str(Path(*parts[:3]))
-    return ""
+def _own_files() -> tuple[str, ...]:
+    """What the fakes need: rlcheck's interpreter (and its prefixes) and its package."""
+    exe = os.path.realpath(sys.executable)
+    return (os.path.dirname(sys.executable), os.path.dirname(exe), sys.prefix, sys.base_prefix, sys.exec_prefix,
+            str(Path(__file__).resolve().parents[1]))
 
 
-def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[tuple[str, str]] = ()) -> Run:
-    """Run command (e.g. ['bash', '/abs/launch.sh']) in a fresh sandbox whose working directory is empty;
+def _limit_files() -> None:  # runs in the child before unshare: every process of the sandbox inherits it
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_CAP_BYTES, FILE_SIZE_CAP_BYTES))
+
+
+def _run(argv: list[str], env: dict[str, str], timeout_s: float) -> tuple[int, bounded.Output, bool]:
+    """(exit code, output, ended by rlcheck). On the deadline or the output cap unshare is killed, and with it
+    (--kill-child) PID 1 of the namespace, so every process in it."""
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True, preexec_fn=_limit_files)
+    assert proc.stdout is not None
+    with proc.stdout:
+        out = bounded.pump(proc.stdout, deadline=time.monotonic() + timeout_s)
+        ended = not out.eof
+        if ended:
+            _kill(proc)
+    try:
+        code = proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        code = proc.wait()
+    return (-1 if ended else code), out, ended
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    for kill in (lambda: os.killpg(proc.pid, signal.SIGKILL), proc.kill):
+        try:
+            kill()
+        except ProcessLookupError:
+            pass
+
+
+def _named_files(args: Sequence[str]) -> list[str]:
+    """The files a command names by absolute path, and their directories: kept in view (read-only)."""
+    files = [str(Path(a).resolve()) for a in args if a.startswith("/") and Path(a).is_file()]
+    return [*files, *(str(Path(f).parent) for f in files)]
+
+
+def start_dir(script: str | None, cwd: str) -> str:
+    """Where a script starts: the caller's directory when the script lies in it, else the nearest parent of the
+    script holding .git (its repo's root), else the script's own directory."""
+    if script is None:
+        return cwd
+    here = Path(script).resolve().parent
+    if Path(cwd) in (here, *here.parents):
+        return cwd
+    return str(next((p for p in (here, *here.parents) if (p / ".git").exists() and p != Path("/")), here))
+
+
+def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[tuple[str, str]] = (),
+        script: str | None = None) -> Run:
+    """Run command (e.g. ['bash', '/abs/launch.sh']) in a fresh sandbox; script: the launch file, whose directory
+    (and the start directory, see start_dir) the script sees read-only; without one it starts in its empty HOME.
     env: the user's variables (--job-env) on top of the sandbox's own."""
     why = available()
     if why:
         raise SandboxUnavailable(f"{why}; capture where it is allowed (`rlcheck job capture SCRIPT -o job.json`) "
                                  f"and pass the JSON with --job")
     with tempfile.TemporaryDirectory(prefix="rlcheck-capture-") as tmp:
-        work = Path(tmp) / "work"
-        work.mkdir()
-        _shims(Path(tmp) / "bin")
-        record = work / ".rlcheck-calls.jsonl"
-        own = {"PATH": f"{tmp}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "RLCHECK_WORK": str(work),
-               "RLCHECK_BASE": tmp, "RLCHECK_KEEP": _keep(command), "RLCHECK_RECORD": str(record), "LANG": "C.UTF-8"}
-        argv = ["unshare", "-rmn", "--propagation", "private", "sh", "-c", _PROLOGUE, "sandbox", *command]
-        code, err, timed_out = _run_group(argv, cwd=work, env={**dict(check_env(env)), **own}, timeout_s=timeout_s)
-        lines = record.read_text(encoding="utf-8").splitlines() if record.is_file() else []
-    calls = []
-    for line in lines:
+        base = Path(tmp)
+        for sub in ("home", "rec", "dev", "ovl"):
+            (base / sub).mkdir()
+        (base / "empty").write_text("", encoding="utf-8")
+        _shims(base / "bin")
+        record = base / "rec" / "calls.jsonl"
+        cwd = start_dir(script, os.getcwd()) if script else str(base / "home")
+        keep = (*_own_files(), *_named_files([*command, *([script] if script else [])]))
+        layout = confine.Layout(base=tmp, home=str(base / "home"), record_dir=str(base / "rec"), cwd=cwd, keep=keep,
+                                homes=confine.caller_homes())
+        own = {"PATH": f"{tmp}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(base / "home"), "LANG": "C.UTF-8",
+               "RLCHECK_RECORD": str(record), "RLCHECK_RECORD_CAP": str(bounded.RECORD_CAP_BYTES),
+               "RLCHECK_BASH_ENV": f"{tmp}/bin/bash_env", "RLCHECK_PY": sys.executable,
+               "RLCHECK_RECORDER": str(_RECORDER)}
+        prologue = confine.prologue(layout)
+        argv = [*_UNSHARE, "bash", "--norc", "--noprofile", "-c", prologue, "sandbox", *command]
+        code, out, ended = _run(argv, {**dict(check_env(env)), **own}, timeout_s)
+        text, over = bounded.read_capped(str(record))
+    return _result(code, out, ended, text, over)
+
+
+def _result(code: int, out: bounded.Output, ended: bool, text: str, record_over: bool) -> Run:
+    calls, substituted = [], []
+    set_at_exit: tuple[str, ...] | None = None
+    for line in text.splitlines():
         try:
             doc = json.loads(line)
-            calls.append((str(doc["cmd"]), tuple(map(str, doc["argv"]))))
+            call = (str(doc["cmd"]), tuple(map(str, doc["argv"])))
         except (ValueError, KeyError, TypeError):  # the script wrote into the record itself: not a call
             continue
+        if call[0] == "rlcheck-set":
+            set_at_exit = call[1]
+            continue
+        calls.append(call)
+        if isinstance(doc, dict) and doc.get("stdout") == "substitution":
+            substituted.append(call)
+    limits = [f"output over {bounded.OUTPUT_CAP_BYTES >> 20} MiB: the sandbox was ended"] if out.over_cap else []
+    if record_over:
+        limits.append(f"call record over {bounded.RECORD_CAP_BYTES >> 20} MiB: read its start only")
     # Lines capped: `set -x` echoes whole arrays, and the reason is usually in the last few.
-    return Run(returncode=code, stderr_tail=tuple(line[:300] for line in err.splitlines()[-8:]), calls=tuple(calls),
-               timed_out=timed_out)
+    return Run(returncode=code, stderr_tail=tuple(line[:300] for line in out.tail.splitlines()[-8:]),
+               calls=tuple(calls), timed_out=ended and not out.over_cap, substituted=tuple(substituted),
+               set_at_exit=set_at_exit, limits=tuple(limits))

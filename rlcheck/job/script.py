@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rlcheck.job import sandbox
+from rlcheck.job import needs, sandbox
 from rlcheck.job.job import Job, framework_of
 from rlcheck.job.submit import CaptureFailed, from_submit
 
@@ -29,7 +29,17 @@ def _failed(path: Path, run: sandbox.Run, what: str) -> CaptureFailed:
     why = "its time limit ended it" if run.timed_out else f"it exited {run.returncode}"
     seen = ", ".join(sorted({" ".join((cmd, *argv[:1])) for cmd, argv in run.calls})) or "none"
     tail = " | ".join(run.stderr_tail) or "(no output)"
-    return CaptureFailed(f"{path}: {what}; {why}; fake commands it ran: {seen}; last output: {tail}")
+    wanted = needs.how_to_pass(_missing(path, run)) if run.returncode else ""
+    return CaptureFailed("; ".join(p for p in (f"{path}: {what}", wanted, why, *run.limits,
+                                               f"fake commands it ran: {seen}", f"last output: {tail}") if p))
+
+
+def _missing(path: Path, run: sandbox.Run) -> list[str]:
+    try:
+        text = path.read_bytes()[:1 << 20].decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    return needs.missing_variables(text, run.stderr_tail, run.set_at_exit)
 
 
 _MILES_STUB = Path(__file__).with_name("miles_stub.py")
@@ -41,7 +51,7 @@ def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "
     command = ["bash", str(path.resolve())] if fmt == "bash" else [sys.executable, str(_MILES_STUB),
                                                                    str(path.resolve())]
     try:
-        run = sandbox.run(command, env=env)
+        run = sandbox.run(command, env=env, script=str(path.resolve()))
     except sandbox.SandboxUnavailable as exc:
         raise CaptureFailed(f"{path}: not run: {exc}") from exc
     job = _job_of(path, run, fmt)
@@ -61,6 +71,7 @@ def _job_of(path: Path, run: sandbox.Run, fmt: str) -> Job:
     gpus = _ray_start_gpus(run)
     nodes = 1 if gpus else None
     notes = [f"the script exited {run.returncode} after its launch command"] if run.returncode else []
+    notes += [*run.limits, *needs.substitution_findings(run.substituted)]
     if submits:
         if len(submits) > 1:
             notes.append(f"{len(submits)} `ray job submit` calls: judged the first")

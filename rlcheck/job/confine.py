@@ -1,0 +1,187 @@
+"""What the capture sandbox shows a launch script, written as the shell set-up run inside its namespaces.
+
+Inside fresh user, mount, PID, network and IPC namespaces (rlcheck.job.sandbox) the set-up, still holding the
+namespace's capabilities:
+- hides what could carry a secret: home directories, /root, /run (secrets and host sockets), cloud and cluster
+  credentials, /etc/shadow and its kin (empty tmpfs over a directory, an empty read-only file over a file);
+- gives the script a private /tmp, /dev/shm and HOME (size-capped tmpfs) and a /dev with only null, zero, full,
+  random and urandom;
+- binds back, read-only, what capture needs that sat under a hidden or private tree: rlcheck's interpreter and
+  package, the script's directory, the directory it runs from, the call record (the one writable host path);
+- then makes every other mount read-only and drops every capability (setpriv), so nothing can be remounted.
+A set-up step that fails stops the sandbox before the script runs (fail closed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import shlex
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+TMPFS_SIZE = "128m"
+"""Size cap of each private tmpfs (/tmp, /dev/shm, HOME): what the script writes lives in memory, bounded."""
+# Directories shown empty: homes (ssh keys, cloud credentials, shell history), /root, /run and /var/run (host
+# sockets such as docker.sock, /run/secrets), and the trees where a node keeps cluster credentials or logs.
+HIDDEN_DIRS = ("/root", "/home", "/run", "/var/run", "/var/lib/kubelet", "/var/lib/docker", "/var/lib/containerd",
+               "/etc/kubernetes", "/etc/ssl/private", "/etc/ssh", "/var/backups", "/var/log", "/var/mail",
+               "/var/spool", "/var/lib/sss", "/etc/sudoers.d")
+HIDDEN_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/security/opasswd",
+                "/etc/krb5.keytab", "/etc/sudoers", "/etc/machine-id")
+# Under a home: hidden again where a kept directory (say the working directory) lies in that home.
+HOME_SECRETS = (".aws", ".config/gcloud", ".kube", ".docker", ".ssh", ".netrc", ".git-credentials", ".gnupg",
+                ".huggingface", ".cache/huggingface", ".config/gh", ".azure", ".pgpass", ".bash_history",
+                ".zsh_history", ".python_history", ".npmrc", ".pypirc", ".config/wandb", ".vault-token",
+                ".terraform.d", ".oci", ".ray")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+SETPRIV = ("setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Layout:
+    """The paths one sandbox run is built from (all absolute)."""
+
+    base: str
+    """rlcheck's own directory for the run (the shims, the empty file, the call record): kept in view."""
+    home: str
+    """The script's HOME: a private tmpfs."""
+    record_dir: str
+    """Where the fakes write the call record: the only host path left writable."""
+    cwd: str
+    """Where the script starts: kept in view, read-only."""
+    keep: tuple[str, ...]
+    """Host paths the script must still see (interpreter, package, the script's directory), read-only."""
+    homes: tuple[str, ...] = ()
+    """Home directories whose credential files are hidden again when a kept path lies in them."""
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def hidden_roots(extra_homes: Iterable[str] = ()) -> list[str]:
+    """The directories covered by an empty tmpfs (existing ones, symlinks resolved, outermost first)."""
+    roots: list[str] = []
+    for path in sorted({os.path.realpath(p) for p in (*HIDDEN_DIRS, *extra_homes) if os.path.isdir(p)}):
+        if path != "/" and not any(_under(path, r) for r in roots):
+            roots.append(path)
+    return roots
+
+
+def to_bind_back(keep: Iterable[str], covered: Sequence[str]) -> list[str]:
+    """The kept paths that lie strictly inside a covered tree (a covered root itself, say /root, stays hidden),
+    outermost first, without one inside another."""
+    out: list[str] = []
+    for path in sorted({os.path.realpath(p) for p in keep if os.path.exists(p)}):
+        inside = any(_under(path, r) and path != r for r in covered)
+        if inside and not any(_under(path, k) for k in out) and path not in covered:
+            out.append(path)
+    return out
+
+
+def secrets_in_view(kept: Sequence[str], homes: Iterable[str]) -> list[str]:
+    """Credential files of a home that a kept path brings back into view: hidden again."""
+    found = []
+    for home in homes:
+        for rel in HOME_SECRETS:
+            path = os.path.join(home, rel)
+            if os.path.lexists(path) and any(_under(path, k) for k in kept):
+                found.append(path)
+    return found
+
+
+def _q(path: str) -> str:
+    return shlex.quote(path)
+
+
+def _hide_files() -> list[str]:
+    names = [*HIDDEN_FILES, *glob.glob("/etc/ssh/ssh_host_*key")]
+    return [f"mount --bind -o ro \"$EMPTY\" {_q(p)}" for p in names if os.path.isfile(p)]
+
+
+def _dev(stage: str) -> list[str]:
+    lines = [f"mount -t tmpfs -o mode=755,size=1m,nosuid tmpfs {_q(stage)}"]
+    for name in DEVICES:
+        lines += [f"touch {_q(stage)}/{name}", f"mount --bind /dev/{name} {_q(stage)}/{name}"]
+    lines += [f"mkdir {_q(stage)}/shm {_q(stage)}/pts",
+              f"mount -t tmpfs -o mode=1777,size={TMPFS_SIZE},nosuid,nodev tmpfs {_q(stage)}/shm"]
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        lines.append(f"ln -s {target} {_q(stage)}/{name}")
+    return [*lines, f"mount --move {_q(stage)} /dev"]
+
+
+def prologue(layout: Layout) -> str:
+    """The set-up script (run by bash as PID 1 of the namespaces); it ends by exec-ing the command without
+    capabilities."""
+    covered = hidden_roots(layout.homes)
+    private = ["/tmp"]
+    roots = [*private, *covered]
+    kept = to_bind_back([layout.base, layout.cwd, *layout.keep], roots)
+    lines = ["set -eu", f"EMPTY={_q(layout.base)}/empty"]
+    # Hold each kept path open before its tree is covered; bind it back through the descriptor (-c: mount must
+    # not resolve /proc/self/fd/N to the path, which is hidden by then).
+    lines += [f"exec {10 + i}<{_q(p)}" for i, p in enumerate(kept)]
+    lines += _hide_files()
+    lines += _dev(f"{layout.base}/dev")
+    lines.append(f"mount -t tmpfs -o mode=1777,size={TMPFS_SIZE},nosuid,nodev tmpfs /tmp")
+    lines += [f"mount -t tmpfs -o mode=755,size=1m,nosuid,nodev tmpfs {_q(r)}" for r in covered]
+    for i, path in enumerate(kept):
+        make = f"mkdir -p {_q(path)}" if os.path.isdir(path) else f"mkdir -p {_q(os.path.dirname(path))} && " \
+                                                                   f": > {_q(path)}"
+        lines += [make, f"mount -c --bind /proc/self/fd/{10 + i} {_q(path)}", f"exec {10 + i}<&-"]
+    lines += [f"mount -t tmpfs -o mode=700,size=1m,nosuid,nodev tmpfs {_q(p)}" if os.path.isdir(p) else
+              f"mount --bind -o ro \"$EMPTY\" {_q(p)}" for p in secrets_in_view(kept, layout.homes)]
+    lines += [f"mount -t tmpfs -o mode=700,size={TMPFS_SIZE},nosuid,nodev tmpfs {_q(layout.home)}",
+              f"mount --bind {_q(layout.record_dir)} {_q(layout.record_dir)}"]
+    lines += _overlay(layout.cwd, f"{layout.base}/ovl")
+    writable = ["/tmp", "/dev/shm", layout.home, layout.record_dir, f"{layout.base}/ovl"]
+    lines.append(_read_only_loop(writable, layout.cwd))
+    # The fakes tell their output going to capture from a command substitution by this pipe's name.
+    lines += [f"cd {_q(layout.cwd)}", 'RLCHECK_STDOUT=$(readlink /proc/$$/fd/1)',
+              'export RLCHECK_STDOUT BASH_ENV="$RLCHECK_BASH_ENV"',
+              'exec ' + " ".join(SETPRIV) + ' "$@"']
+    return "\n".join(lines) + "\n"
+
+
+def _overlay(cwd: str, upper: str) -> list[str]:
+    """The start directory writable for the script through an overlay whose upper layer is a private tmpfs (the
+    host's files stay as they were), as a launch that writes `stage2.sh` or `logs/` beside itself expects. Only
+    where no mount lies below it: an overlay shows its lower tree without the mounts that hide secrets in it."""
+    below = f"{cwd.rstrip('/')}/"
+    return [f"OVERLAY=; if ! awk -v c={_q(below)} 'index($5, c) == 1 {{f = 1}} END {{exit !f}}' /proc/self/mountinfo"
+            f" && mount -t tmpfs -o mode=700,size={TMPFS_SIZE},nosuid,nodev tmpfs {_q(upper)}"
+            f" && mkdir {_q(upper)}/upper {_q(upper)}/work && mount -t overlay overlay -o"
+            f" lowerdir={_q(cwd)},upperdir={_q(upper)}/upper,workdir={_q(upper)}/work {_q(cwd)} 2>/dev/null;"
+            f" then OVERLAY=1; fi"]
+
+
+def _read_only_loop(writable: Sequence[str], cwd: str) -> str:
+    """Every mount but the private writable ones, /proc and the device nodes becomes read-only; one that cannot
+    stops the sandbox, unless its path is already not writable (a mount covered by a hidden tree or the new /dev).
+    Mount points come from mountinfo, octal escapes (\\040) undone by printf %b."""
+    keep_rw = "|".join(_q(p) for p in writable)
+    return ("awk '{print $5}' /proc/self/mountinfo | sort -u | while read -r raw; do\n"
+            "  m=$(printf '%b' \"$raw\")\n"
+            f"  [ -n \"$OVERLAY\" ] && [ \"$m\" = {_q(cwd)} ] && continue\n"
+            "  case \"$m\" in\n"
+            f"    {keep_rw}|/proc|/proc/*|/dev/null|/dev/zero|/dev/full|/dev/random|/dev/urandom) ;;\n"
+            "    *) mount -o remount,bind,ro \"$m\" 2>/dev/null || [ ! -w \"$m\" ] ||"
+            " { echo \"rlcheck sandbox: cannot make $m read-only\" >&2; exit 1; } ;;\n"
+            "  esac\n"
+            "done")
+
+
+def caller_homes() -> tuple[str, ...]:
+    """Home directories that may hold the caller's credentials: $HOME and the password database's homes."""
+    homes = {os.path.expanduser("~"), "/root"}
+    try:
+        with open("/etc/passwd", encoding="utf-8", errors="replace") as passwd:
+            homes |= {line.split(":")[5] for line in passwd if line.count(":") >= 6}
+    except OSError:
+        pass
+    return tuple(sorted(h for h in homes if h.startswith("/") and h not in ("/", "/nonexistent")
+                        and Path(h).is_dir() and not h.startswith(("/usr", "/bin", "/sbin", "/lib", "/dev",
+                                                                    "/proc", "/sys", "/var/lib/nobody"))))
