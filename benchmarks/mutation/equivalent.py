@@ -189,4 +189,11 @@ EQUIVALENT: dict[str, str] = {
         'WARN Xids only monitor and restart-app, which sort the same by name as by strength',
     'rlcheck.probes.node_health.x_evaluate_node_xid__mutmut_97':
         'key dropped (by name): the WARN actions are monitor and restart-app, same order by name as by strength',
+    # rlcheck/preflight/slurm.py: _short only feeds same_host, which compares _short(a) with _short(b)
+    "rlcheck.preflight.slurm.x__short__mutmut_1":
+        "lower() -> upper(): both sides of same_host's comparison are folded the same way",
+    "rlcheck.preflight.slurm.x__short__mutmut_10": 'split("#", 1)[0] -> split("#")[0]: the first part is the same',
+    "rlcheck.preflight.slurm.x__short__mutmut_13": 'split("#", 1)[0] -> split("#", 2)[0]: the first part is the same',
+    "rlcheck.preflight.slurm.x__short__mutmut_5": 'split(".", 1)[0] -> split(".")[0]: the first part is the same',
+    "rlcheck.preflight.slurm.x__short__mutmut_16": 'split(".", 1)[0] -> split(".", 2)[0]: the first part is the same',
 }

@@ -73,7 +73,8 @@ TARGETS = {
     "k8s_node": ("rlcheck/deploy/k8s_node.py", ["tests/test_k8s.py", "tests/test_k8s_api.py"]),
     "slurm": ("rlcheck/preflight/slurm.py", ["tests/test_slurm.py", "tests/test_rules_table_slurm.py"]),
     "gpu_inventory": ("rlcheck/probes/gpu_inventory.py",
-                      ["tests/test_probe_gpu_inventory.py", "tests/test_fault_matrix.py"]),
+                      ["tests/test_probe_gpu_inventory.py", "tests/test_fault_matrix.py",
+                       "tests/test_rules_table_gpu_inventory.py"]),
     "report": ("rlcheck/report.py", ["tests/test_rules_table_decision.py", "tests/test_fault_matrix.py",
                                      "tests/test_history.py", "tests/test_plugin_exit.py"]),
 }
