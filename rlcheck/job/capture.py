@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rlcheck import secret_guard
+from rlcheck.job import bounded, typed
 from rlcheck.job.job import FORMATS, Job, framework_of
 from rlcheck.job.rayjob import read_rayjob
 from rlcheck.job.sandbox import check_env
@@ -45,18 +46,29 @@ def parse_env(items: Sequence[str], environ: Mapping[str, str]) -> tuple[tuple[s
         raise JobFormatError(str(exc)) from exc
 
 
+_INPUT_CAP_BYTES = 16 << 20
+
+
+def _read(path: Path) -> str:
+    """A launch file, decoded with replacement; JobFormatError when it is larger than any launch is."""
+    text, over = bounded.read_capped(str(path), _INPUT_CAP_BYTES)
+    if over:
+        raise JobFormatError(f"{path}: over {_INPUT_CAP_BYTES >> 20} MiB; a launch file is kilobytes")
+    return text
+
+
 def detect(path: Path) -> str:
     """The format of a job file, from its name and first lines; JobFormatError lists the formats."""
     suffix = path.suffix.lower()
     if suffix == ".json":
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = json.loads(_read(path))
         except ValueError as exc:
             raise JobFormatError(f"{path}: not valid JSON ({exc})") from exc
         return "job-json" if isinstance(doc, dict) and "source_format" in doc else "argv-json"
     if suffix in (".yaml", ".yml"):
         return "rayjob"
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = _read(path)
     code = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if suffix == ".py":
         if _MILES_IMPORT.search(text):
@@ -83,7 +95,7 @@ def capture(path: str | Path, fmt: str | None = None, env: Sequence[tuple[str, s
     secret_guard.remember(known.values())
     if fmt in ("bash", "miles-py"):
         return with_job_env_secrets(capture_script(path, env, fmt), known)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = _read(path)
     readers = {"job-json": _job_json, "argv-json": _argv_json, "rayjob": _rayjob, "ray-submit": _submit_line}
     return with_job_env_secrets(readers[fmt](text, str(path)), known)
 
@@ -108,7 +120,20 @@ def with_job_env_secrets(job: Job, known: Mapping[str, str]) -> Job:
 
 def _job_json(text: str, source: str) -> Job:
     try:
-        return Job.from_dict(json.loads(text), source)
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise JobFormatError(f"{source}: not valid JSON ({exc})") from exc
+    where = f"{source}: job"
+    typed.strings(doc, "argv", where, required=True)
+    for key in ("intended_argv", "findings", "inline_secrets"):
+        typed.strings(doc, key, where)
+    typed.string_map(doc, "env", where)
+    for key in ("nodes", "gpus_per_node"):
+        typed.count(doc, key, where)
+    for key in ("entrypoint", "working_dir", "framework", "framework_version", "shell_error", "unseen"):
+        typed.get(doc, key, str, where)
+    try:
+        return Job.from_dict(doc, source)
     except ValueError as exc:
         raise JobFormatError(str(exc)) from exc
 
@@ -124,13 +149,19 @@ def _argv_json(text: str, source: str) -> Job:
     if not isinstance(argv, list) or not argv or not all(isinstance(t, str) for t in argv):
         raise JobFormatError(f"{source}: argv-json needs 'argv': a non-empty list of strings "
                              f"(what `rlcheck render --format json` writes)")
-    runtime_env = doc.get("runtime_env") or {}
-    res = doc.get("resources") or {}
-    return Job(argv=tuple(argv), intended_argv=tuple(argv), entrypoint=doc.get("entrypoint") or shlex.join(argv),
-               env=env_vars(runtime_env, source), working_dir=runtime_env.get("working_dir"),
-               nodes=res.get("gpu_nodes"), gpus_per_node=res.get("gpus_per_node"),
-               framework=framework_of(tuple(argv), runtime_env.get("working_dir")), source=source,
-               source_format="argv-json")
+    where = f"{source}: argv-json"
+    runtime_env = typed.get(doc, "runtime_env", dict, where, default={})
+    res = typed.get(doc, "resources", dict, where, default={})
+    working_dir = typed.get(runtime_env, "working_dir", str, f"{where} runtime_env")
+    try:
+        return Job(argv=tuple(argv), intended_argv=tuple(argv),
+                   entrypoint=typed.get(doc, "entrypoint", str, where) or shlex.join(argv),
+                   env=env_vars(runtime_env, source), working_dir=working_dir,
+                   nodes=typed.count(res, "gpu_nodes", f"{where} resources") or None,
+                   gpus_per_node=typed.count(res, "gpus_per_node", f"{where} resources") or None,
+                   framework=framework_of(tuple(argv), working_dir), source=source, source_format="argv-json")
+    except ValueError as exc:
+        raise JobFormatError(f"{source}: {exc}") from exc
 
 
 def _submit_line(text: str, source: str) -> Job:

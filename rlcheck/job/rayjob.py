@@ -8,26 +8,37 @@ import shlex
 from typing import Any
 
 from rlcheck.job import replay as replay_mod
+from rlcheck.job import typed
 from rlcheck.job.job import Job, framework_of
 from rlcheck.job.submit import CaptureFailed, JobFormatError, env_vars
 
 _IMAGE_VERSION = re.compile(r"(slime|miles)[^:/]*:v?([0-9][\w.+-]*)", re.IGNORECASE)
 
 
-def _gpus(pod: Any) -> int:
+def _gpus(pod: Any, where: str) -> int:
     """nvidia.com/gpu of the pod template's first container (limits, else requests); 0 when none."""
-    containers = ((pod or {}).get("spec") or {}).get("containers") or [{}]
-    res = containers[0].get("resources") or {}
-    value = (res.get("limits") or {}).get("nvidia.com/gpu") or (res.get("requests") or {}).get("nvidia.com/gpu")
-    return int(value or 0)
+    spec = typed.get(pod, "spec", dict, where, default={}) if pod is not None else {}
+    containers = typed.get(spec, "containers", list, f"{where}.spec", default=[]) or [{}]
+    res = typed.get(containers[0], "resources", dict, f"{where}.spec.containers[0]", default={})
+    at = f"{where}.spec.containers[0].resources"
+    for part in ("limits", "requests"):
+        value = typed.count(typed.get(res, part, dict, at, default={}), "nvidia.com/gpu", f"{at}.{part}")
+        if value:
+            return value
+    return 0
 
 
 def shape(cluster: Any) -> tuple[int | None, int | None, list[str]]:
-    """(GPU nodes, GPUs per node, findings) from rayClusterSpec."""
+    """(GPU nodes, GPUs per node, findings) from rayClusterSpec; JobFormatError names a field of the wrong type."""
     if not isinstance(cluster, dict):
         return None, None, ["no rayClusterSpec (the job runs on an existing cluster): shape not stated"]
-    groups = [(1, _gpus((cluster.get("headGroupSpec") or {}).get("template")))]
-    groups += [(int(g.get("replicas", 1)), _gpus(g.get("template"))) for g in cluster.get("workerGroupSpecs") or []]
+    where = "spec.rayClusterSpec"
+    head = typed.get(cluster, "headGroupSpec", dict, where, default={})
+    groups = [(1, _gpus(typed.get(head, "template", dict, f"{where}.headGroupSpec"), f"{where}.headGroupSpec"))]
+    for i, group in enumerate(typed.get(cluster, "workerGroupSpecs", list, where, default=[])):
+        at = f"{where}.workerGroupSpecs[{i}]"
+        replicas = typed.count(group, "replicas", at, default=1) or 0
+        groups.append((replicas, _gpus(typed.get(group, "template", dict, at), f"{at}.template")))
     gpu_groups = [(n, g) for n, g in groups if g and n]
     if not gpu_groups:
         return None, None, ["rayClusterSpec asks for no nvidia.com/gpu: shape not stated"]
@@ -38,28 +49,17 @@ def shape(cluster: Any) -> tuple[int | None, int | None, list[str]]:
 
 
 def _version(cluster: Any) -> tuple[str, str | None]:
-    head = ((cluster or {}).get("headGroupSpec") or {}).get("template") or {}
-    image = str((((head.get("spec") or {}).get("containers") or [{}])[0]).get("image", ""))
+    try:
+        head = cluster["headGroupSpec"]["template"]["spec"]["containers"][0]
+        image = str(head.get("image", ""))
+    except (KeyError, IndexError, TypeError, AttributeError):  # read by shape() first: a bad type is named there
+        image = ""
     match = _IMAGE_VERSION.search(image)
     return (match.group(1).lower(), match.group(2)) if match else ("unknown", None)
 
 
-def _yaml(source: str) -> Any:
-    """PyYAML, imported when a RayJob is read: rlcheck itself needs only pytest in a training image."""
-    try:
-        import yaml
-    except ImportError as exc:
-        raise JobFormatError(f"{source}: reading a RayJob YAML needs PyYAML, which is not installed here "
-                             f"(pip install pyyaml; or give the job as its launch script)") from exc
-    return yaml
-
-
 def _load(text: str, source: str) -> dict[str, Any]:
-    yaml = _yaml(source)
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise JobFormatError(f"{source}: not valid YAML ({exc})") from exc
+    docs = typed.load_yaml_all(text, source, "the manifest")
     jobs = [d for d in docs if isinstance(d, dict) and d.get("kind") == "RayJob"]
     if not jobs:
         kinds = [d.get("kind", "no kind") if isinstance(d, dict) else type(d).__name__ for d in docs]
@@ -69,15 +69,15 @@ def _load(text: str, source: str) -> dict[str, Any]:
 
 
 def read_rayjob(text: str, source: str) -> Job:
-    spec = _load(text, source).get("spec") or {}
-    entry = spec.get("entrypoint")
-    if not isinstance(entry, str) or not entry.strip():
+    spec = typed.get(_load(text, source), "spec", dict, f"{source}: RayJob", default={})
+    entry = typed.get(spec, "entrypoint", str, f"{source}: RayJob spec")
+    if entry is None or not entry.strip():
         raise CaptureFailed(f"{source}: RayJob spec.entrypoint is missing or empty")
-    yaml = _yaml(source)
-    try:
-        runtime_env = yaml.safe_load(spec.get("runtimeEnvYAML") or "") or {}
-    except yaml.YAMLError as exc:
-        raise CaptureFailed(f"{source}: spec.runtimeEnvYAML is not valid YAML ({exc})") from exc
+    env_text = typed.get(spec, "runtimeEnvYAML", str, f"{source}: RayJob spec", default="")
+    env_docs = typed.load_yaml_all(env_text, source, "spec.runtimeEnvYAML")
+    runtime_env = env_docs[0] if env_docs else {}
+    if not isinstance(runtime_env, dict):
+        raise JobFormatError(f"{source}: spec.runtimeEnvYAML is {type(runtime_env).__name__}, expected a mapping")
     try:
         meant = tuple(shlex.split(entry))
     except ValueError as exc:
@@ -85,7 +85,7 @@ def read_rayjob(text: str, source: str) -> Job:
     played = replay_mod.replay(meant, entry)
     nodes, per_node, findings = shape(spec.get("rayClusterSpec"))
     framework, version = _version(spec.get("rayClusterSpec"))
-    working_dir = runtime_env.get("working_dir") if isinstance(runtime_env, dict) else None
+    working_dir = typed.get(runtime_env, "working_dir", str, f"{source}: spec.runtimeEnvYAML")
     return Job(argv=played.argv, intended_argv=meant, entrypoint=entry, env=env_vars(runtime_env, source),
                working_dir=working_dir, nodes=nodes, gpus_per_node=per_node,
                framework=framework if framework != "unknown" else framework_of(meant, working_dir),

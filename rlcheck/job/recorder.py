@@ -29,7 +29,8 @@ def _stdout_kind() -> str:
 
 
 def main() -> int:
-    name, *args = sys.argv[1:]
+    # Arguments that are not UTF-8 arrive as surrogate escapes: recorded with replacement, as capture reads them.
+    name, *args = (os.fsencode(a).decode("utf-8", errors="replace") for a in sys.argv[1:])
     cap = int(os.environ.get("RLCHECK_RECORD_CAP") or _DEFAULT_CAP)
     line = json.dumps({"cmd": name, "argv": args, "cwd": os.getcwd(), "stdout": _stdout_kind()}) + "\n"
     with open(os.environ["RLCHECK_RECORD"], "a", encoding="utf-8", errors="replace") as out:

@@ -55,9 +55,13 @@ def from_submit(args: list[str], source: str, fmt: str, **shape: Any) -> Job:
             runtime_env = json.loads(opts["--runtime-env-json"])
         except ValueError as exc:
             raise CaptureFailed(f"{source}: --runtime-env-json is not valid JSON ({exc})") from exc
+        if not isinstance(runtime_env, dict):
+            raise JobFormatError(f"{source}: --runtime-env-json is {type(runtime_env).__name__}, expected a mapping")
     if "--runtime-env" in opts:
         findings.append(f"runtime env file {opts['--runtime-env']!r} not read: its env vars are not judged")
     working_dir = opts.get("--working-dir") or runtime_env.get("working_dir")
+    if working_dir is not None and not isinstance(working_dir, str):
+        raise JobFormatError(f"{source}: runtime env working_dir is {type(working_dir).__name__}, expected a string")
     played = replay_mod.replay(tokens)
     return Job(argv=played.argv, intended_argv=tuple(tokens), entrypoint=played.entrypoint,
                env=env_vars(runtime_env, source), working_dir=working_dir,
