@@ -32,7 +32,7 @@ async def _per_call_ms(backend: str, pairs: list[tuple[str, str]]) -> tuple[floa
     try:
         for response, label in pairs:
             started = time.perf_counter()
-            await pool.score(response, label)
+            await pool.score(response, (label,))
             pooled.append(time.perf_counter() - started)
     finally:
         await pool.close(drain_s=1)
@@ -44,9 +44,9 @@ async def _respawn_ms(pair: tuple[str, str]) -> float:
     await pool.start()
     try:
         for _ in range(RESPAWNS):
-            await pool.score(f"\\boxed{{{FREEZER}}}", "1")  # killed at 0.3 s
+            await pool.score(f"\\boxed{{{FREEZER}}}", ("1",))  # killed at 0.3 s
             started = time.perf_counter()
-            await pool.score(*pair)  # waits for the replacement process
+            await pool.score(pair[0], (pair[1],))  # waits for the replacement process
             waits.append(time.perf_counter() - started)
     finally:
         await pool.close(drain_s=1)
