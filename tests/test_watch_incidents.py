@@ -132,3 +132,15 @@ def test_scan_names_an_uncatalogued_cause_before_its_consequences(tmp_path):
     log.write_text("\n".join([WRAPPER, "ValueError: bad shape", DIED]) + "\n")
     result = scan_paths([str(log)], Matcher())
     assert first_cause(result, Matcher().catalog).line_no == 2
+
+
+FIELD_RUNS = replay.Path(__file__).parent / "data" / "logs" / "field_runs"
+
+
+@pytest.mark.parametrize("failure_id", ["nccl-collective-timeout", "nccl-system-error", "extension-abi-mismatch",
+                                        "host-oom-killed"])
+def test_replay_of_a_field_run_names_its_first_cause(failure_id):
+    """The watcher on realistic logs (tests/data/logs/field_runs, sources in its manifest): the cause, not the actor
+    death, the SGLang wrapper or the router's retries that follow it."""
+    report = replay.replay(FIELD_RUNS / f"{failure_id}.log", loops=1)
+    assert (report["exit_code"], report["verdict"]["failure_id"]) == (replay.EXIT_FOUND, failure_id), report["verdict"]
