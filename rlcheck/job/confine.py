@@ -61,11 +61,12 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def hidden_roots(extra_homes: Iterable[str] = ()) -> list[str]:
-    """The directories covered by an empty tmpfs (existing ones, symlinks resolved, outermost first)."""
+def hidden_roots(extra_homes: Iterable[str] = (), *, nested: bool = False) -> list[str]:
+    """The directories covered by an empty tmpfs (existing ones, symlinks resolved, outermost first; nested: also
+    the ones inside another)."""
     roots: list[str] = []
     for path in sorted({os.path.realpath(p) for p in (*HIDDEN_DIRS, *extra_homes) if os.path.isdir(p)}):
-        if path != "/" and not any(_under(path, r) for r in roots):
+        if path != "/" and (nested or not any(_under(path, r) for r in roots)):
             roots.append(path)
     return roots
 
@@ -116,9 +117,8 @@ def _dev(stage: str) -> list[str]:
 def prologue(layout: Layout) -> str:
     """The set-up script (run by bash as PID 1 of the namespaces); it ends by exec-ing the command without
     capabilities."""
-    covered = hidden_roots(layout.homes)
-    private = ["/tmp"]
-    roots = [*private, *covered]
+    covered = [r for r in hidden_roots(layout.homes) if not _under(r, "/tmp")]
+    roots = ["/tmp", *covered]
     kept = to_bind_back([layout.base, layout.cwd, *layout.keep], roots)
     lines = ["set -eu", f"EMPTY={_q(layout.base)}/empty"]
     # Hold each kept path open before its tree is covered; bind it back through the descriptor (-c: mount must
@@ -132,8 +132,11 @@ def prologue(layout: Layout) -> str:
         make = f"mkdir -p {_q(path)}" if os.path.isdir(path) else f"mkdir -p {_q(os.path.dirname(path))} && " \
                                                                    f": > {_q(path)}"
         lines += [make, f"mount -c --bind /proc/self/fd/{10 + i} {_q(path)}", f"exec {10 + i}<&-"]
+    # A hidden tree (a home) that a kept path brings back into view, and a home's credentials in a kept path.
+    again = [r for r in hidden_roots(layout.homes, nested=True) if any(_under(r, k) and r != k for k in kept)]
     lines += [f"mount -t tmpfs -o mode=700,size=1m,nosuid,nodev tmpfs {_q(p)}" if os.path.isdir(p) else
-              f"mount --bind -o ro \"$EMPTY\" {_q(p)}" for p in secrets_in_view(kept, layout.homes)]
+              f"mount --bind -o ro \"$EMPTY\" {_q(p)}" for p in
+              [*again, *(p for p in secrets_in_view(kept, layout.homes) if not any(_under(p, r) for r in again))]]
     lines += [f"mount -t tmpfs -o mode=700,size={TMPFS_SIZE},nosuid,nodev tmpfs {_q(layout.home)}",
               f"mount --bind {_q(layout.record_dir)} {_q(layout.record_dir)}"]
     lines += _overlay(layout.cwd, f"{layout.base}/ovl")
