@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import re
 import tomllib
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
@@ -248,6 +249,24 @@ def job_traits(argv: list[str] | tuple[str, ...]) -> frozenset[str]:
         if token == "--spec" and any(m in value for m in ("glm5", "deepseek_v32", "dsv32")):
             traits.add("dsa")
     return frozenset(traits)
+
+
+# What a job's own log says about its traits: SLIME/Miles echo the argv and the HF config, SGLang names the model
+# class it loaded ("Load weight end. type=<Arch>"). GLM-5 loads as DeepSeek-V3.2's class (THUDM/slime#1787).
+_DSA_IN_LOG = re.compile(r"DeepseekV32ForCausalLM|--sglang-nsa-|--sglang-attention-backend[= ]nsa\b"
+                         r"|attention_backend['\"]?[:=] ?['\"]?nsa\b")
+_MODEL_IN_LOG = re.compile(r"Load weight end\. type=\w+|['\"]architectures['\"]: \[|--sglang-attention-backend[= ]\w")
+
+
+def log_traits(lines: Iterable[str]) -> frozenset[str] | None:
+    """The TRAITS a job's log shows (its argv echo, its model's class); None when it shows nothing of the model
+    (then every entry may name a line, as for a job whose traits are unknown)."""
+    seen_model = False
+    for line in lines:
+        if _DSA_IN_LOG.search(line, 0, 4096):
+            return frozenset({"dsa"})
+        seen_model = seen_model or bool(_MODEL_IN_LOG.search(line, 0, 4096))
+    return frozenset() if seen_model else None
 
 
 def get(failure_id: str) -> KnownFailure:

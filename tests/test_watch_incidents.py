@@ -144,3 +144,23 @@ def test_replay_of_a_field_run_names_its_first_cause(failure_id):
     death, the SGLang wrapper or the router's retries that follow it."""
     report = replay.replay(FIELD_RUNS / f"{failure_id}.log", loops=1)
     assert (report["exit_code"], report["verdict"]["failure_id"]) == (replay.EXIT_FOUND, failure_id), report["verdict"]
+
+
+@pytest.mark.parametrize(("lines", "traits"), [
+    (["[2026-07-01 10:01:40 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=120.32 GB"],
+     frozenset()),
+    (["[2026-07-01 10:01:40 TP0] Load weight end. type=DeepseekV32ForCausalLM, dtype=torch.bfloat16"],
+     frozenset({"dsa"})),
+    (["python3 train.py --sglang-attention-backend nsa --tp 8"], frozenset({"dsa"})),
+    (["step 0: {'train/loss': 0.1}"], None),
+])
+def test_log_traits_read_from_the_log_itself(lines, traits):
+    from rlcheck import catalog
+
+    assert catalog.log_traits(lines) == traits
+
+
+def test_replay_of_a_dense_models_nan_names_nan_result_not_the_dsa_kernel():
+    """The log's own model line (Qwen3, dense) says the job has no sparse attention (issue 27)."""
+    report = replay.replay(FIELD_RUNS / "nan-result.log", loops=1)
+    assert report["traits"] == [] and report["verdict"]["failure_id"] == "nan-result"

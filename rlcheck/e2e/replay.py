@@ -97,6 +97,8 @@ class Survey:
     timestamps: int
     lines: int
     argv_hint: tuple[str, ...]
+    traits: frozenset[str] | None = None
+    """The job's catalogue traits as its log shows them (catalog.log_traits); None: the log does not say."""
 
 
 def survey(path: Path) -> Survey:
@@ -105,7 +107,10 @@ def survey(path: Path) -> Survey:
     stamps = lines = 0
     seen_ref = seen_log_probs = False
     located: list[str] = []
+    hints: list[str] = []  # the lines that say what model and backend the job runs (bounded)
     for line in read_lines(path):
+        if len(hints) < 200 and ("ForCausalLM" in line or "attention" in line or "--sglang-" in line):
+            hints.append(line[:4096])
         lines += 1
         stamps += timestamp(line) is not None
         seen_ref = seen_ref or bool(ref.search(line))
@@ -115,7 +120,8 @@ def survey(path: Path) -> Survey:
     version, counts = slime_log.detect_version(located)
     hint: tuple[str, ...] = ("--use-kl-loss",) if seen_ref else ()
     hint += () if seen_log_probs else ("--use-rollout-logprobs",)
-    return Survey(version=version, version_counts=counts, timestamps=stamps, lines=lines, argv_hint=hint)
+    return Survey(version=version, version_counts=counts, timestamps=stamps, lines=lines, argv_hint=hint,
+                  traits=catalog.log_traits(hints))
 
 
 def _verdict(watcher: Watcher, end: Event | None) -> dict[str, Any]:
@@ -147,7 +153,7 @@ def replay(path: Path, *, loops: int | None = None, case: str | None = None, ver
     framework, version = slime_log.split_framework(version) if version else ("slime", None)
     version = version or found.version or slime_log.VERSIONS[1]
     milestones, invariants = slime_log.plan(version, deadlines, argv if argv is not None else found.argv_hint)
-    traits = catalog.job_traits(argv) if argv is not None else None  # a log alone does not say what the job ran
+    traits = catalog.job_traits(argv) if argv is not None else found.traits  # else what the log itself shows
     watcher = Watcher(milestones, loops, invariants=invariants, traits=traits)
     first = clock = None
     year = 1970
@@ -168,6 +174,7 @@ def replay(path: Path, *, loops: int | None = None, case: str | None = None, ver
         watcher.check(clock - first)
     report = {"log": str(path), "lines": found.lines, "framework": f"{framework}=={version}", "framework_source": how,
               "version_counts": found.version_counts, "loops": loops, "case": case,
+              "traits": sorted(traits) if traits is not None else None,
               "deadlines": dataclasses.asdict(deadlines),
               "milestones": [{"loop": e.loop, "name": e.name, "at_s": round(e.at_s, 3)}
                              for e in watcher.events if e.kind == "milestone"],
