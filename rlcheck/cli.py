@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from rlcheck import catalog, cli_baseline, cli_k8s, cli_run, field_corpus, hardware, scan, scan_output
+from rlcheck.deploy import yaml_text
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_UNJUDGED = 0, 1, 2
 """0: judged, nothing known found; 1: judged, a known failure found; 2: could not judge (usage, data, I/O)."""
@@ -195,8 +196,21 @@ def _reward_service(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=reward_cli.run)
 
 
+def installed_version() -> str:
+    """The installed distribution's version (package metadata); a source tree that was never installed says so."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("rlcheck")
+    except metadata.PackageNotFoundError:
+        from rlcheck import __version__
+
+        return f"{__version__} (not installed: read from the source tree)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rlcheck", description="Diagnostics for RL post-training stacks.")
+    parser.add_argument("--version", action="version", version=f"rlcheck {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("scan", help="find known failures in logs (files, directories, '-'; gzip, bz2, xz, zstd)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log file, directory, .gz file, or - for stdin")
@@ -254,6 +268,8 @@ def _guarded(command: str, func: Callable[[argparse.Namespace], int], args: argp
         return code
     except (catalog.CatalogError, hardware.ProfileError) as exc:
         print(f"rlcheck {command}: broken data file: {exc}", file=sys.stderr)
+    except yaml_text.YamlMissing as exc:  # an optional extra not installed: what to install, in one line
+        print(f"rlcheck {command}: {exc}", file=sys.stderr)
     except BrokenPipeError:
         _quiet_stdout()
         print(f"rlcheck {command}: the output was closed before all of it was written (broken pipe)",

@@ -24,10 +24,8 @@ EXIT_APPLIED, EXIT_APPLIED_FAIL, EXIT_NOT_APPLIED = 0, 1, 2
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    import yaml
-
     from rlcheck import recipes
-    from rlcheck.deploy import k8s_manifests
+    from rlcheck.deploy import k8s_manifests, yaml_text
 
     profiles = hardware.load_profiles()
     if args.hardware not in profiles:
@@ -47,7 +45,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=2) + "\n")
     else:
-        sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False, width=120))
+        try:
+            sys.stdout.write(yaml_text.dump_all(docs))
+        except yaml_text.YamlMissing as exc:
+            print(f"rlcheck k8s render: {exc}", file=sys.stderr)
+            return EXIT_NOT_APPLIED
     return EXIT_APPLIED
 
 

@@ -19,8 +19,17 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     import rlcheck.checks
 
     where = str(Path(rlcheck.checks.__file__).parent)
-    # -p rlcheck.plugin: also when plugin autoloading is off; no:cacheprovider: the rootdir is site-packages
-    return int(pytest.main([where, "-p", "rlcheck.plugin", "-p", "no:cacheprovider", *args.pytest_args]))
+    return int(pytest.main([where, *isolation_args(where), *args.pytest_args]))
+
+
+def isolation_args(where: str) -> list[str]:
+    """The preflight is the package's run, not the folder's: no pytest.ini, tox.ini, setup.cfg, pyproject.toml or
+    conftest.py above the installed checks (a home folder's, a project's the venv sits in) changes what it judges.
+    -c os.devnull: no ini file is searched for; --rootdir / --confcutdir: node ids and conftest.py files stop at the
+    checks' own folder. -p rlcheck.plugin: also when plugin autoloading is off; no:cacheprovider: nothing is written
+    beside the installed package. -ra: every skip says why (the arguments after `preflight` come later and win)."""
+    return ["-c", os.devnull, f"--rootdir={where}", f"--confcutdir={where}", "-p", "rlcheck.plugin",
+            "-p", "no:cacheprovider", "-ra"]
 
 
 def add_preflight(sub: argparse._SubParsersAction) -> None:

@@ -99,3 +99,41 @@ def test_repository_conftest_and_the_entry_point_do_not_register_the_plugin_twic
                          cwd=project, capture_output=True, text=True, timeout=300, env=_clean_env())
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert "1 passed" in run.stdout
+
+
+def _hostile_project(root: Path) -> None:
+    """A folder above the venv with pytest configuration of its own: an ini whose addopts pytest cannot parse and a
+    conftest.py that ends any run that loads it."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pytest.ini").write_text("[pytest]\naddopts = --no-such-option-from-a-stray-ini\n", encoding="utf-8")
+    (root / "conftest.py").write_text("raise SystemExit('a stray conftest.py above the venv was loaded')\n",
+                                      encoding="utf-8")
+
+
+def test_installed_wheel_is_isolated_from_pytest_configuration_above_it_and_renders_without_pyyaml(wheel, tmp_path):
+    """A user's project folder holds the venv and the working folder, with its own pytest.ini and conftest.py:
+    `rlcheck preflight` judges as it would anywhere; the wheel's version is `rlcheck --version`; the DaemonSet
+    renders as JSON where PyYAML is not importable."""
+    project = tmp_path / "project"
+    _hostile_project(project)
+    python = _fresh_venv(project / "venv")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
+                    str(wheel)], capture_output=True, text=True, timeout=300, env=_clean_env(), check=True)
+    work = project / "work"
+    work.mkdir()
+    rlcheck = project / "venv" / "bin" / "rlcheck"
+    run = subprocess.run([str(rlcheck), "preflight", "-k", "recipe_no_inline_secrets", "--hardware=none"], cwd=work,
+                         capture_output=True, text=True, timeout=400, env=_clean_env())
+    out = run.stdout + run.stderr
+    assert run.returncode == 0 and "rlcheck GO" in run.stdout, out[-3000:]
+    assert "stray" not in out, out[-3000:]
+    version = subprocess.run([str(rlcheck), "--version"], cwd=work, capture_output=True, text=True, timeout=60,
+                             env=_clean_env(), check=True).stdout.strip()
+    assert version == f"rlcheck {wheel.name.split('-')[1]}"
+    code = ("import sys; sys.modules['yaml'] = None; from rlcheck.cli import main; "
+            "sys.exit(main(['k8s', 'render', '--kind', 'preflight-daemonset', '--hardware', 'h200', '--format', "
+            "'json']))")
+    render = subprocess.run([str(python), "-c", code], cwd=work, capture_output=True, text=True, timeout=120,
+                            env=_clean_env())
+    assert render.returncode == 0, render.stderr[-3000:]
+    assert '"kind": "DaemonSet"' in render.stdout

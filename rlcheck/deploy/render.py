@@ -9,7 +9,7 @@ from typing import Any
 
 from rlcheck import recipes
 from rlcheck.cluster import launch
-from rlcheck.deploy import manifests
+from rlcheck.deploy import manifests, yaml_text
 from rlcheck.hardware import get_profile
 from rlcheck.recipes.recipe import Recipe
 
@@ -57,9 +57,7 @@ def dump(doc: dict[str, Any], fmt: str) -> str:
     if fmt == "shell":
         return as_shell(doc)
     if fmt == "yaml":
-        import yaml
-
-        return str(yaml.safe_dump(doc, sort_keys=False, width=120))
+        return yaml_text.dump(doc)  # YamlMissing (one line: what to install) without PyYAML
     if fmt == "json":
         return json.dumps(doc, indent=2) + "\n"
     raise ValueError(f"format={fmt!r}: one of {', '.join(FORMATS)}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +17,20 @@ from rlcheck.preflight import gate
 from rlcheck.preflight.job_inputs import inputs_for_job
 from rlcheck.preflight.registry import Inputs
 
+RAY_MISSING = ("Ray is not installed in this Python ({python}): the cluster checks need it (the embedded loopback Ray "
+               "and --ray-address alike); run rlcheck with the training image's interpreter, or pip install "
+               "'ray[default]'")
+
+
+def require_ray() -> None:
+    """Fail the fixture with one line naming what to install (no traceback: pytrace=False) when Ray is missing."""
+    try:
+        found = importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):  # a broken or half-imported ray is as good as none
+        found = False
+    if not found:
+        pytest.fail(RAY_MISSING.format(python=sys.executable), pytrace=False)
+
 
 @pytest.fixture(scope="session")
 def local_ray() -> Iterator[RayEndpoints]:
@@ -22,6 +38,7 @@ def local_ray() -> Iterator[RayEndpoints]:
 
     Reproducers use it: what they submit reads files of this machine.
     """
+    require_ray()
     with EmbeddedRay() as endpoints:
         yield endpoints
 
@@ -29,6 +46,7 @@ def local_ray() -> Iterator[RayEndpoints]:
 @pytest.fixture(scope="session")
 def ray_cluster(pytestconfig: pytest.Config, request: pytest.FixtureRequest) -> RayEndpoints:
     """The cluster under check: --ray-address when given, else the session's embedded loopback Ray (local_ray)."""
+    require_ray()
     address = get_context(pytestconfig).ray_address
     if address is None:
         endpoints: RayEndpoints = request.getfixturevalue("local_ray")  # one embedded Ray per session, not two
