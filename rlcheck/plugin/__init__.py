@@ -1,5 +1,5 @@
-"""rlcheck's pytest plugin, split by role: options, markers, gating, report, JUnit, and shared
-resources."""
+"""rlcheck's pytest plugin, split by role: options, markers, gating, report, JUnit, shared resources and
+progress lines."""
 
 from __future__ import annotations
 
@@ -10,4 +10,5 @@ pytest_plugins = [
     "rlcheck.plugin.report",
     "rlcheck.plugin.junit",
     "rlcheck.plugin.resources",
+    "rlcheck.plugin.progress",
 ]
