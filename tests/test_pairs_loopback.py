@@ -7,6 +7,7 @@ slowdown is injected this way). Small tensors and few iterations keep each round
 
 from __future__ import annotations
 
+import socket
 import sys
 import time
 
@@ -19,6 +20,11 @@ from rlcheck.verdict import Status
 from tests.pair_throttle import DELAY_ENV
 
 SIZE_BYTES, ITERATIONS = 4 << 20, 8
+
+
+def _by_ray_id(verdicts):
+    """Per-node verdicts by the Ray node id in their details (their node is the host name); the cluster's under None."""
+    return {(v.details.rsplit("ray node id: ", 1)[1] if v.node else None): v for v in verdicts}
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +42,13 @@ def test_pairs_loopback_names_the_slowed_node(cluster):
     assert len(obs.nodes) == 4 and all(p.outcome is PairOutcome.MEASURED for p in obs.pairs), obs.pairs
     ring = [p for p in obs.pairs if not p.repair]
     assert len(ring) == 4 and any(p.repair and slowed in p.nodes for p in obs.pairs)  # re-paired with a good node
-    verdicts = {v.node: v for v in evaluate_nccl_pairs(obs, None)}
+    verdicts = _by_ray_id(evaluate_nccl_pairs(obs, None))
     assert verdicts[slowed].status is Status.FAIL, verdicts[slowed].summary
     assert "every all-reduce with this node is slow" in verdicts[slowed].summary
     assert all(v.status is Status.PASS for n, v in verdicts.items() if n not in (slowed, None)), [
         v.summary for v in verdicts.values()]
     assert obs.all_nodes is not None and len(obs.all_nodes.nodes) == 4  # every node, the slowed one too
-    assert verdicts[None].status is Status.FAIL and f"the pairs name {slowed}" in verdicts[None].summary
+    assert verdicts[None].status is Status.FAIL and f"the pairs name {socket.gethostname()}#{slowed[:8]}" in verdicts[None].summary
 
 
 def test_pairs_loopback_hung_node_is_unknown_within_the_deadline(cluster):
@@ -53,7 +59,7 @@ def test_pairs_loopback_hung_node_is_unknown_within_the_deadline(cluster):
     assert time.monotonic() - start < 20 + 2 * (40 + 30) + 45
     hung = [p for p in obs.pairs if slowed in p.nodes]
     assert len(hung) == 2 and all(p.outcome is PairOutcome.TIMEOUT for p in hung), obs.pairs
-    verdicts = {v.node: v for v in evaluate_nccl_pairs(obs, None)}
+    verdicts = _by_ray_id(evaluate_nccl_pairs(obs, None))
     assert verdicts[slowed].status is Status.UNKNOWN and "no all-reduce with this node finished" in verdicts[
         slowed].summary
     partners = {n for p in hung for n in p.nodes} - {slowed}
@@ -71,7 +77,7 @@ def test_pairs_loopback_all_nodes_round_hangs_within_its_deadline(cluster):
     assert time.monotonic() - start < 20 + 3 * (30 + 30) + 45
     assert all(p.outcome is PairOutcome.MEASURED for p in obs.pairs), obs.pairs
     assert obs.all_nodes is not None and obs.all_nodes.outcome is PairOutcome.TIMEOUT and stuck in obs.all_nodes.nodes
-    verdicts = {v.node: v for v in evaluate_nccl_pairs(obs, None)}
+    verdicts = _by_ray_id(evaluate_nccl_pairs(obs, None))
     assert verdicts[None].status is Status.UNKNOWN and "all 4 nodes together: timeout" in verdicts[None].summary
     assert all(v.status is Status.PASS for n, v in verdicts.items() if n is not None)
 

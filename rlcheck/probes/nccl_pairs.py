@@ -188,7 +188,7 @@ def _node_verdict(node: NodeFacts, obs: PairsObservation, named: list[str], basi
     where = {n.node_id: n.where for n in obs.nodes}
     mine = [p for p in obs.pairs if node.node_id in p.nodes]
     said = "; ".join(_pair_text(p, node.node_id, where) for p in mine)
-    base = {"node": node.label, "details": basis}
+    base = {"node": node.label, "details": f"{basis}\nray node id: {node.node_id}"}
     if not any(p.outcome is PairOutcome.MEASURED for p in mine):
         return Verdict(**base, status=Status.UNKNOWN, remedy=REMEDY,
                        summary=f"{node.where}: no all-reduce with this node finished: {said or 'none ran'}")
@@ -248,6 +248,8 @@ def _group_verdict(obs: PairsObservation, reference: float | None, floor: float 
                          outcome=group.outcome, busbw_gbps=group.busbw_gbps)
     seen = f"{said}: {group.busbw_gbps:.3g} GB/s ({group.backend}; pairs' reference {reference or 0:.3g} GB/s)"
     if is_slow(as_pair, reference, floor):
-        blame = f"; the pairs name {', '.join(named)}" if named else "; every pair is healthy: look at the fabric"
+        label = {n.node_id: n.label for n in obs.nodes}
+        blame = (f"; the pairs name {', '.join(label.get(n, n) for n in named)}" if named
+                 else "; every pair is healthy: look at the fabric")
         return Verdict(status=Status.FAIL, remedy=REMEDY, summary=f"{seen}: slow{blame}")
     return Verdict(status=Status.PASS, summary=seen)
