@@ -116,3 +116,12 @@ def test_rules_table_junit_properties_before_a_status_are_not_a_verdict(tmp_path
              '<property name="rlcheck_summary" value="orphan"/></properties></testcase>')
     path = _write(tmp_path, _suite(stray))
     assert junit.split_per_node(path) is False
+
+
+def test_rules_table_junit_a_failing_verdict_without_summary_says_nothing_more(tmp_path):
+    bare = ('<testcase classname="c" name="t" time="0"><properties><property name="rlcheck_status" value="FAIL"/>'
+            '<property name="rlcheck_node" value="node-a"/></properties></testcase>')
+    path = _write(tmp_path, _suite(bare))
+    assert junit.split_per_node(path) is True
+    failure = ET.parse(path).getroot().find("testsuite/testcase/failure")
+    assert (failure.get("message"), failure.text) == ("FAIL [node-a]: ", "FAIL t [node-a]: ")

@@ -171,3 +171,30 @@ def test_rules_table_slurm_judge_here_refuses_an_unknown_profile():
         slurm.judge_here("h300", "qwen3-4b-colocated", 60.0)
 
 
+
+
+def test_rules_table_slurm_report_without_machine_name_is_no_host_of_this_node():
+    doc = {"machine": {}, "verdicts": [_row("gpu_node_inventory", None)]}
+    assert slurm.own_verdicts(json.dumps(doc), "report.json", ("xxxx", "")) == []
+
+
+def test_rules_table_slurm_a_report_that_is_none_names_its_source():
+    with pytest.raises(ValueError, match=r"^/var/lib/rlcheck/report\.json is not an rlcheck report\.json"):
+        slurm.own_verdicts('{"verdicts": 3}', "/var/lib/rlcheck/report.json", HERE)
+
+
+def test_rules_table_slurm_unknown_profile_lists_every_profile():
+    from rlcheck import hardware
+
+    names = ", ".join(hardware.load_profiles())
+    with pytest.raises(ValueError) as refused:
+        slurm.judge_here("h300", "qwen3-4b-colocated", 60.0)
+    assert str(refused.value) == f"--hardware='h300': one of {names}, auto, none"
+
+
+def test_rules_table_slurm_judge_node_holds_to_the_profile_only_when_declared(monkeypatch):
+    seen = []
+    monkeypatch.setattr(slurm, "run_tier", lambda checks, inputs, budget_s: seen.append(inputs.declared) or [])
+    slurm.judge_node(get_profile("h200"), "qwen3-4b-colocated", 5.0)
+    slurm.judge_node(get_profile("h200"), "qwen3-4b-colocated", 5.0, declared=True)
+    assert seen == [False, True]

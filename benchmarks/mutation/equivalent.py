@@ -196,4 +196,8 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.preflight.slurm.x__short__mutmut_13": 'split("#", 1)[0] -> split("#", 2)[0]: the first part is the same',
     "rlcheck.preflight.slurm.x__short__mutmut_5": 'split(".", 1)[0] -> split(".")[0]: the first part is the same',
     "rlcheck.preflight.slurm.x__short__mutmut_16": 'split(".", 1)[0] -> split(".", 2)[0]: the first part is the same',
+    "rlcheck.preflight.slurm.x_own_verdicts__mutmut_35":
+        'check_id.split("_", 1)[0] -> split("_")[0]: the first part (the area) is the same',
+    "rlcheck.preflight.slurm.x_own_verdicts__mutmut_38":
+        'check_id.split("_", 1)[0] -> split("_", 2)[0]: the first part (the area) is the same',
 }
