@@ -138,29 +138,45 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+FIX_ORDER = {"FAIL": 0, "UNKNOWN": 1, "WARN": 2}
+
+
+def _where(v: dict[str, Any]) -> str:
+    """A check and, for a per-node verdict, its node in the same cell: no node column to take the table's width."""
+    return f"{v['check_id']} @ {v['node']}" if v.get("node") else str(v["check_id"])
+
+
+def _what_to_fix(verdicts: list[dict[str, Any]]) -> list[str]:
+    """FAIL and UNKNOWN first (they block), then WARN, each with its fix and details; stable within a status."""
+    bad = sorted((v for v in verdicts if v["status"] in FIX_ORDER), key=lambda v: FIX_ORDER[v["status"]])
+    if not bad:
+        return []
+    out = ["## What to fix", ""]
+    for v in bad:
+        out += [f"### {v['status']} {_where(v)}", "", v["summary"], ""]
+        if v["remedy"]:
+            out += [f"Fix: {v['remedy']}", ""]
+        if v["details"]:
+            out += ["```", v["details"], "```", ""]
+    return out
+
+
 def render_markdown(doc: dict[str, Any]) -> str:
+    """report.md: the decision, what to fix (blocking first, then warnings), then every verdict, reproductions and
+    the stack's versions."""
     out = [f"# rlcheck report: {'GO' if doc['go'] else 'NO-GO'}", "", f"**{_cell(doc['decision'])}**", ""]
     out += [f"- hardware: {_cell(doc['hardware']['evidence'])}", f"- recipe: {doc['recipe']}" if not doc.get("job") else
             f"- job: {doc['job']['path']} ({doc['job']['format']})",
             f"- framework: {_cell((doc.get('framework') or {}).get('judged') or 'not stated')}",
             f"- ray: {doc['ray_address'] or 'embedded loopback Ray'}", f"- created: {doc['created']}", ""]
-    out += ["| status | check | node | summary | known failure |", "|---|---|---|---|---|"]
-    for v in doc["verdicts"]:
-        out.append(f"| {v['status']} | {v['check_id']} | {v['node'] or ''} | {_cell(v['summary'])} "
-                   f"| {v['failure_id'] or ''} |")
+    out += _what_to_fix(doc["verdicts"])
+    out += ["## Every verdict", "", "| status | check @ node | summary | known failure |", "|---|---|---|---|"]
+    out += [f"| {v['status']} | {_cell(_where(v))} | {_cell(v['summary'])} | {v['failure_id'] or ''} |"
+            for v in doc["verdicts"]]
     repros = [v for v in doc["verdicts"] if v["reproduction"]]
     if repros:
         out += ["", "## Known failures reproduced", "", "| failure | state | evidence |", "|---|---|---|"]
         out += [f"| {v['failure_id']} | {v['reproduction']['state']} | {_cell(v['summary'])} |" for v in repros]
-    bad = [v for v in doc["verdicts"] if v["status"] in ("FAIL", "UNKNOWN", "WARN")]
-    if bad:
-        out += ["", "## What to fix", ""]
-        for v in bad:
-            out += [f"### {v['status']} {v['check_id']}", "", v["summary"], ""]
-            if v["remedy"]:
-                out += [f"Fix: {v['remedy']}", ""]
-            if v["details"]:
-                out += ["```", v["details"], "```", ""]
     out += ["", "## Stack versions", "", "| package | version |", "|---|---|"]
     out += [f"| {k} | {v or 'not installed'} |" for k, v in doc["versions"].items()]
     return "\n".join(out) + "\n"

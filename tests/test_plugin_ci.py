@@ -1,5 +1,6 @@
-"""Reports that CI tools show well: readable JUnit properties per verdict and GO / NO-GO per testsuite, skips at
-the test, no GO / NO-GO where nothing was judged, and `--dry-run` without --hardware on every fitting hardware."""
+"""Reports that CI tools show well: JUnit valid against junit-10.xsd (tests/junit_xsd.py), each verdict readable in
+its testcase's system-out and as a testsuite property, GO / NO-GO per testsuite, skips at the test, no GO / NO-GO
+where nothing was judged, and `--dry-run` without --hardware on every fitting hardware."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rlcheck.probes import gpus
+from tests.junit_xsd import schema_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 PER_NODE = """
@@ -43,11 +45,24 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def _junit(project: pytest.Pytester, *args: str) -> ET.Element:
     project.runpytest("--junitxml=junit.xml", *args)
-    return ET.parse(project.path / "junit.xml").getroot()
+    root = ET.parse(project.path / "junit.xml").getroot()
+    assert schema_errors(root) == []  # every JUnit file these tests write validates against junit-10.xsd
+    return root
 
 
 def _props(case: ET.Element) -> list[tuple[str | None, str | None]]:
-    return [(p.get("name"), p.get("value")) for p in case.iter("property")]
+    """The verdict as the testcase shows it: `name: value` lines leading its system-out (no properties there)."""
+    assert case.find("properties") is None
+    out = case.find("system-out")
+    text = (out.text or "") if out is not None else ""
+    lines = text.split("\n\n", 1)[0].splitlines()
+    return [(name, value) for name, _, value in (line.partition(": ") for line in lines)]
+
+
+def _suite_props(root: ET.Element) -> list[tuple[str | None, str | None]]:
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite is not None
+    return [(p.get("name"), p.get("value")) for p in suite.findall("properties/property")]
 
 
 def test_junit_one_testcase_per_node_for_a_per_node_check(project):
@@ -62,6 +77,8 @@ def test_junit_one_testcase_per_node_for_a_per_node_check(project):
     assert cases["test_cluster_xid@gpu-a"].find("failure") is None  # PASS
     assert cases["test_cluster_xid@gpu-c"].find("failure") is None  # WARN does not block
     assert _props(cases["test_cluster_xid@gpu-c"])[0] == ("rlcheck_status", "WARN")
+    assert ("test_cluster_xid@gpu-b::rlcheck_status", "FAIL") in _suite_props(root)
+    assert ("test_cluster_xid@gpu-b::rlcheck_node", "gpu-b") in _suite_props(root)
     assert {cases[n].get("classname") for n in cases} == {"checks.test_cluster"}
     suite = root.find("testsuite")
     assert suite is not None
@@ -194,3 +211,56 @@ def test_history_unwritable_is_a_usage_error(project):
     result = project.runpytest("--hardware=none", "--history=afile/hist")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--history='afile/hist' cannot be written: afile is not a folder" in result.stderr.str()
+
+
+ERRORING = """
+import pytest
+@pytest.fixture
+def broken():
+    raise RuntimeError("no Ray here")
+def test_cluster_reach(broken, record_verdict):
+    pass
+def test_plain(record_property):
+    record_property("owner", "team-a")
+"""
+
+
+def test_junit_of_every_outcome_validates_against_junit_10_xsd_with_no_testcase_properties(project):
+    """Per-node, whole-run, skipped, erroring and record_property tests in one run: the file validates, the testcases
+    carry no properties, and everything they had is in the suite's properties and their system-out."""
+    project.makepyfile(**{"checks/test_cluster": PER_NODE, "checks/test_gpu": WHOLE, "checks/test_image": SKIPPING,
+                          "tests/test_other": ERRORING})
+    root = _junit(project, "--hardware=none", "-o", "junit_logging=all")
+    assert not list(root.iter("testcase")) or all(c.find("properties") is None for c in root.iter("testcase"))
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert cases["test_cluster_reach"].find("error") is not None
+    assert ("test_plain::owner", "team-a") in _suite_props(root)
+    assert _props(cases["test_plain"]) == [("owner", "team-a")]
+    assert ("test_gpu_gemm::rlcheck_summary", "612 TFLOP/s; expected >= 650") in _suite_props(root)
+
+
+def test_junit_schema_validator_names_the_errors_of_issue_32():
+    """The validator bites: a per-test properties element (what pytest writes and issue 32 counted) is an error."""
+    bad = ET.fromstring('<testsuites><testsuite name="pytest" tests="1" failures="0" errors="0" time="1.5">'
+                        '<testcase name="t" classname="c"><properties><property name="a" value="b"/></properties>'
+                        '</testcase></testsuite></testsuites>')
+    assert schema_errors(bad) == ["testsuites/testsuite[0]/testcase[0](t): element 'properties' not allowed in a "
+                                  "testcase"]
+    good = ET.fromstring('<testsuite name="pytest" tests="1" failures="0" errors="0"><properties>'
+                         '<property name="a" value="b"/></properties><testcase name="t"/></testsuite>')
+    assert schema_errors(good) == []
+
+
+@pytest.mark.slow
+def test_junit_of_the_shipped_preflight_validates(tmp_path):
+    """`rlcheck preflight --junitxml` as a user runs it (the recipe checks; a cluster check in an
+    interpreter without Ray, which makes it an error): the file validates against junit-10.xsd."""
+    code = ("import sys; sys.modules['ray'] = None; from rlcheck.cli import main; sys.exit(main(['preflight', '-k', "
+            "'recipe or cluster_reachable', '--hardware=h200', '--junitxml=junit.xml']))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=400)
+    assert "rlcheck NO-GO" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    assert schema_errors(root) == []
+    cases = list(root.iter("testcase"))
+    assert len(cases) > 10 and all(c.find("properties") is None for c in cases)
+    assert any(name and name.endswith("::rlcheck_status") for name, _ in _suite_props(root))

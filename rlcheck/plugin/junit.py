@@ -1,5 +1,9 @@
-"""JUnit XML (`--junitxml`) that CI tools show well: each verdict as readable properties, GO / NO-GO as testsuite
-properties, and one testcase per node for per-node checks (`test_cluster[cluster_node_xid]@node-a`)."""
+"""JUnit XML (`--junitxml`) that CI tools show well and that validates against the common JUnit schema (Jenkins'
+junit-10.xsd, which pytest's default junit_family xunit2 follows): one testcase per node for per-node checks
+(`test_cluster[cluster_node_xid]@node-a`), GO / NO-GO as testsuite properties, and each verdict as readable
+`name: value` lines in its testcase's system-out and as testsuite properties named `<testcase>::<name>`. That schema
+allows properties on a testsuite only, so the per-test properties pytest writes (record_property, user_properties)
+are moved there, never left on a testcase."""
 
 from __future__ import annotations
 
@@ -101,8 +105,52 @@ def split_per_node(path: Path) -> bool:
     return changed
 
 
+def _suite_properties(suite: ET.Element) -> ET.Element:
+    found = suite.find("properties")
+    if found is None:
+        found = ET.Element("properties")
+        suite.insert(0, found)
+    return found
+
+
+def _case_properties_to_suite(suite: ET.Element) -> bool:
+    """Each testcase's properties as `name: value` lines leading its system-out, and as testsuite properties
+    `<testcase name>::<name>`; the testcase keeps none (junit-10.xsd has no properties in a testcase)."""
+    moved = False
+    for case in suite.findall("testcase"):
+        props = case.findall("properties")
+        rows = [(p.get("name", ""), p.get("value", "")) for element in props for p in element.findall("property")]
+        for element in props:
+            case.remove(element)
+        if not rows:
+            moved = moved or bool(props)
+            continue
+        out = case.find("system-out")
+        if out is None:
+            out = ET.SubElement(case, "system-out")
+        lines = "\n".join(f"{name}: {value}" for name, value in rows)
+        out.text = f"{lines}\n\n{out.text}" if out.text else lines + "\n"
+        _suite_properties(suite).extend(ET.Element("property", name=f"{case.get('name')}::{name}", value=value)
+                                        for name, value in rows)
+        moved = True
+    return moved
+
+
+def to_schema(path: Path) -> bool:
+    """Rewrite the JUnit file so that no testcase carries properties (see the module's docstring); False when none
+    did (the file is left untouched)."""
+    tree = ET.parse(path)
+    changed = False
+    for suite in tree.getroot().iter("testsuite"):
+        changed = _case_properties_to_suite(suite) or changed
+    if changed:
+        tree.write(path, encoding="utf-8", xml_declaration=True)
+    return changed
+
+
 @pytest.hookimpl(trylast=True)  # after the junitxml plugin has written its file
 def pytest_sessionfinish(session: pytest.Session) -> None:
     xml = session.config.stash.get(junitxml.xml_key, None)
     if xml is not None and Path(xml.logfile).is_file():
-        split_per_node(Path(xml.logfile))
+        split_per_node(Path(xml.logfile))  # reads the verdicts from the testcases' properties, so it goes first
+        to_schema(Path(xml.logfile))
