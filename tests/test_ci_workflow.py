@@ -1,10 +1,12 @@
-"""The GitHub Actions workflow for self-hosted GPU runners: actionlint when installed, its shape always, and its
-label gating run on recorded events."""
+"""The GitHub Actions workflow for self-hosted GPU runners: actionlint when installed, its shape always, its label
+gating run on recorded events, the image's own interpreter judged (the wheel installed into it with --no-deps, no
+venv), actions pinned by commit and the image by digest."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,7 +19,8 @@ from rlcheck.hardware import load_profiles
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "gpu.yml"
-DOC = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+TEXT = WORKFLOW.read_text(encoding="utf-8")
+DOC = yaml.safe_load(TEXT)
 ON = DOC.get("on", DOC.get(True))  # YAML 1.1 reads the bare key `on` as true
 GPU = DOC["jobs"]["gpu"]
 PLAN_SCRIPT = DOC["jobs"]["plan"]["steps"][0]["run"]
@@ -58,13 +61,68 @@ def test_container_gets_the_gpus_and_shared_memory():
 
 def test_steps_run_preflight_kernels_e2e_and_publish_the_report():
     runs = "\n".join(step.get("run", "") for step in GPU["steps"])
-    assert './run preflight --hardware="$HW"' in runs
-    assert './run test kernels/ -m gpu --hardware="$HW"' in runs
+    assert '"$PY" -m rlcheck.cli preflight --hardware="$HW"' in runs
+    assert '"$PY" -m pytest kernels/ -m gpu --hardware="$HW"' in runs
     assert '--ray-address="$RAY_ADDRESS"' in runs
     assert '>> "$GITHUB_STEP_SUMMARY"' in runs
     upload = [s for s in GPU["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
     assert upload and upload[0]["if"] == "${{ always() }}" and upload[0]["with"]["path"] == "rlcheck-report/"
     assert all("${{" not in step.get("run", "") for step in GPU["steps"])  # values reach the shell as env only
+
+
+def _step(name: str) -> dict:
+    (step,) = [s for s in GPU["steps"] if s.get("name") == name]
+    return step
+
+
+def test_the_image_s_own_interpreter_is_judged_never_a_venv():
+    """As SLIME's CI does: the wheel (built in the wheel job) goes into the training image's interpreter with --no-deps
+    (no stack package moves), and the preflight runs with that interpreter, away from the checkout's rlcheck/."""
+    assert GPU["env"]["PY"] == "${{ vars.RLCHECK_PYTHON || 'python3' }}"
+    assert GPU["needs"] == ["plan", "wheel"]
+    install = _step("install rlcheck into the image's interpreter")["run"]
+    assert '"$PY" -m pip install --no-deps dist/rlcheck-*.whl' in install
+    assert "pip install --no-deps pytest pluggy iniconfig packaging" in install  # only when the image lacks pytest
+    preflight = _step("preflight")
+    assert preflight["working-directory"] == "rlcheck-report"
+    assert preflight["run"].startswith('"$PY" -m rlcheck.cli preflight ')
+    runs = "\n".join(step.get("run", "") for step in GPU["steps"])
+    assert "venv" not in runs and "./run" not in runs and "uv " not in runs
+    build = DOC["jobs"]["wheel"]["steps"][1]["run"]
+    assert build == "python3 -m pip wheel --no-deps -w dist ."
+
+
+def test_actions_are_pinned_by_full_commit_sha_with_the_tag_in_a_comment():
+    uses = re.findall(r"uses: (\S+)(.*)", TEXT)
+    assert len(uses) >= 5
+    for action, rest in uses:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", action), action
+        assert re.fullmatch(r"\s+# v\d+(\.\d+)*", rest), f"{action}: the tag in a comment"
+
+
+IMAGE_CHECK = DOC["jobs"]["plan"]["steps"][1]
+
+
+@pytest.mark.parametrize(("image", "ok"), [
+    ("ghcr.io/org/slime-training@sha256:" + "0123456789abcdef" * 4, True),
+    ("ghcr.io/org/slime-training:slime0.2.4", False),
+    ("", False),
+    ("ghcr.io/org/slime-training@sha256:abc", False),
+], ids=["digest", "tag", "unset", "short-digest"])
+def test_the_container_image_must_be_pinned_by_digest(image, ok):
+    assert GPU["container"]["image"] == "${{ vars.RLCHECK_IMAGE }}"
+    assert IMAGE_CHECK["if"] == "steps.labels.outputs.hardware != '[]'"  # a run with no GPU job never fails on it
+    done = subprocess.run([sys.executable, "-c", IMAGE_CHECK["run"]], env={**os.environ, "IMAGE": image},
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode == 0) is ok, done.stderr
+    if not ok:
+        assert "name@sha256:<64 hex>" in done.stderr
+
+
+def test_concurrency_comment_says_what_github_does_with_pending_jobs():
+    """cancel-in-progress: false keeps the running job; a newer one cancels the job already pending in the group."""
+    assert "a newer run's job for the same label cancels the one already waiting" in TEXT
+    assert "never cancelled by a newer one" not in TEXT
 
 
 def test_known_labels_are_the_hardware_profiles():
