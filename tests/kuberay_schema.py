@@ -92,7 +92,9 @@ def check_manifest(doc: dict[str, Any]) -> list[str]:
 KUBERNETES_KINDS = {("batch/v1", "Job"): "V1Job", ("apps/v1", "DaemonSet"): "V1DaemonSet",
                     ("v1", "ServiceAccount"): "V1ServiceAccount", ("v1", "Namespace"): "V1Namespace",
                     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "V1ClusterRole",
-                    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "V1ClusterRoleBinding"}
+                    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "V1ClusterRoleBinding",
+                    ("rbac.authorization.k8s.io/v1", "Role"): "V1Role",
+                    ("rbac.authorization.k8s.io/v1", "RoleBinding"): "V1RoleBinding"}
 
 
 def check_kubernetes(doc: dict[str, Any]) -> list[str]:

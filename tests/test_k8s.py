@@ -86,9 +86,15 @@ def test_k8s_schema_check_catches_a_wrong_field_and_a_missing_required_one():
     assert any("refuses it" in e and "roleRef" in e for e in check_kubernetes(binding))
 
 
-def test_k8s_rbac_is_get_and_patch_on_nodes_only():
-    sa, role, binding = k8s_manifests.node_status_rbac("gpu-ops")
-    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
+def test_k8s_rbac_is_nodes_get_patch_status_patch_and_events_create_in_its_namespace_only():
+    sa, role, binding, events, events_binding = k8s_manifests.node_status_rbac("gpu-ops")
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
+                             {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}]
+    assert (events["kind"], events["metadata"]["namespace"]) == ("Role", "gpu-ops")
+    assert events["rules"] == [{"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}]
+    assert events_binding["roleRef"]["name"] == events["metadata"]["name"]
+    assert events_binding["subjects"] == [{"kind": "ServiceAccount", "name": sa["metadata"]["name"],
+                                           "namespace": "gpu-ops"}]
     assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                                   "name": role["metadata"]["name"]}
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa["metadata"]["name"], "namespace": "gpu-ops"}]
@@ -100,9 +106,13 @@ def test_k8s_rbac_is_get_and_patch_on_nodes_only():
 def test_k8s_daemonset_runs_the_quick_tier_on_the_profiles_gpu_nodes(hw):
     profile = get_profile(hw)
     pod = k8s_manifests.node_status_daemonset(profile, "qwen3-4b-colocated")["spec"]["template"]["spec"]
-    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert term["matchExpressions"][0]["values"] == list(profile.instance_types)
+    gfd, gke = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    arch = {"key": "kubernetes.io/arch", "operator": "In", "values": [k8s_manifests.K8S_ARCH[profile.cpu_arch]]}
+    assert gfd["matchExpressions"] == [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}, arch]
+    assert gke["matchExpressions"] == [{"key": "cloud.google.com/gke-accelerator", "operator": "Exists"}, arch]
+    assert "instance-type" not in json.dumps(pod["affinity"])  # any cloud, on-prem too: no instance types by default
     assert {"key": "rlcheck.io/unhealthy", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists"} in pod["tolerations"]  # any value, any effect
     (container,) = pod["containers"]
     assert "nvidia.com/gpu" not in json.dumps(container["resources"])  # reserves no GPU of the node
     assert {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}} in container["env"]
@@ -132,7 +142,8 @@ def test_k8s_daemonset_refuses_a_pass_every_few_seconds():
 def test_k8s_render_cli_yaml_and_json(capsys):
     assert main(["k8s", "render", "--kind", "preflight-daemonset", "--hardware", "h200"]) == 0
     kinds = [d["kind"] for d in yaml.safe_load_all(capsys.readouterr().out)]
-    assert kinds == ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet"]
+    assert kinds == ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+                     "DaemonSet"]
     assert main(["k8s", "render", "--kind", "preflight-job", "--hardware", "b200", "--format", "json"]) == 0
     assert [d["kind"] for d in json.loads(capsys.readouterr().out)["items"]] == ["Namespace", "Job"]
     assert main(["k8s", "render", "--kind", "rbac", "--hardware", "h300"]) == 2
@@ -222,6 +233,7 @@ def fake_kubectl(tmp_path, monkeypatch):
         f"#!{python}", "import json, os, sys",
         f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')",
         f"if sys.argv[1] == 'get': sys.stdout.write(open({str(node_json)!r}).read())",
+        f"if sys.argv[1] == 'create': open({str(log)!r} + '.stdin', 'a').write(sys.stdin.read() + '\\n')",
         f"rc = {str(tmp_path / 'taint_rc')!r}  # a test writes an exit code here to make `taint` fail",
         "sys.exit(int(open(rc).read()) if sys.argv[1] == 'taint' and os.path.exists(rc) else 0)", ""]),
         encoding="utf-8")
@@ -244,8 +256,11 @@ def test_k8s_cli_fail_report_labels_taints_and_annotates(fake_kubectl, capsys, m
     calls, _, tmp_path = fake_kubectl
     monkeypatch.setenv("HF_TOKEN", CANARY)
     assert main(["k8s", "apply-node-status", "--report", _write(tmp_path, "fail-two-checks"), "--node", NODE]) == 1
-    get, patch, taint = calls()
+    get, patch, taint, condition, event = calls()
     assert get == ["get", "node", NODE, "-o", "json"]
+    assert condition[:6] == ["patch", "node", NODE, "--subresource=status", "--type=strategic", "-p"]
+    assert json.loads(condition[6])["status"]["conditions"][0]["status"] == "False"
+    assert event[:4] == ["create", "--namespace", "rlcheck", "-f"]
     meta = json.loads(patch[5])["metadata"]
     assert patch[:5] == ["patch", "node", NODE, "--type=merge", "-p"]
     assert meta["labels"] == {"rlcheck.io/status": "fail"}
@@ -261,7 +276,7 @@ def test_k8s_cli_recovered_node_loses_its_taint(fake_kubectl, capsys):
     node_json.write_text(json.dumps({"spec": {"taints": [
         {"key": "rlcheck.io/unhealthy", "value": "gpu_node_health", "effect": "NoSchedule"}]}}), encoding="utf-8")
     assert main(["k8s", "apply-node-status", "--report", _write(tmp_path, "pass"), "--node", NODE]) == 0
-    assert calls()[-1] == ["taint", "node", NODE, "rlcheck.io/unhealthy-"]
+    assert calls()[2] == ["taint", "node", NODE, "rlcheck.io/unhealthy-"]
     assert json.loads(calls()[1][5])["metadata"]["labels"] == {"rlcheck.io/status": "pass"}
     assert "rlcheck.io/status=pass, untainted" in capsys.readouterr().err
 
@@ -269,7 +284,9 @@ def test_k8s_cli_recovered_node_loses_its_taint(fake_kubectl, capsys):
 def test_k8s_cli_healthy_untainted_node_gets_only_the_label_and_annotation(fake_kubectl):
     calls, _, tmp_path = fake_kubectl
     assert main(["k8s", "apply-node-status", "--report", _write(tmp_path, "warn"), "--node", NODE]) == 0
-    assert [c[0] for c in calls()] == ["get", "patch"]
+    assert [c[:4] for c in calls()] == [["get", "node", NODE, "-o"], ["patch", "node", NODE, "--type=merge"],
+                                        ["patch", "node", NODE, "--subresource=status"],
+                                        ["create", "--namespace", "rlcheck", "-f"]]
 
 
 def test_k8s_cli_failing_kubectl_exits_2_naming_the_call(fake_kubectl, capsys):
@@ -321,7 +338,7 @@ def test_k8s_cli_tier_that_cannot_run_marks_the_node_unknown_never_tainted(fake_
     assert meta["labels"] == {"rlcheck.io/status": "unknown"}
     assert "UNKNOWN rlcheck_k8s_tier: could not run the quick tier: --hardware='h300': one of b200" in \
         meta["annotations"]["rlcheck.io/summary"]
-    assert calls()[-1] == ["taint", "node", NODE, "rlcheck.io/unhealthy-"]
+    assert calls()[2] == ["taint", "node", NODE, "rlcheck.io/unhealthy-"]
 
 
 @pytest.mark.parametrize(("reading", "status", "tainted"), [

@@ -36,6 +36,7 @@ class FakeApiServer(http.server.ThreadingHTTPServer):
         self.conflicts = 0
         """PATCH answers 409 this many times first (another controller writing the node meanwhile)."""
         self.refuse: int | None = None
+        self.events: list[dict[str, Any]] = []
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -67,10 +68,35 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         self._answer(200, self.server.node)
 
+    def do_POST(self) -> None:  # noqa: N802
+        """Events: created in a namespace, answered 201 as the API does."""
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.calls.append(("POST", self.path, body))
+        if not self._authorized():
+            return
+        if not self.path.startswith("/api/v1/namespaces/") or not self.path.endswith("/events"):
+            self._answer(404, {"message": "not found"})
+            return
+        self.server.events.append(body)
+        self._answer(201, body)
+
+    def _patch_status(self, body: dict[str, Any]) -> None:
+        """nodes/status by strategic merge: conditions merge by type (the kubelet's are kept)."""
+        if self.headers.get("Content-Type") != "application/strategic-merge-patch+json":
+            self._answer(415, {"message": "unsupported media type"})
+            return
+        status = self.server.node.setdefault("status", {})
+        new = {c["type"]: c for c in body["status"]["conditions"]}
+        status["conditions"] = [new.pop(c["type"], c) for c in status.get("conditions", [])] + list(new.values())
+        self._answer(200, self.server.node)
+
     def do_PATCH(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.calls.append(("PATCH", self.path, body))
         if not self._authorized():
+            return
+        if self.path == f"/api/v1/nodes/{NODE}/status":
+            self._patch_status(body)
             return
         if self.headers.get("Content-Type") != "application/merge-patch+json":
             self._answer(415, {"message": "unsupported media type"})

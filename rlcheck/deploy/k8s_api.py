@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rlcheck.deploy import k8s_condition
 from rlcheck.deploy.k8s_node import NodePatch
 from rlcheck.scan_output import safe
 
@@ -122,13 +123,13 @@ def _read(resp: http.client.HTTPResponse) -> bytes:
     return b"".join(chunks)
 
 
-def _exchange(cluster: Cluster, method: str, path: str, data: bytes | None,
-              deadline: _Deadline) -> tuple[int, str, bytes]:
+def _exchange(cluster: Cluster, method: str, path: str, data: bytes | None, deadline: _Deadline,
+              content_type: str = "application/merge-patch+json") -> tuple[int, str, bytes]:
     """(HTTP status, Location header, body) of one request; ApiFailed when there is no full answer in time."""
     if (left := deadline.left()) <= 0:
         raise ApiFailed(f"{method} {path}: not sent: the {deadline.seconds:g} s deadline passed")
     headers = {"Authorization": f"Bearer {cluster.token}", "Accept": "application/json",
-               **({"Content-Type": "application/merge-patch+json"} if data is not None else {})}
+               **({"Content-Type": content_type} if data is not None else {})}
     conn = _connection(cluster, left)
     timer = deadline.watch(conn)
     try:
@@ -159,10 +160,10 @@ def _json(raw: bytes) -> Any:
 
 
 def _call(cluster: Cluster, method: str, path: str, deadline: _Deadline,
-          body: dict[str, Any] | None = None) -> tuple[int, Any]:
+          body: dict[str, Any] | None = None, content_type: str = "application/merge-patch+json") -> tuple[int, Any]:
     """(status, decoded answer); a redirect is refused, never followed: it would carry the token elsewhere."""
     data = json.dumps(body).encode() if body is not None else None
-    status, location, raw = _exchange(cluster, method, path, data, deadline)
+    status, location, raw = _exchange(cluster, method, path, data, deadline, content_type)
     if 300 <= status < 400:
         raise ApiFailed(f"{method} {path}: HTTP {status} redirect to {safe(location)[:300] or '(no Location)'}: "
                         "refused; rlcheck never follows a redirect of the API server (the request and its token "
@@ -193,26 +194,49 @@ def _node_taints(node: Any, path: str) -> tuple[list[dict[str, Any]], Any]:
     return list(taints or []), meta.get("resourceVersion")
 
 
-def apply(patch: NodePatch, cluster: Cluster, *, deadline_s: float | None = None) -> list[str]:
-    """Read the node, then patch it; the calls made. ApiFailed when the API refuses, redirects or does not answer in
-    full within deadline_s (DEADLINE_S by default) for the whole apply."""
+def _condition_and_event(cluster: Cluster, patch: NodePatch, node: dict[str, Any], status: k8s_condition.NodeStatus,
+                         deadline: _Deadline) -> list[str]:
+    """The RlcheckHealthy condition (`patch` on nodes/status) and, when the status changed, an Event (`create` on
+    events in status.namespace); the calls made. ApiFailed naming the call, after the label and taint were set."""
+    path = f"/api/v1/nodes/{urllib.parse.quote(patch.node, safe='')}/status"
+    code, answer = _call(cluster, "PATCH", path, deadline, k8s_condition.status_patch(patch, node, status),
+                         k8s_condition.STATUS_PATCH_TYPE)
+    if code != 200:
+        raise ApiFailed(f"PATCH {path}: HTTP {code}: {_message(answer)} (label and taint were applied; the "
+                        "condition needs `patch` on nodes/status)")
+    calls = [f"PATCH {path}"]
+    if (created := k8s_condition.event(patch, node, status)) is not None:
+        events = f"/api/v1/namespaces/{urllib.parse.quote(status.namespace, safe='')}/events"
+        code, answer = _call(cluster, "POST", events, deadline, created, "application/json")
+        if code not in (200, 201):
+            raise ApiFailed(f"POST {events}: HTTP {code}: {_message(answer)} (label, taint and condition were "
+                            f"applied; the Event needs `create` on events in {safe(status.namespace)})")
+        calls.append(f"POST {events}")
+    return calls
+
+
+def apply(patch: NodePatch, cluster: Cluster, *, deadline_s: float | None = None,
+          status: k8s_condition.NodeStatus | None = None) -> list[str]:
+    """Read the node, then patch it (and, with status, set its condition and, on a change, an Event); the calls
+    made. ApiFailed when the API refuses, redirects or does not answer in full within deadline_s (DEADLINE_S by
+    default) for the whole apply."""
     deadline = _Deadline(DEADLINE_S if deadline_s is None else deadline_s)
     path = f"/api/v1/nodes/{urllib.parse.quote(patch.node, safe='')}"
     calls: list[str] = []
     for _ in range(CONFLICT_TRIES):
         calls.append(f"GET {path}")
-        status, node = _call(cluster, "GET", path, deadline)
-        if status != 200:
-            raise ApiFailed(f"GET {path}: HTTP {status}: {_message(node) or 'no node object'}")
+        code, node = _call(cluster, "GET", path, deadline)
+        if code != 200:
+            raise ApiFailed(f"GET {path}: HTTP {code}: {_message(node) or 'no node object'}")
         current, version = _node_taints(node, path)
         meta = {"labels": patch.labels, "annotations": patch.annotations, "resourceVersion": version}
         body: dict[str, Any] = {"metadata": meta}
         if (wanted := taints_after(patch, current)) != current:
             body["spec"] = {"taints": wanted}
         calls.append(f"PATCH {path}" + (" (taints)" if "spec" in body else ""))
-        status, answer = _call(cluster, "PATCH", path, deadline, body)
-        if status == 200:
-            return calls
-        if status != 409:
-            raise ApiFailed(f"PATCH {path}: HTTP {status}: {_message(answer)}")
+        code, answer = _call(cluster, "PATCH", path, deadline, body)
+        if code == 200:
+            return calls + (_condition_and_event(cluster, patch, node, status, deadline) if status else [])
+        if code != 409:
+            raise ApiFailed(f"PATCH {path}: HTTP {code}: {_message(answer)}")
     raise ApiFailed(f"PATCH {path}: the node changed under every one of {CONFLICT_TRIES} tries (HTTP 409)")

@@ -109,9 +109,14 @@ def patch_from_report(text: str, source: str, node: str, secrets: Mapping[str, s
     """The patch of a recorded report.json from its verdicts about this node (named by its Kubernetes node name or
     this machine's host name; rlcheck.preflight.slurm.own_verdicts): another node's verdicts, the job's and the
     cluster's as a whole never taint it. ValueError naming the file when it is not a report."""
-    verdicts = slurm.own_verdicts(text, source, (node, socket.gethostname() if host is None else host))
+    verdicts = report_verdicts(text, source, node, host)
     created = json.loads(text).get("created")
     return node_patch(verdicts, node, str(created or ""), secrets)
+
+
+def report_verdicts(text: str, source: str, node: str, host: str | None = None) -> list[Verdict]:
+    """A recorded report's verdicts about this node (see patch_from_report); ValueError when it is not a report."""
+    return list(slurm.own_verdicts(text, source, (node, socket.gethostname() if host is None else host)))
 
 
 def kubectl_steps(patch: NodePatch, current_taints: Sequence[Mapping[str, Any]], kubectl: str = "kubectl"
@@ -139,22 +144,33 @@ class KubectlFailed(RuntimeError):
 Runner = Callable[..., subproc.Completed]
 
 
-def _run(argv: Sequence[str], runner: Runner) -> subproc.Completed:
-    done = runner(tuple(argv), timeout_s=KUBECTL_TIMEOUT_S)
+def run_kubectl(argv: Sequence[str], runner: Runner, stdin: str | None = None) -> subproc.Completed:
+    """One kubectl call within KUBECTL_TIMEOUT_S; KubectlFailed naming it (never its payload) when it fails."""
+    done = runner(tuple(argv), timeout_s=KUBECTL_TIMEOUT_S, **({"stdin": stdin} if stdin is not None else {}))
     if done.timed_out or done.returncode != 0:
         shown = " ".join(argv[:5])  # never the -p payload: it carries the report text
         raise KubectlFailed(f"`{shown} ...` {done.why()}: {done.tail(3) or 'no output'}")
     return done
 
 
-def apply(patch: NodePatch, kubectl: str = "kubectl", runner: Runner = subproc.run) -> list[tuple[str, ...]]:
-    """Read the node's taints, then patch it; the calls made. KubectlFailed on the first that fails."""
-    got = _run((kubectl, "get", "node", patch.node, "-o", "json"), runner)
+def read_node(name: str, kubectl: str = "kubectl", runner: Runner = subproc.run) -> dict[str, Any]:
+    """The node object (`kubectl get node NAME -o json`); KubectlFailed when there is none."""
+    got = run_kubectl((kubectl, "get", "node", name, "-o", "json"), runner)
     try:
-        taints = json.loads(got.stdout).get("spec", {}).get("taints") or []
-    except (ValueError, AttributeError) as exc:
-        raise KubectlFailed(f"`{kubectl} get node {patch.node} -o json` printed no node object: {exc}") from exc
-    steps = kubectl_steps(patch, taints, kubectl)
+        node = json.loads(got.stdout)
+        if not isinstance(node, dict) or not isinstance(node.get("spec", {}), dict):
+            raise ValueError("not a JSON object with a spec object")
+    except ValueError as exc:
+        raise KubectlFailed(f"`{kubectl} get node {name} -o json` printed no node object: {exc}") from exc
+    return node
+
+
+def apply(patch: NodePatch, kubectl: str = "kubectl", runner: Runner = subproc.run,
+          node: Mapping[str, Any] | None = None) -> list[tuple[str, ...]]:
+    """Read the node's taints (unless its object is given, as read_node returned it), then patch it; the calls made.
+    KubectlFailed on the first that fails."""
+    node = read_node(patch.node, kubectl, runner) if node is None else node
+    steps = kubectl_steps(patch, node.get("spec", {}).get("taints") or [], kubectl)
     for argv in steps:
-        _run(argv, runner)
+        run_kubectl(argv, runner)
     return steps
