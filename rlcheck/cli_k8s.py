@@ -58,11 +58,11 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def _judge_here(args: argparse.Namespace) -> tuple[list[Verdict], str]:
     """The quick tier on this machine (all its verdicts are this node's); rlcheck failing is one UNKNOWN."""
-    from rlcheck.preflight import slurm
+    from rlcheck.deploy import levels
 
     now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     try:
-        return slurm.judge_here(args.hardware, args.recipe, args.budget_s), now
+        return levels.judge_here(args.level, args.hardware, args.recipe, args.budget_s), now
     except Exception as exc:  # rlcheck itself broken: the node is unknown, never tainted for it
         return [Verdict(check_id="rlcheck_k8s_tier", status=Status.UNKNOWN,
                         summary=f"could not run the quick tier: {' '.join(str(exc).split())}")], now
@@ -152,7 +152,7 @@ def cmd_apply_node_status(args: argparse.Namespace) -> int:
 
 
 def add_k8s(sub: argparse._SubParsersAction) -> None:
-    from rlcheck.deploy import k8s_manifests, manifests
+    from rlcheck.deploy import k8s_manifests, levels, manifests
     from rlcheck.recipes import DEFAULT_RECIPE
 
     p = sub.add_parser("k8s", help="Kubernetes: render the preflight Job / node-status DaemonSet; apply a node's "
@@ -189,7 +189,11 @@ def add_k8s(sub: argparse._SubParsersAction) -> None:
                         "the quick tier")
     a.add_argument("--hardware", default="auto", metavar="NAME", help="profile, auto (detect) or none (default: auto)")
     a.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe the image checks judge against")
-    a.add_argument("--budget-s", type=float, default=25.0, metavar="S", help="time for the quick tier (default: 25)")
+    a.add_argument("--level", default="quick", choices=levels.LEVELS,
+                   help="quick (default, 25 s): the counters tier, safe beside a job; standard (120 s): + bf16 GEMM; "
+                        "long (420 s): + NCCL all-reduce. standard and long load the GPUs: run them on an idle node")
+    a.add_argument("--budget-s", type=float, default=None, metavar="S",
+                   help="time for the whole level; checks not judged by then are UNKNOWN (default: the level's)")
     a.add_argument("--kubectl", default="kubectl", metavar="PATH", help="the kubectl to patch with (default: PATH's)")
     a.add_argument("--via", default="auto", choices=("auto", "kubectl", "api"),
                    help="how to apply: kubectl, or the Kubernetes API with the pod's service account (no kubectl "
