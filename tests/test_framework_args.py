@@ -98,7 +98,9 @@ def test_framework_values_of_nargs_star_unknown_and_stray():
     assert problems(["--spec", "miles_plugins.models.glm5.glm5", "get_glm5_spec", "--lr", "1e-6"]) == []
     assert problems(["--no-such-flag", "a", "b", "--lr", "1e-6"]) == [("--no-such-flag", "unknown")]
     assert problems(["--colocate", "yes"]) == [("yes", "stray")]
-    assert problems(["python3", "train.py", "--lr", "1e-6"]) == []
+    # a whole command line is also held to the required options, as SLIME's parser exits without them
+    assert problems(["python3", "train.py", "--lr", "1e-6"]) == [("--rollout-batch-size", "missing")]
+    assert problems(["python3", "train.py", "--lr", "1e-6", "--rollout-batch-size", "8"]) == []
 
 
 def test_framework_bool_optional_takes_its_no_form():

@@ -60,3 +60,16 @@ def test_patch_options_skip_removed_and_context_lines():
         -    parser.add_argument('--gone', action='store_true')
         """)
     assert patch_options(text) == []
+
+
+@pytest.mark.parametrize("schema", ["slime-v0.2.4", "slime-v0.3.1", "slime-main", "miles-main"])
+def test_required_option_missing_fails_as_the_parser_exits(schema):
+    """A launch missing a line continuation passes only its first options to train.py: SLIME's and Miles' parsers
+    exit on the required --rollout-batch-size; given once (also as --flag=value), nothing is missing."""
+    truncated = ["python3", "train.py", "--actor-num-nodes", "2", "--colocate"]
+    findings = fa.judge(truncated, load(schema))[0]
+    assert [(f.flag, f.problem) for f in findings] == [("--rollout-batch-size", "missing")]
+    verdict = fa.evaluate(truncated, load(schema), "test")
+    assert verdict.status.value == "FAIL" and "--rollout-batch-size is required" in verdict.summary
+    for given in (["--rollout-batch-size", "32"], ["--rollout-batch-size=32"]):
+        assert fa.judge([*truncated, *given], load(schema))[0] == []

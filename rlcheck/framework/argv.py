@@ -105,7 +105,8 @@ def options_of(argv: list[str] | tuple[str, ...]) -> list[str]:
 
 
 def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Finding], list[str], int]:
-    """(findings, options under an opaque prefix, options read) for argv (leading python/script tokens skipped)."""
+    """(findings, options under an opaque prefix, options read) for argv (leading python/script tokens skipped); a
+    whole trainer command line is also held to the parser's required options."""
     tokens = options_of(argv)
     findings: list[Finding] = []
     opaque: list[str] = []
@@ -140,6 +141,11 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
                                                                      f"{' '.join(values)}: one option given twice; "
                                                                      f"the last wins: {' '.join(values)}"))
         seen[dest] = (name, values)
+    whole = len(tokens) < len(argv)  # a trainer's whole command line (python3 train.py ...), not a list of options
+    findings += [Finding(flag=o.flags[0], problem="missing",
+                         text=f"{o.flags[0]} is required: the parser exits with 'the following arguments are "
+                              f"required: {o.flags[0]}' (a line lost from the launch leaves it out)")
+                 for o in schema.options if whole and o.required and (o.dest or o.flags[0]) not in seen]
     return findings, opaque, count
 
 

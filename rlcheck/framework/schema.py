@@ -42,6 +42,8 @@ class Option:
     nargs: str | int | None = None
     choices: tuple[Any, ...] | None = None
     default: Any = None
+    required: bool = False
+    """add_argument(required=True): the parser exits when the argv lacks it (SLIME's --rollout-batch-size)."""
 
     @property
     def takes_values(self) -> bool:
@@ -89,7 +91,7 @@ def _option(raw: dict[str, Any], parser: str, prefix: str = "", dest_prefix: str
     choices = tuple(raw["choices"]) if raw.get("choices") is not None else None
     return Option(flags=flags, parser=parser, group=raw.get("group", ""), kind=raw["kind"],
                   dest=dest_prefix + raw.get("dest", ""), nargs=raw.get("nargs"), choices=choices,
-                  default=raw.get("default"))
+                  default=raw.get("default"), required=raw.get("required") is True)
 
 
 def _skipped(raw: dict[str, Any], skip: set[str]) -> bool:
@@ -174,6 +176,8 @@ def extract_file(path: Path, parser: str) -> tuple[list[dict[str, Any]], list[st
                                "dest": _literal(kw.get("dest")) or flags[0].lstrip("-").replace("-", "_"),
                                "nargs": _literal(kw.get("nargs")), "choices": _literal(kw.get("choices")),
                                "default": _literal(kw.get("default"))}
+        if _literal(kw.get("required")) is True:
+            opt["required"] = True
         if receiver == "reset_arg":
             opt["reset_arg"] = True  # adds the option only where Megatron lacks it
         out.append(opt)
