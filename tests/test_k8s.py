@@ -261,6 +261,9 @@ def test_k8s_cli_fail_report_labels_taints_and_annotates(fake_kubectl, capsys, m
     assert condition[:6] == ["patch", "node", NODE, "--subresource=status", "--type=strategic", "-p"]
     assert json.loads(condition[6])["status"]["conditions"][0]["status"] == "False"
     assert event[:4] == ["create", "--namespace", "rlcheck", "-f"]
+    (created,) = [json.loads(x) for x in (tmp_path / "kubectl.argv.stdin").read_text().splitlines() if x]
+    assert (created["kind"], created["type"], created["reason"]) == ("Event", "Warning", "RlcheckFailed")
+    assert created["involvedObject"] == {"apiVersion": "v1", "kind": "Node", "name": NODE}
     meta = json.loads(patch[5])["metadata"]
     assert patch[:5] == ["patch", "node", NODE, "--type=merge", "-p"]
     assert meta["labels"] == {"rlcheck.io/status": "fail"}
@@ -268,7 +271,7 @@ def test_k8s_cli_fail_report_labels_taints_and_annotates(fake_kubectl, capsys, m
     assert taint == ["taint", "node", NODE, "rlcheck.io/unhealthy=gpu_node_health:NoSchedule", "--overwrite"]
     out = capsys.readouterr()
     assert f"{NODE}: rlcheck.io/status=fail, tainted; FAIL gpu_node_health" in out.err
-    assert CANARY not in out.err + out.out + json.dumps(calls())
+    assert CANARY not in out.err + out.out + json.dumps(calls()) + (tmp_path / "kubectl.argv.stdin").read_text()
 
 
 def test_k8s_cli_recovered_node_loses_its_taint(fake_kubectl, capsys):
