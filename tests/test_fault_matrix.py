@@ -144,7 +144,7 @@ class Row:
     exit_code: int = report.EXIT_NO_GO
     """1: judged NO-GO; 2: a check could not judge as well (a dead driver leaves the GPU health unread: UNKNOWN)."""
     named: bool = True
-    """False for gpu_node_inventory, whose verdict names no node (see the xfail test below)."""
+    """Whether the decision line must name the node (every per-node fault does)."""
 
 
 def cluster_row(fault: str, check_id: str, bad: Callable[[], Pair], exit_code: int = report.EXIT_NO_GO) -> Row:
@@ -155,7 +155,7 @@ def cluster_row(fault: str, check_id: str, bad: Callable[[], Pair], exit_code: i
 def local_row(fault: str, check_id: str, inv: str = "h200_8gpu_healthy.json",
               health: Callable[[], HealthReading] = reading, exit_code: int = report.EXIT_NO_GO) -> Row:
     return Row(fault=f"local-{fault}", check_id=check_id, judge=lambda: judge_local(inventory(inv), health()),
-               node=socket.gethostname(), exit_code=exit_code, named=check_id != "gpu_node_inventory")
+               node=socket.gethostname(), exit_code=exit_code, named=True)
 
 
 def nvml(recording: str) -> Callable[[], HealthReading]:
@@ -268,19 +268,12 @@ def test_fault_matrix_warn_only_fault_stays_go_with_its_warning(path, fault, hea
     assert decision_of(verdicts).go is True, blocking(verdicts)
 
 
-@pytest.mark.xfail(strict=True, reason="rlcheck/preflight/gpu.py judge_inventory: gpu_node_inventory's verdict "
-                   "carries no node, so the decision line of a dead-driver machine does not name its host (its "
-                   "gpu_node_health verdicts do: collect_this_node names them by socket.gethostname())")
 def test_fault_matrix_local_inventory_verdict_names_this_host():
     recorded = judge_local(inventory("dead_driver_smi_exit9.json"), reading())
     line = decision_of(recorded).line
     assert f"gpu_node_inventory [{socket.gethostname()}] FAIL" in line, line
 
 
-@pytest.mark.xfail(strict=True, reason="rlcheck/probes/gpu_inventory.py _no_gpu: on a bare-metal node (no container "
-                   "marker) with 8 NVIDIA GPUs on the PCI bus and no driver loaded, a declared --hardware=h200 is "
-                   "UNKNOWN 'this process cannot see the node's GPUs' with the pod remedy (exit 2), not FAIL with "
-                   "the reboot / reinstall-driver remedy (exit 1)")
 def test_fault_matrix_bare_metal_node_without_driver_fails_the_declared_profile():
     inv = dataclasses.replace(inventory("pod_without_gpus.json"), in_container=False)
     recorded = judge_local(inv, reading())

@@ -158,9 +158,9 @@ DEAD_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the N
 
 @pytest.mark.parametrize(("hardware", "ret", "line"), [
     ("h200", 1, "rlcheck NO-GO: 1 of 1 judged blocking check(s); 3 not applicable (SKIP) for recipe * on hardware "
-                "h200: gpu_node_inventory FAIL"),
+                "h200: gpu_node_inventory * FAIL"),
     ("auto", 2, "rlcheck NO-GO: 2 of 2 judged blocking check(s); 3 not applicable (SKIP) for recipe * on hardware "
-                "none: hardware_detection UNKNOWN; gpu_node_inventory UNKNOWN"),
+                "none: hardware_detection UNKNOWN; gpu_node_inventory * UNKNOWN"),
 ])
 def test_plugin_dead_driver_node_is_never_go(tmp_path, hardware, ret, line):
     """The node of the field report: nvidia-smi exits 9 with the driver's words and shows no device. The GPU checks

@@ -44,7 +44,13 @@ ROWS = [
     ("dead-driver-declared-without-profile", inv(error=DEAD, nodes=()), True, None, Status.UNKNOWN,
      f"the NVIDIA driver does not answer: {DEAD}: this machine's GPUs could not be read, so nothing about them is "
      "known", BUS_8, inv_mod.REBOOT),
-    ("pod-not-given-gpus", inv(nodes=(), source="no nvidia-smi"), True, H200_PROFILE, Status.UNKNOWN,
+    ("bare-metal-driver-not-loaded", inv(nodes=(), source="no nvidia-smi"), True, H200_PROFILE, Status.FAIL,
+     "8 NVIDIA GPU(s) on the PCI bus, no NVIDIA driver is loaded (no nvidia-smi)",
+     "read with no nvidia-smi; NVIDIA GPUs on the PCI bus: 8; driver device nodes: none", inv_mod.REBOOT),
+    ("bare-metal-driver-not-loaded-auto", inv(nodes=(), source="no nvidia-smi"), False, None, Status.UNKNOWN,
+     "8 NVIDIA GPU(s) on the PCI bus, no NVIDIA driver is loaded (no nvidia-smi)",
+     "read with no nvidia-smi; NVIDIA GPUs on the PCI bus: 8; driver device nodes: none", inv_mod.REBOOT),
+    ("pod-not-given-gpus", inv(nodes=(), source="no nvidia-smi", container=True), True, H200_PROFILE, Status.UNKNOWN,
      "this process cannot see the node's GPUs: 8 NVIDIA GPU(s) on the PCI bus, but no NVIDIA driver is reachable "
      "here (no nvidia-smi)", "read with no nvidia-smi; NVIDIA GPUs on the PCI bus: 8; driver device nodes: none",
      inv_mod.UNSEEN),

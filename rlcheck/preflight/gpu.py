@@ -8,6 +8,7 @@ benchmarks/unreproduced/: below them is FAIL); the other profiles from public fi
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 
 from rlcheck.cluster.fanout_result import NodeFacts
@@ -51,7 +52,9 @@ def judge_inventory(inv: gpu_inventory.Inventory | None, inputs: Inputs) -> Verd
     if inv is None:
         return Verdict(status=Status.SKIP, summary="--no-local-gpus: this machine is a Ray client or login node; "
                                                    "the GPU nodes are judged through the cluster checks")
-    return gpu_inventory.evaluate_inventory(inv, inputs.profile, declared=inputs.declared)
+    # named by this machine's host name, as gpu_node_health names it (reports and --report act on it by that name)
+    return dataclasses.replace(gpu_inventory.evaluate_inventory(inv, inputs.profile, declared=inputs.declared),
+                               node=socket.gethostname())
 
 
 CHECKS = (

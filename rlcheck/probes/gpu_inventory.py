@@ -101,15 +101,16 @@ def _no_gpu(inv: Inventory, profile: HardwareProfile | None, declared: bool) -> 
     """No GPU listed and no driver error: a machine without NVIDIA devices, or one whose GPUs this process cannot
     reach."""
     base = {"details": _details(inv)}
-    unseen = not inv.driver_nodes and (bool(inv.pci_gpus) or (declared and inv.in_container))
-    if unseen:  # no driver interface in this process: a container not given the GPUs, not a dead node
+    unseen = not inv.driver_nodes and inv.in_container and (bool(inv.pci_gpus) or declared)
+    if unseen:  # no driver interface in this container: a runtime that did not give it the GPUs, not a dead node
         bus = f"{inv.pci_gpus} NVIDIA GPU(s) on the PCI bus" if inv.pci_gpus else "a container"
         return Verdict(**base, status=Status.UNKNOWN, remedy=UNSEEN,
                        summary=f"this process cannot see the node's GPUs: {bus}, but no NVIDIA driver is reachable "
                                f"here ({inv.source})")
-    if inv.pci_gpus:  # the driver is loaded but lists none of the GPUs on the bus
+    if inv.pci_gpus:  # on the host itself: the driver is not loaded, or is loaded and lists none of them
+        lists = "the driver lists none" if inv.driver_nodes else "no NVIDIA driver is loaded"
         return Verdict(**base, status=Status.FAIL if declared else Status.UNKNOWN, remedy=REBOOT,
-                       summary=f"{inv.pci_gpus} NVIDIA GPU(s) on the PCI bus, the driver lists none ({inv.source})")
+                       summary=f"{inv.pci_gpus} NVIDIA GPU(s) on the PCI bus, {lists} ({inv.source})")
     if declared and profile is not None:
         return Verdict(**base, status=Status.FAIL, remedy=CLIENT,
                        summary=f"{_claim(profile)}; this machine shows no GPU and no NVIDIA device ({inv.source})")
