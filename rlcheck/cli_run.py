@@ -50,7 +50,9 @@ def cmd_slurm(args: argparse.Namespace) -> int:
             names = (os.environ.get("SLURMD_NODENAME", ""), socket.gethostname())
             verdicts = slurm.own_verdicts(args.report.read_text(encoding="utf-8"), str(args.report), names)
         else:
-            verdicts = slurm.judge_here(args.hardware, args.recipe, args.budget_s)
+            from rlcheck.deploy import levels
+
+            verdicts = levels.judge_here(args.level, args.hardware, args.recipe, args.budget_s)
     except Exception as exc:  # rlcheck itself broken: said in slurmd's log, but never drains the cluster
         print(f"rlcheck slurm {args.phase}: could not judge this node, node stays up: {exc}", file=sys.stderr)
         return 0
@@ -65,8 +67,12 @@ def add_slurm(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("slurm", help="Slurm prolog / epilog: the quick per-node tier; drains this node on FAIL")
     p.add_argument("phase", choices=("prolog", "epilog"))
-    p.add_argument("--budget-s", type=float, default=25.0, metavar="S",
-                   help="time for the whole tier; checks not judged by then are UNKNOWN (default: 25)")
+    p.add_argument("--level", default="quick", choices=("quick", "standard", "long"),
+                   help="quick (default, 25 s): the counters tier, safe in a prolog; standard (120 s): + bf16 GEMM; "
+                        "long (420 s): + NCCL all-reduce (both load the GPUs: for an idle node, e.g. a health-check "
+                        "job, never a prolog beside a starting job)")
+    p.add_argument("--budget-s", type=float, default=None, metavar="S",
+                   help="time for the whole level; checks not judged by then are UNKNOWN (default: the level's)")
     p.add_argument("--hardware", default="auto", metavar="NAME", help="profile, auto (detect) or none (default: auto)")
     p.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe the image checks judge against")
     p.add_argument("--report", type=Path, metavar="REPORT_JSON",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import socket
 import time
 
@@ -209,3 +210,21 @@ def test_cli_prolog_on_a_dead_driver_drains_the_declared_node(tmp_path, fake_sco
     argv = fake_scontrol_on_path.read_text().splitlines()
     assert argv[:3] == ["update", "nodename=gpu-a01", "state=drain"] and "gpu_node_inventory" in argv[3]
     assert said in capsys.readouterr().err
+
+
+def test_cli_level_standard_adds_the_gemm_and_never_drains_for_what_it_could_not_run(fake_scontrol_on_path, capsys):
+    """--level standard runs the quick tier plus the bf16 GEMM; on a machine without a GPU the GEMM is not judged
+    (UNKNOWN or SKIP, said on stderr) and the node stays up."""
+    def verdicts(level: str) -> int:
+        assert main(["slurm", "epilog", "--level", level, "--hardware", "none", "--budget-s", "200"]) == 0
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert "node stays up" in last and not fake_scontrol_on_path.exists()
+        return int(re.search(r"of (\d+) verdict", last).group(1))
+
+    assert verdicts("standard") == verdicts("quick") + 1
+
+
+def test_cli_level_refuses_an_unknown_level(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["slurm", "prolog", "--level", "extended"])
+    assert stop.value.code == 2 and "invalid choice: 'extended'" in capsys.readouterr().err
