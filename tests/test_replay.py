@@ -90,3 +90,23 @@ def test_replay_cli(capsys):
     assert cli.main(["watch", "--replay", "x.log", "--framework", "slime==0.1.0"]) == 2
     assert "no milestone table for SLIME v0.1.0; have v0.2.4, v0.3.1, main" in capsys.readouterr().err
     assert cli.main(["watch", "--replay", "x.log", "--case", "nope"]) == 2
+
+
+@pytest.mark.parametrize(("prefix", "miles"), [
+    # Miles names the process in each line's prefix (main, rollout_manager, actor/critic cell and rank)
+    ("[2026-12-01 09:25:16.123 actor_cell0_rank3] train.py:88 - ", True),
+    ("[2026-12-01 09:25:16.123 rollout_manager] rollout.py:12 - ", True),
+    ("[2026-12-01 09:25:16 main] train.py:12 - ", True),
+    # near misses: SLIME's own prefix, a process name in the message, another bracket
+    ("[2026-12-01 09:25:16] train.py:12 - ", False),
+    ("[2026-12-01 09:25:16.123] train.py:12 - actor_cell0_rank3 ", False),
+    ("[2026-12-01 09:25:16.123 actor_rank3] train.py:88 - ", False),
+])
+def test_replay_detects_miles_from_its_logger_names(tmp_path, prefix, miles):
+    log = tmp_path / "job.log"
+    log.write_text("".join(f"{prefix}step {i}\n" for i in range(3)), encoding="utf-8")
+    report = replay.replay(log)
+    assert report["framework"].startswith("miles==") is miles, report["framework"]
+    assert ("Miles' logger names (3 line(s))" in report["framework_source"]) is miles
+    # a framework given on the command line wins over what the log shows
+    assert replay.replay(log, version=slime_log.parse_framework("slime==0.3.1"))["framework"].startswith("slime==")

@@ -99,6 +99,13 @@ class Survey:
     argv_hint: tuple[str, ...]
     traits: frozenset[str] | None = None
     """The job's catalogue traits as its log shows them (catalog.log_traits); None: the log does not say."""
+    miles_lines: int = 0
+    """Lines with Miles' logger prefix: its process names (main, rollout_manager, actor_cell0_rank0) in the
+    bracket before `file.py:LINE -` (miles/utils/logging_utils.py and audit_utils/process_identity.py)."""
+
+
+MILES_LOGGER = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{3})? "
+                          r"(?:main|rollout_manager|(?:actor|critic)_cell\d+_rank\d+)\] [\w.-]+\.py:\d+ - ")
 
 
 def survey(path: Path) -> Survey:
@@ -108,7 +115,9 @@ def survey(path: Path) -> Survey:
     seen_ref = seen_log_probs = False
     located: list[str] = []
     hints: list[str] = []  # the lines that say what model and backend the job runs (bounded)
+    miles = 0
     for line in read_lines(path):
+        miles += bool(MILES_LOGGER.match(line))
         if len(hints) < 200 and ("ForCausalLM" in line or "attention" in line or "--sglang-" in line):
             hints.append(line[:4096])
         lines += 1
@@ -121,7 +130,7 @@ def survey(path: Path) -> Survey:
     hint: tuple[str, ...] = ("--use-kl-loss",) if seen_ref else ()
     hint += () if seen_log_probs else ("--use-rollout-logprobs",)
     return Survey(version=version, version_counts=counts, timestamps=stamps, lines=lines, argv_hint=hint,
-                  traits=catalog.log_traits(hints))
+                  traits=catalog.log_traits(hints), miles_lines=miles)
 
 
 def _verdict(watcher: Watcher, end: Event | None) -> dict[str, Any]:
@@ -150,6 +159,9 @@ def replay(path: Path, *, loops: int | None = None, case: str | None = None, ver
     loops = loops or case_loops
     how = "--framework" if version else "detected from SLIME's file:line locations" if found.version else \
         f"not detected; judged as {slime_log.VERSIONS[1]} (milestone lines are the same at every version)"
+    if not version and found.miles_lines:  # Miles names its processes in every line's prefix
+        version = slime_log.parse_framework("miles==main")
+        how = f"detected from Miles' logger names ({found.miles_lines} line(s))"
     framework, version = slime_log.split_framework(version) if version else ("slime", None)
     version = version or found.version or slime_log.VERSIONS[1]
     milestones, invariants = slime_log.plan(version, deadlines, argv if argv is not None else found.argv_hint)
