@@ -62,7 +62,7 @@ def test_e2e_harness_reports_each_catalogued_failure(local_ray, tmp_path, failur
     extra = ("--sglang-attention-backend", "nsa") if trait == "dsa" else ()
     result, verdict = run(local_ray, tmp_path, fault=f"known:{failure_id}", loops=1, argv_extra=extra)
     role = catalog.get(failure_id).role
-    if role == "invariant":  # a routine line (SGLang's retraction) never ends a run: its metrics judge it
+    if role in ("invariant", "fallback"):  # a routine line, or one no entry knows, never ends a run alone
         assert verdict.status is Status.FAIL and result.end.kind == "timeout", verdict.render()
         assert verdict.failure_id != failure_id, verdict.render()
         return
