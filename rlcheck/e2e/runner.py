@@ -99,6 +99,8 @@ def run_case(dashboard_url: str, argv: Sequence[str], watcher: Watcher, *, log_p
                 if not watcher.check(time.monotonic() - start):
                     watcher.feed(line, time.monotonic() - start)
             watcher.check(time.monotonic() - start)
+        if tail_done:  # the log ended: a consequence still waiting for its cause is named now
+            watcher.finish()
     ended_at = time.monotonic() - start
     reader_done.set()
     end = watcher.ended
