@@ -24,7 +24,8 @@ NOT_KEPT = frozenset({"unavailable", "starved"})
 
 
 def content_key(response: str, labels: tuple[str, ...]) -> str:
-    return hashlib.sha256(json.dumps([response, labels], ensure_ascii=False).encode()).hexdigest()
+    # ensure_ascii: a lone surrogate (valid JSON text, no UTF-8) is escaped, never an encoding error
+    return hashlib.sha256(json.dumps([response, labels]).encode("ascii")).hexdigest()
 
 
 class ScoringResults:
