@@ -80,3 +80,11 @@ def _where(key: str, value: object, kind: str) -> str:
 
 
 _ELEMENT = {"str": "str", "number": "number", "table": "table"}
+
+
+def refuse_unknown_keys(data: Mapping[str, Any], fields: Any, what: str) -> None:
+    """A recorded dataclass reading (a node's observation, an inventory) with a key the dataclass lacks is refused,
+    naming the keys: a reading from a newer rlcheck must not be judged as if the fact were absent."""
+    unknown = set(data) - {f.name for f in fields}
+    if unknown:
+        raise ValueError(f"{what} keys {sorted(unknown)} are not known to this rlcheck")

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rlcheck.data_types import refuse_unknown_keys
 from rlcheck.hardware import HardwareProfile
 from rlcheck.probes.gpu_health import PCI_DEVICES, count_pci_gpus
 from rlcheck.probes.gpu_kernel_log import parse_kernel_log, read_kernel_log
@@ -60,9 +61,7 @@ class Inventory:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Inventory:
         """A recorded reading; ValueError naming a key this rlcheck does not know."""
-        unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
-        if unknown:
-            raise ValueError(f"inventory keys {sorted(unknown)} are not known to this rlcheck")
+        refuse_unknown_keys(data, dataclasses.fields(cls), "inventory")
         return cls(**{**data, "gpus": tuple(GpuInfo(**g) for g in data.get("gpus", ())),
                       "driver_nodes": tuple(data.get("driver_nodes", ())), "xids": tuple(data.get("xids", ()))})
 

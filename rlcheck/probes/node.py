@@ -20,6 +20,7 @@ from importlib import util
 from pathlib import Path
 from typing import Any
 
+from rlcheck.data_types import refuse_unknown_keys
 from rlcheck.probes import elf, tms
 from rlcheck.probes.gpu_health import HealthReading, collect_gpu_health
 from rlcheck.probes.gpus import GpuInfo, read_gpus
@@ -84,9 +85,7 @@ class NodeObservation:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NodeObservation:
-        unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
-        if unknown:
-            raise ValueError(f"node observation keys {sorted(unknown)} are not known to this rlcheck")
+        refuse_unknown_keys(data, dataclasses.fields(cls), "node observation")
         gpus = tuple(GpuInfo(**g) for g in data["gpus"])
         return cls(**{**data, "gpus": gpus, "tms": TmsReading(**data["tms"]),
                       "efa_devices": tuple(data.get("efa_devices", ())),
