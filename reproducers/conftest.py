@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError, RayEndpoints
-from rlcheck.probes import sglang_flags
+from rlcheck.probes.recipe import sglang_flags
 from rlcheck.process import warm
 from rlcheck.repro import megatron_args
 from tests import argv_probe

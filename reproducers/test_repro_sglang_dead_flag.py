@@ -15,7 +15,7 @@ import re
 
 from rlcheck.framework import argv as framework_argv
 from rlcheck.framework.schema import load
-from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags, run_sglang
+from rlcheck.probes.recipe.sglang_flags import collect_sglang_options, evaluate_sglang_flags, run_sglang
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status
 

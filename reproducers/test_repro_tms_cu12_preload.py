@@ -10,7 +10,7 @@ the C compiler stands in for it (tests/cuda_stub.py), so only libcudart decides.
 
 from __future__ import annotations
 
-from rlcheck.probes import tms
+from rlcheck.probes.node import tms
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
 from tests import cuda_stub

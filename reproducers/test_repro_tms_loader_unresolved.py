@@ -13,7 +13,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from rlcheck.probes import tms
+from rlcheck.probes.node import tms
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
 from tests import cuda_stub

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from rlcheck.probes.sglang_flags import run_sglang
+from rlcheck.probes.recipe.sglang_flags import run_sglang
 from rlcheck.process import subproc
 from rlcheck.process.wait import WaitResult, free_loopback_port, wait_http_ok
 from rlcheck.repro import sidecar

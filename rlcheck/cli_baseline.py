@@ -22,7 +22,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
             named = hardware.get_profile(name) if name else None
             figures = baseline.figures_from_report(doc, source, named)
         else:
-            from rlcheck.probes import gpus
+            from rlcheck.probes.node import gpus
 
             found = gpus.detect()
             figures, source = baseline.figures_measured_here(len(found.gpus)), "measured here (rlcheck baseline record)"

@@ -7,7 +7,7 @@ NCCL builds a communicator's buffers lazily, at its first collective and at its 
 rank 0, GiB: context 0.515 (nvidia-smi read 0 MiB before); default group first all_reduce 0.463;
 its first all_to_all of 96 MiB 0.529 (0.094 of it the output tensor); a new group's first
 broadcast 0.281 and its all_reduce after that 0.0. With one rank NCCL takes nothing at the
-collectives. rlcheck.probes.memory_buffers reads: context 0.51, per communicator 0.28, once per
+collectives. rlcheck.probes.recipe.memory_buffers reads: context 0.51, per communicator 0.28, once per
 process 0.463 - 0.281 = 0.18, send/recv buffers 0.529 - 0.094 = 0.44 (one peer).
 """
 

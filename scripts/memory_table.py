@@ -20,8 +20,8 @@ from unittest import mock
 
 from rlcheck import recipes
 from rlcheck.hardware import get_profile, load_profiles
-from rlcheck.probes.memory import estimate_stage_memory
-from rlcheck.probes.memory_kv import KvPool, estimate_kv_pool
+from rlcheck.probes.recipe.memory import estimate_stage_memory
+from rlcheck.probes.recipe.memory_kv import KvPool, estimate_kv_pool
 from rlcheck.recipes.deltas import NotForHardware
 from rlcheck.recipes.models import GQA, MLA
 from rlcheck.recipes.recipe import Recipe

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
-from rlcheck.probes import gpu_nvml
-from rlcheck.probes.gpu_health import HealthReading, health_from_nvml, health_from_texts
-from rlcheck.probes.node import NodeObservation
+from rlcheck.probes.node import gpu_nvml
+from rlcheck.probes.node.collect import NodeObservation
+from rlcheck.probes.node.gpu_health import HealthReading, health_from_nvml, health_from_texts
 from tests.nvml_replay import ReplayNvml, dump
 
 DATA = Path(__file__).parent / "data" / "gpu_health"

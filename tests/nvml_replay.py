@@ -1,4 +1,4 @@
-"""A recorded NVML dump (tests/data/gpu_health/nvml_*.json) answering rlcheck.probes.gpu_nvml's calls as NVML would.
+"""A recorded NVML dump (tests/data/gpu_health/nvml_*.json) answering gpu_nvml's calls as NVML would.
 
 record(ReplayNvml(dump)) runs the reader's own calls against the recording, so every judge is tested through the
 reader without a GPU: an answer recorded as {"error": ...} raises NvmlCallError, a call the recording lacks too.
@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rlcheck.probes.gpu_nvml import NvmlCallError, call_key
+from rlcheck.probes.node.gpu_nvml import NvmlCallError, call_key
 
 DATA = Path(__file__).parent / "data" / "gpu_health"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from rlcheck.cluster.fanout_result import NodeFacts
-from rlcheck.probes.nccl_pairs import GroupResult, PairOutcome, PairResult, PairsObservation
+from rlcheck.probes.cluster.nccl_pairs import GroupResult, PairOutcome, PairResult, PairsObservation
 
 HEALTHY_GBPS = (0.108, 0.256)
 SLOW_GBPS = 0.00065

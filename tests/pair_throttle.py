@@ -11,7 +11,7 @@ import os
 import time
 from typing import Any
 
-from rlcheck.probes.pair_member import all_reduce_member
+from rlcheck.probes.node.pair_member import all_reduce_member
 
 DELAY_ENV = "PAIR_TEST_DELAY_S"
 

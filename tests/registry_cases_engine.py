@@ -5,7 +5,7 @@ from __future__ import annotations
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
 from rlcheck.preflight.registry import Inputs
-from rlcheck.probes.hf_config import collect_hf_config
+from rlcheck.probes.recipe.hf_config import collect_hf_config
 from rlcheck.recipes.recipe import with_env
 from rlcheck.verdict import Status
 from tests.registry_cases_field import HF_CONFIGS

@@ -8,8 +8,8 @@ from pathlib import Path
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
 from rlcheck.preflight.registry import Inputs
-from rlcheck.probes.hf_config import collect_hf_config
-from rlcheck.probes.torch_pg import PgObservation
+from rlcheck.probes.image.torch_pg import PgObservation
+from rlcheck.probes.recipe.hf_config import collect_hf_config
 from rlcheck.recipes.recipe import with_env
 from rlcheck.verdict import Status
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from rlcheck.hardware import get_profile
 from rlcheck.preflight import gate
 from rlcheck.preflight.registry import Inputs
-from rlcheck.probes.gpu_inventory import Inventory
+from rlcheck.probes.gpu.gpu_inventory import Inventory
 from rlcheck.verdict import Status
 
 READINGS = Path(__file__).parent / "data" / "observations" / "gpu_inventory"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rlcheck.hardware import get_profile
 from rlcheck.preflight import gate
 from rlcheck.preflight.registry import Inputs
-from rlcheck.probes.nccl_pairs import PairsObservation
+from rlcheck.probes.cluster.nccl_pairs import PairsObservation
 from rlcheck.verdict import Status
 from tests.pair_observations import ALL_HEALTHY, ALL_HUNG, ALL_SLOW, RING_HEALTHY, RING_N2_HUNG, RING_N2_SLOW
 

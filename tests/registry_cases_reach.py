@@ -10,10 +10,10 @@ from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, O
 from rlcheck.framework.detect import Installed
 from rlcheck.hardware import get_profile
 from rlcheck.preflight.registry import Inputs
-from rlcheck.probes import model_registry
-from rlcheck.probes.architecture import ArchitectureObservation
-from rlcheck.probes.checkpoint_save import SaveObservation, saves_paused_model
-from rlcheck.probes.hf_config import collect_hf_config
+from rlcheck.probes.recipe import model_registry
+from rlcheck.probes.recipe.architecture import ArchitectureObservation
+from rlcheck.probes.recipe.checkpoint_save import SaveObservation, saves_paused_model
+from rlcheck.probes.recipe.hf_config import collect_hf_config
 from rlcheck.verdict import Status
 
 _H200 = get_profile("h200")

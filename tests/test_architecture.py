@@ -95,8 +95,11 @@ def test_architecture_detects_a_circle():
 
 
 def _folder(module: str) -> str:
-    """The top-level folder (sub-package) of rlcheck a module lives in; '' for modules of rlcheck itself."""
+    """The folder a module lives in: rlcheck's top-level sub-package, or a probes wing ('probes.node');
+    '' for modules of rlcheck itself."""
     parts = module.split(".")
+    if len(parts) > 3 and parts[1] == "probes":
+        return ".".join(parts[1:3])
     return parts[1] if len(parts) > 2 else ""
 
 
@@ -125,6 +128,77 @@ def test_architecture_detects_two_folders_importing_each_other():
 def test_architecture_driver_guard_file_name_is_one():
     """probes/ names the guard's .pth file without importing fixes/: the two literals must stay one."""
     from rlcheck.fixes import driver_guard
-    from rlcheck.probes import slime_source
+    from rlcheck.probes.image import slime_source
 
     assert slime_source.PTH_NAME == driver_guard.PTH_NAME
+
+
+WINGS = ("node", "gpu", "image", "recipe", "cluster")
+# What runs inside the per-node fan-out task may import, besides the standard library and node/ itself.
+NODE_MAY_IMPORT = ("rlcheck.process", "rlcheck.data_types", "rlcheck.hardware")
+
+
+def _wing(module: str) -> str:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "probes" else ""
+
+
+def wing_breaches(graph: dict[str, set[str]]) -> list[str]:
+    """A wing imports node/ and the floors below probes, never another wing."""
+    return sorted(f"{m} -> {d}" for m, deps in graph.items() for d in deps
+                  if _wing(m) and _wing(d) and _wing(d) not in (_wing(m), "node"))
+
+
+def node_breaches(root: Path) -> list[str]:
+    """node/ runs on every node of the cluster: at module level it imports only the standard library, and at any depth
+    only these rlcheck modules (a third-party import inside a function is a child process's business, e.g. pynvml)."""
+    import sys
+
+    out = []
+    for path in sorted((root / "rlcheck" / "probes" / "node").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {id(n) for n in tree.body}
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
+            for name in names:
+                if name.startswith("rlcheck."):
+                    ok = name.startswith(("rlcheck.probes.node",) + NODE_MAY_IMPORT)
+                else:
+                    ok = id(node) not in top or name.split(".")[0] in sys.stdlib_module_names or name == "__future__"
+                if not ok:
+                    out.append(f"{path.name}: {name}")
+    return out
+
+
+def test_architecture_probes_live_in_wings():
+    loose = [p.name for p in (ROOT / "rlcheck" / "probes").glob("*.py") if p.name != "__init__.py"]
+    assert loose == []
+    assert sorted(p.name for p in (ROOT / "rlcheck" / "probes").iterdir() if (p / "__init__.py").is_file()) == \
+        sorted(WINGS)
+
+
+def test_architecture_no_wing_imports_another_but_node():
+    assert wing_breaches(_graph("rlcheck")) == []
+
+
+def test_architecture_detects_a_wing_importing_another():
+    graph = {"rlcheck.probes.recipe.a": {"rlcheck.probes.image.b", "rlcheck.probes.node.c", "rlcheck.verdict"},
+             "rlcheck.probes.gpu.d": {"rlcheck.probes.gpu.e", "rlcheck.probes.cluster.f"},
+             "rlcheck.preflight.g": {"rlcheck.probes.recipe.a"}}
+    assert wing_breaches(graph) == ["rlcheck.probes.gpu.d -> rlcheck.probes.cluster.f",
+                                    "rlcheck.probes.recipe.a -> rlcheck.probes.image.b"]
+
+
+def test_architecture_node_wing_imports_only_what_every_node_has():
+    assert node_breaches(ROOT) == []
+
+
+def test_architecture_detects_a_node_module_importing_beyond_the_standard_library(tmp_path):
+    node = tmp_path / "rlcheck" / "probes" / "node"
+    node.mkdir(parents=True)
+    (node / "ok.py").write_text("import os\nfrom rlcheck.process import subproc\nfrom rlcheck.probes.node import gpus\n"
+                                "def f():\n    import pynvml\n", encoding="utf-8")
+    (node / "bad.py").write_text("import numpy\nfrom rlcheck.verdict import Verdict\n"
+                                 "def f():\n    from rlcheck.probes.recipe import memory\n", encoding="utf-8")
+    assert node_breaches(tmp_path) == ["bad.py: numpy", "bad.py: rlcheck.verdict", "bad.py: rlcheck.probes.recipe"]

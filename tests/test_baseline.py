@@ -17,7 +17,7 @@ import pytest
 from rlcheck import hardware
 from rlcheck.cli import main
 from rlcheck.preflight import baseline
-from rlcheck.probes import gpu_smoke
+from rlcheck.probes.gpu import gpu_smoke
 from rlcheck.verdict import Status
 
 REPORT = Path(__file__).parent / "data" / "baseline" / "h200_report_healthy.json"

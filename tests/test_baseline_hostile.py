@@ -14,7 +14,7 @@ import pytest
 from rlcheck import hardware
 from rlcheck.cli import main
 from rlcheck.preflight import baseline
-from rlcheck.probes import gpu_smoke
+from rlcheck.probes.gpu import gpu_smoke
 
 REPORT = Path(__file__).parent / "data" / "baseline" / "h200_report_healthy.json"
 H200 = hardware.get_profile("h200")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rlcheck import catalog, field_corpus
-from rlcheck.probes.memory import evaluate_stage_memory
+from rlcheck.probes.recipe.memory import evaluate_stage_memory
 from rlcheck.scan import Matcher
 from rlcheck.verdict import Status
 from tests.test_probe_memory import _h200_layout_on, _hw, _qwen3_4b

@@ -30,8 +30,8 @@ from rlcheck import hardware
 from rlcheck.cluster.fanout import fan_out
 from rlcheck.cluster.fanout_result import Outcome
 from rlcheck.cluster.local_ray import EmbeddedRay, NodeSpec
-from rlcheck.probes import node_evaluate as judge
-from rlcheck.probes.cluster_reach import judge_nodes
+from rlcheck.probes.cluster import node_evaluate as judge
+from rlcheck.probes.cluster.cluster_reach import judge_nodes
 from rlcheck.process.wait import free_loopback_port
 from rlcheck.verdict import Status
 
@@ -98,7 +98,7 @@ def test_fanout_through_jobs_api_pins_a_task_to_every_node(cluster):
 
 
 def _obs(answer):
-    from rlcheck.probes.node import NodeObservation
+    from rlcheck.probes.node.collect import NodeObservation
 
     return NodeObservation.from_dict(answer.observation)
 

@@ -24,9 +24,9 @@ from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, O
 from rlcheck.cluster.local_ray import EmbeddedRay, NodeSpec
 from rlcheck.hardware import get_profile
 from rlcheck.preflight import gate
-from rlcheck.probes.gpu_health import HealthReading, health_from_texts
-from rlcheck.probes.gpu_inventory import Inventory
-from rlcheck.probes.node import NodeObservation
+from rlcheck.probes.gpu.gpu_inventory import Inventory
+from rlcheck.probes.node.collect import NodeObservation
+from rlcheck.probes.node.gpu_health import HealthReading, health_from_texts
 from rlcheck.verdict import Status
 from tests.gpu_health_recordings import NODES, nvml_reading, reading, text
 

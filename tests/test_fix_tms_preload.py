@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from rlcheck.fixes import tms_preload
-from rlcheck.probes import tms
+from rlcheck.probes.node import tms
 
 
 def copy_wheel_libraries(tmp_path):

@@ -68,7 +68,7 @@ ESCAPED_S = 20
 
 
 def test_recheck_nvidia_smi_child_escaping_the_group_is_bounded(tmp_path, monkeypatch):
-    from rlcheck.probes import gpus
+    from rlcheck.probes.node import gpus
 
     _fake_nvidia_smi(tmp_path / "bin", f"setsid sleep {ESCAPED_S} &\nexec sleep {HANG_S}")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rlcheck import hardware
-from rlcheck.probes import gpus as gpu_reading
+from rlcheck.probes.node import gpus as gpu_reading
 
 SMI = Path(__file__).parent / "data" / "nvidia_smi"
 PROFILES = hardware.load_profiles()

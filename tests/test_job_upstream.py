@@ -14,7 +14,7 @@ from rlcheck.job import capture, to_recipe
 from rlcheck.job.job import Job
 from rlcheck.preflight import all_checks
 from rlcheck.preflight.job_inputs import inputs_for_job
-from rlcheck.probes.memory_activations import recompute_of
+from rlcheck.probes.recipe.memory_activations import recompute_of
 from rlcheck.verdict import Status
 
 JOBS = Path(__file__).parent / "data" / "jobs"

@@ -14,8 +14,8 @@ import time
 import pytest
 
 from rlcheck.cluster.local_ray import EmbeddedRay, NodeSpec
-from rlcheck.probes.nccl_pairs import PairOutcome, evaluate_nccl_pairs
-from rlcheck.probes.pairs_driver import run_pairs
+from rlcheck.probes.cluster.nccl_pairs import PairOutcome, evaluate_nccl_pairs
+from rlcheck.probes.cluster.pairs_driver import run_pairs
 from rlcheck.verdict import Status
 from tests.pair_throttle import DELAY_ENV
 

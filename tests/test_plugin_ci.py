@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck.probes import gpus
+from rlcheck.probes.node import gpus
 from tests.junit_xsd import schema_errors
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck.probes import architecture, model_registry
-from rlcheck.probes.hf_config import collect_hf_config
-from rlcheck.probes.packages import package_root
+from rlcheck.probes.node.packages import package_root
+from rlcheck.probes.recipe import architecture, model_registry
+from rlcheck.probes.recipe.hf_config import collect_hf_config
 from rlcheck.verdict import Status, Verdict
 
 CONFIGS = Path(__file__).parent / "data" / "hf_config"

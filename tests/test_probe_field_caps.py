@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck.probes import hf_config, sample_caps
+from rlcheck.probes.recipe import hf_config, sample_caps
 from rlcheck.verdict import Status, Verdict
 
 CONFIGS = Path(__file__).parent / "data" / "hf_config"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from rlcheck.cluster.fanout_result import Outcome
-from rlcheck.probes import gpu_health as gh
-from rlcheck.probes import gpu_kernel_log
-from rlcheck.probes import node_health as nh
-from rlcheck.probes.node_versions import evaluate_versions_uniform
+from rlcheck.probes.cluster import node_health as nh
+from rlcheck.probes.cluster.node_versions import evaluate_versions_uniform
+from rlcheck.probes.node import gpu_health as gh
+from rlcheck.probes.node import gpu_kernel_log
 from rlcheck.process import subproc
 from rlcheck.verdict import Status
 from tests.gpu_health_recordings import fanout, node, reading, renamed, text

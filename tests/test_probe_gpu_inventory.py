@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from rlcheck.hardware import get_profile
-from rlcheck.probes import gpus
-from rlcheck.probes.gpu_inventory import Inventory, collect_inventory, evaluate_inventory
+from rlcheck.probes.gpu.gpu_inventory import Inventory, collect_inventory, evaluate_inventory
+from rlcheck.probes.node import gpus
 from rlcheck.verdict import Status
 from tests.registry_cases_inventory import inventory
 

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from rlcheck.probes import gpu_health as gh
-from rlcheck.probes import gpu_nvml
-from rlcheck.probes import node_health as nh
-from rlcheck.probes import node_health_links as nl
+from rlcheck.probes.cluster import node_health as nh
+from rlcheck.probes.cluster import node_health_links as nl
+from rlcheck.probes.node import gpu_health as gh
+from rlcheck.probes.node import gpu_nvml
 from rlcheck.process import subproc
 from rlcheck.verdict import Status
 from tests.gpu_health_recordings import node, nvml_reading

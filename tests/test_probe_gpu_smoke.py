@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rlcheck import hardware
-from rlcheck.probes import gpu_smoke
+from rlcheck.probes.gpu import gpu_smoke
 from rlcheck.verdict import Status
 
 H200 = hardware.get_profile("h200")
@@ -104,7 +104,12 @@ def test_probe_gpu_smoke_h200_floors_against_the_h200_measurements():
     """The recorded H200 runs PASS the h200 floors; the same GPUs throttled to 60% FAIL them."""
     import json
 
-    from rlcheck.probes.gpu_smoke import AllReduceObservation, GemmObservation, evaluate_allreduce, evaluate_bf16_gemm
+    from rlcheck.probes.gpu.gpu_smoke import (
+        AllReduceObservation,
+        GemmObservation,
+        evaluate_allreduce,
+        evaluate_bf16_gemm,
+    )
 
     runs = json.loads(MEASURED.read_text())["runs"]
     h200 = hardware.get_profile("h200")

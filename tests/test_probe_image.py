@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rlcheck.hardware import get_profile
-from rlcheck.probes import image, slime_source
+from rlcheck.probes.image import image, slime_source
 from rlcheck.verdict import Status
 
 SOURCES = Path(__file__).parent / "data" / "observations" / "slime_source"

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from rlcheck.probes import argv_shell, inline_secrets
+from rlcheck.probes.recipe import argv_shell, inline_secrets
 from rlcheck.verdict import Status
 
 FAKE = {"hf": "hf_" + "A" * 34, "ghp": "ghp_" + "b" * 36, "akia": "AKIA" + "ABCDEFGHIJKLMNOP"}

@@ -6,7 +6,7 @@ import pytest
 
 from rlcheck import catalog
 from rlcheck.hardware import get_profile
-from rlcheck.probes.job_shape import FAILURE_ID, evaluate_job_shape
+from rlcheck.probes.recipe.job_shape import FAILURE_ID, evaluate_job_shape
 from rlcheck.verdict import Status
 
 

@@ -12,14 +12,14 @@ import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import HardwareProfile, get_profile
-from rlcheck.probes.memory import (
+from rlcheck.probes.recipe.memory import (
     GB300_HBM_GIB,
     SEED_LAST_STAGE_PARAMS,
     TORCH_BUDGET_FRACTION,
     estimate_stage_memory,
     evaluate_stage_memory,
 )
-from rlcheck.probes.memory_params import count_params, moe_layer_flags
+from rlcheck.probes.recipe.memory_params import count_params, moe_layer_flags
 from rlcheck.recipes import models
 from rlcheck.recipes.glm import GlmOptions, glm_recipe
 from rlcheck.recipes.models import GLM5_2, GLM5_2_5LAYER, QWEN3_4B, QWEN3_30B_A3B

@@ -13,15 +13,15 @@ import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
-from rlcheck.probes.memory import estimate_stage_memory, evaluate_stage_memory, seed_steady_estimate
-from rlcheck.probes.memory_activations import (
+from rlcheck.probes.recipe.memory import estimate_stage_memory, evaluate_stage_memory, seed_steady_estimate
+from rlcheck.probes.recipe.memory_activations import (
     LOGIT_BYTES,
     micro_batches,
     recompute_of,
     stage_activations,
     tokens_per_micro_batch,
 )
-from rlcheck.probes.memory_params import GIB
+from rlcheck.probes.recipe.memory_params import GIB
 from rlcheck.recipes.glm import GlmOptions, glm_recipe
 from rlcheck.recipes.recipe import Parallelism, Recipe
 from rlcheck.verdict import Status

@@ -1,4 +1,4 @@
-"""Training buffers beyond Megatron's formula (rlcheck.probes.memory_buffers): every term by hand from its source.
+"""Training buffers beyond Megatron's formula (probes.recipe.memory_buffers): every term by hand from its source.
 
 Each test pins one term on a real recipe, so dropping that term from the sum or the estimate fails it.
 The seed's measurement (228 GiB steady, GLM-5.2 TP8 x PP4 x EP16 on GB300) is recorded with the error.
@@ -13,8 +13,8 @@ import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
-from rlcheck.probes import memory_buffers as mb
-from rlcheck.probes.memory import (
+from rlcheck.probes.recipe import memory_buffers as mb
+from rlcheck.probes.recipe.memory import (
     SEED_STEADY_GIB,
     TORCH_BUDGET_FRACTION,
     WARN_FRACTION,
@@ -23,7 +23,7 @@ from rlcheck.probes.memory import (
     seed_steady_estimate,
     shortfall,
 )
-from rlcheck.probes.memory_params import GIB
+from rlcheck.probes.recipe.memory_params import GIB
 from rlcheck.recipes.glm import GlmOptions, glm_recipe
 from rlcheck.recipes.recipe import Recipe
 from rlcheck.verdict import Status

@@ -12,15 +12,15 @@ import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import HardwareProfile, get_profile
-from rlcheck.probes import memory_kv
-from rlcheck.probes.memory_kv import (
+from rlcheck.probes.recipe import memory_kv
+from rlcheck.probes.recipe.memory_kv import (
     CUDA_CONTEXT_GIB,
     SEED_POOL_TOKENS,
     estimate_kv_pool,
     evaluate_kv_pool,
     kv_calibration,
 )
-from rlcheck.probes.memory_params import GIB, count_params, kv_bytes_per_token
+from rlcheck.probes.recipe.memory_params import GIB, count_params, kv_bytes_per_token
 from rlcheck.recipes.glm import GlmOptions, glm_recipe
 from rlcheck.recipes.models import GLM5_2, QWEN3_4B
 from rlcheck.recipes.recipe import Recipe, with_sglang
@@ -178,7 +178,7 @@ def test_probe_memory_docs_table_matches_the_code():
     """Without SGLang: the generated table's rlcheck columns are what the code computes today."""
     from pathlib import Path
 
-    from rlcheck.probes.memory import estimate_stage_memory
+    from rlcheck.probes.recipe.memory import estimate_stage_memory
 
     rows = [line.split("|")[1:-1] for line in (Path(__file__).parents[1] / "docs" / "memory-checks.md")
             .read_text().splitlines() if line.startswith("| ") and not line.startswith(("| recipe", "| ---"))]

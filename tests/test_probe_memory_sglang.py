@@ -18,7 +18,7 @@ import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
-from rlcheck.probes.memory_kv import estimate_kv_pool
+from rlcheck.probes.recipe.memory_kv import estimate_kv_pool
 from rlcheck.recipes.glm import GlmOptions, glm_recipe
 from rlcheck.recipes.models import GQA, MLA
 from rlcheck.recipes.recipe import Recipe, with_sglang

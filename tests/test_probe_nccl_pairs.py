@@ -8,9 +8,9 @@ import json
 import pytest
 
 from rlcheck.hardware import get_profile
-from rlcheck.probes import nccl_pairs as np_
-from rlcheck.probes.nccl_pairs import PairOutcome, PairsObservation, evaluate_nccl_pairs
-from rlcheck.probes.pair_member import all_reduce_member, bus_bandwidth_gbps, pick_port
+from rlcheck.probes.cluster import nccl_pairs as np_
+from rlcheck.probes.cluster.nccl_pairs import PairOutcome, PairsObservation, evaluate_nccl_pairs
+from rlcheck.probes.node.pair_member import all_reduce_member, bus_bandwidth_gbps, pick_port
 from rlcheck.process import subproc
 from rlcheck.verdict import Status
 from tests.pair_observations import (
@@ -128,7 +128,7 @@ def test_probe_nccl_pairs_member_runs_a_gloo_rank_and_imports_nothing_heavy():
     got = all_reduce_member(rank=0, world_size=1, master_addr="127.0.0.1", master_port=pick_port("127.0.0.1"),
                             backend="gloo", size_bytes=4096, iterations=2, timeout_s=30)
     assert got["size_bytes"] == 4096 and got["seconds"] > 0
-    code = ("import sys, rlcheck.probes.pair_member; "
+    code = ("import sys, rlcheck.probes.node.pair_member; "
             "print(sorted(m for m in ('ray', 'torch', 'numpy') if m in sys.modules))")
     done = subproc.python(code, timeout_s=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.tail()

@@ -12,10 +12,11 @@ import pytest
 
 from rlcheck import hardware, recipes
 from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
-from rlcheck.probes import gpus, node, tms
-from rlcheck.probes import node_evaluate as judge
-from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
-from rlcheck.probes.cluster_reach import evaluate_node_answer, evaluate_reachable, judge_nodes
+from rlcheck.probes.cluster import node_evaluate as judge
+from rlcheck.probes.cluster.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
+from rlcheck.probes.cluster.cluster_reach import evaluate_node_answer, evaluate_reachable, judge_nodes
+from rlcheck.probes.node import collect as node
+from rlcheck.probes.node import gpus, tms
 from rlcheck.process import subproc
 from rlcheck.verdict import Status
 from tests.bad_recipes import BAD_VARIANTS
@@ -219,7 +220,7 @@ def test_probe_node_collect_on_this_machine_is_plain_data():
 
 def test_probe_node_collector_module_imports_nothing_heavy():
     """It is imported by the Ray worker of every node: only the standard library may load with it."""
-    code = ("import sys, rlcheck.probes.node, rlcheck.cluster.fanout; "
+    code = ("import sys, rlcheck.probes.node.collect, rlcheck.cluster.fanout; "
             "print(sorted(m for m in ('ray', 'torch', 'numpy', 'pytest', 'packaging') if m in sys.modules))")
     done = subproc.python(code, timeout_s=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.tail()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlcheck.probes import node_stack
-from rlcheck.probes.node_versions import evaluate_versions_uniform
+from rlcheck.probes.cluster.node_versions import evaluate_versions_uniform
+from rlcheck.probes.node import node_stack
 from rlcheck.process import subproc
 from rlcheck.verdict import Status
 from tests.gpu_health_recordings import fanout, node, reading, renamed
@@ -57,7 +57,7 @@ def test_probe_node_stack_framework_and_nccl_readers(tmp_path):
 
 
 def test_probe_node_stack_reads_this_environment_without_importing_it():
-    code = ("import sys; from rlcheck.probes.node_stack import read_stack; s = read_stack(); "
+    code = ("import sys; from rlcheck.probes.node.node_stack import read_stack; s = read_stack(); "
             "print(s.sglang, s.megatron, s.nccl, sorted(m for m in ('sglang', 'megatron', 'torch') "
             "if m in sys.modules))")
     done = subproc.python(code, timeout_s=60)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck.probes.numpy_megatron import collect_numpy_megatron, evaluate_numpy_megatron
-from rlcheck.probes.packages import InstalledPackages, RecordedPackages
+from rlcheck.probes.image.numpy_megatron import collect_numpy_megatron, evaluate_numpy_megatron
+from rlcheck.probes.node.packages import InstalledPackages, RecordedPackages
 from rlcheck.verdict import Status
 
 RECORDINGS = Path(__file__).parent / "data" / "observations" / "numpy_megatron"

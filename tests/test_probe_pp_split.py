@@ -10,7 +10,7 @@ from rlcheck import recipes
 from rlcheck.hardware import get_profile
 from rlcheck.job.job import Job
 from rlcheck.preflight.job_inputs import inputs_for_job
-from rlcheck.probes import recipe_rules
+from rlcheck.probes.recipe import recipe_rules
 from rlcheck.recipes import glm
 from rlcheck.verdict import Status
 

@@ -7,7 +7,7 @@ import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
-from rlcheck.probes.proxy_env import evaluate_proxy_env, split_no_proxy
+from rlcheck.probes.recipe.proxy_env import evaluate_proxy_env, split_no_proxy
 from rlcheck.recipes.recipe import with_env
 from rlcheck.verdict import Status
 

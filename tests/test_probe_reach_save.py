@@ -6,8 +6,8 @@ import pytest
 
 from rlcheck.cluster.fanout_result import FanoutResult, NodeAnswer, NodeFacts, Outcome
 from rlcheck.framework.detect import Installed
-from rlcheck.probes import checkpoint_save as save
-from rlcheck.probes.node_addresses import evaluate_node_addresses, parse
+from rlcheck.probes.cluster.node_addresses import evaluate_node_addresses, parse
+from rlcheck.probes.recipe import checkpoint_save as save
 from rlcheck.verdict import Status
 
 

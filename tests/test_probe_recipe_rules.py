@@ -6,7 +6,7 @@ import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
-from rlcheck.probes import recipe_rules
+from rlcheck.probes.recipe import recipe_rules
 from rlcheck.verdict import Status
 from tests.bad_recipes import BAD_VARIANTS
 from tests.test_recipes import FITS

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck.probes.sglang_flags import SglangOptions, evaluate_sglang_flags
+from rlcheck.probes.recipe.sglang_flags import SglangOptions, evaluate_sglang_flags
 from rlcheck.verdict import Status
 
 RECORDED = Path(__file__).parent / "data" / "observations" / "sglang_flags" / "sglang_0.5.12.post1.json"

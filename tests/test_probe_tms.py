@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck.probes import elf, tms
+from rlcheck.probes.node import elf, tms
 
 STEM = tms.STEM
 

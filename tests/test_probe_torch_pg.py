@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlcheck.probes import torch_pg
-from rlcheck.probes.torch_pg import PgObservation, compares_version_as_string, evaluate_pg, keyword_choices
+from rlcheck.probes.image import torch_pg
+from rlcheck.probes.image.torch_pg import PgObservation, compares_version_as_string, evaluate_pg, keyword_choices
 from rlcheck.scan import Matcher
 from rlcheck.verdict import Status
 

@@ -16,10 +16,10 @@ from rlcheck.hardware import get_profile
 from rlcheck.preflight import gate
 from rlcheck.preflight.docs import checks_table, with_checks_table
 from rlcheck.preflight.registry import Check, Inputs, Need, validate
-from rlcheck.probes import image, slime_source
-from rlcheck.probes.gpu_smoke import AllReduceObservation, GemmObservation
-from rlcheck.probes.numpy_megatron import collect_numpy_megatron
-from rlcheck.probes.packages import RecordedPackages
+from rlcheck.probes.gpu.gpu_smoke import AllReduceObservation, GemmObservation
+from rlcheck.probes.image import image, slime_source
+from rlcheck.probes.image.numpy_megatron import collect_numpy_megatron
+from rlcheck.probes.node.packages import RecordedPackages
 from rlcheck.process import subproc
 from rlcheck.recipes.recipe import with_sglang
 from rlcheck.verdict import Status

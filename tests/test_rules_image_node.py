@@ -10,10 +10,10 @@ import pytest
 
 from rlcheck.cluster.fanout_result import NodeFacts
 from rlcheck.hardware import get_profile
-from rlcheck.probes import image
-from rlcheck.probes import node_evaluate as judge
-from rlcheck.probes.gpus import GpuInfo
-from rlcheck.probes.node import NodeObservation
+from rlcheck.probes.cluster import node_evaluate as judge
+from rlcheck.probes.image import image
+from rlcheck.probes.node.collect import NodeObservation
+from rlcheck.probes.node.gpus import GpuInfo
 from rlcheck.verdict import Status
 
 RECORDINGS = Path(__file__).parent / "data" / "observations" / "node"

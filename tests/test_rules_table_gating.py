@@ -11,8 +11,8 @@ import pytest
 from rlcheck import hardware
 from rlcheck.plugin import gating
 from rlcheck.plugin.options import RunContext
-from rlcheck.probes import gpus
-from rlcheck.probes.gpus import GpuInfo
+from rlcheck.probes.node import gpus
+from rlcheck.probes.node.gpus import GpuInfo
 
 H200 = GpuInfo(name="NVIDIA H200", compute_capability="9.0", memory_mib=143771)
 B200 = GpuInfo(name="NVIDIA B200", compute_capability="10.0", memory_mib=183359)

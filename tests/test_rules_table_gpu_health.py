@@ -1,4 +1,4 @@
-"""Whole-verdict rule table for the GPU-health judges (rlcheck.probes.node_health, reading rlcheck.probes.gpu_health):
+"""Whole-verdict rule table for the GPU-health judges (probes.cluster.node_health, reading probes.node.gpu_health):
 the recorded rows of tests/test_probe_gpu_health.py plus each branch they leave out (several GPUs, several Xids and
 their strongest action, the isolate-or-reset remedy, a partly unread node, more than three off-bus lines), recorded
 whole in tests/data/golden/gpu_health.json."""
@@ -9,8 +9,8 @@ import dataclasses
 
 import pytest
 
-from rlcheck.probes import gpu_health as gh
-from rlcheck.probes import node_health as nh
+from rlcheck.probes.cluster import node_health as nh
+from rlcheck.probes.node import gpu_health as gh
 from rlcheck.verdict import Status
 from tests import golden_verdicts
 from tests.gpu_health_recordings import node, reading

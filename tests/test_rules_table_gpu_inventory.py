@@ -1,7 +1,7 @@
 """gpu_node_inventory's judge as a table of whole verdicts (status, summary, details, remedy) on both sides of each
 rule: driver error, GPUs unseen by this process, a driver that lists none, no GPU at all, no profile, another model,
 GPUs missing from the driver's list, a detected profile, fewer / more / as many GPUs as declared
-(rlcheck.probes.gpu_inventory.evaluate_inventory, pure; the reading's JSON round trip)."""
+(rlcheck.probes.gpu.gpu_inventory.evaluate_inventory, pure; the reading's JSON round trip)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import json
 import pytest
 
 from rlcheck.hardware import get_profile
-from rlcheck.probes import gpu_inventory as inv_mod
-from rlcheck.probes.gpu_inventory import Inventory, evaluate_inventory
-from rlcheck.probes.gpus import GpuInfo
+from rlcheck.probes.gpu import gpu_inventory as inv_mod
+from rlcheck.probes.gpu.gpu_inventory import Inventory, evaluate_inventory
+from rlcheck.probes.node.gpus import GpuInfo
 from rlcheck.verdict import Status
 
 H200_PROFILE = get_profile("h200")

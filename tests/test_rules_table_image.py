@@ -1,4 +1,4 @@
-"""Whole-verdict rule table for the image judges (rlcheck.probes.image): each branch, both directions of the
+"""Whole-verdict rule table for the image judges (rlcheck.probes.image.image): each branch, both directions of the
 architecture rule, every Megatron combination and SLIME release side of the mbridge rule, recorded in
 tests/data/golden/image.json; and the collectors' own small rules on injected inputs."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rlcheck.hardware import get_profile
-from rlcheck.probes import image
+from rlcheck.probes.image import image
 from rlcheck.verdict import Status
 from tests import golden_verdicts
 

@@ -13,7 +13,7 @@ import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
-from rlcheck.probes import memory, memory_kv
+from rlcheck.probes.recipe import memory, memory_kv
 from rlcheck.recipes.recipe import Recipe, with_sglang
 from rlcheck.verdict import Status
 from tests import golden_verdicts

@@ -1,4 +1,4 @@
-"""Rule table for the memory model's parameter arithmetic (rlcheck.probes.memory_params): exact counts for small
+"""Rule table for the memory model's parameter arithmetic (rlcheck.probes.recipe.memory_params): exact counts for small
 hand-made models where every term is non-zero and distinct, so a dropped or changed term moves the number; the
 KV bytes per token on each side of the one-head-per-rank clamp; every --moe-layer-freq form; per-stage loads.
 Every expected figure is worked out in the test from the formula's meaning, never read back from the code."""
@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from rlcheck.probes import memory_params as mp
+from rlcheck.probes.recipe import memory_params as mp
 from rlcheck.recipes.models import GQA, MLA, DsaIndexer, ModelArch
 from rlcheck.recipes.recipe import Parallelism
 

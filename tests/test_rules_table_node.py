@@ -1,4 +1,4 @@
-"""Whole-verdict rule table for the node judges (rlcheck.probes.node_evaluate): every branch of each judge, both
+"""Whole-verdict rule table for the node judges (rlcheck.probes.cluster.node_evaluate): every branch of each judge, both
 sides of each comparison, each WARN branch, with the verdict the user reads recorded in tests/data/golden/node.json.
 The boundaries themselves are asserted here too, so a recording can not quietly bless a wrong status."""
 
@@ -12,9 +12,9 @@ import pytest
 
 from rlcheck.cluster.fanout_result import NodeFacts
 from rlcheck.hardware import HardwareProfile, get_profile
-from rlcheck.probes import node_evaluate as judge
-from rlcheck.probes.gpus import GpuInfo
-from rlcheck.probes.node import NodeObservation
+from rlcheck.probes.cluster import node_evaluate as judge
+from rlcheck.probes.node.collect import NodeObservation
+from rlcheck.probes.node.gpus import GpuInfo
 from rlcheck.verdict import Status
 from tests import golden_verdicts
 
@@ -147,7 +147,7 @@ def test_rules_table_node_gpu_or_not():
 
 def test_rules_table_loader_cache_read_without_sbin_on_path(monkeypatch):
     """A Ray worker's PATH may leave out /sbin: ldconfig is run by its path, so the reading answers, never raises."""
-    from rlcheck.probes import tms
+    from rlcheck.probes.node import tms
 
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     dirs = tms.ldconfig_dirs()

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from rlcheck import catalog, recipes
 from rlcheck.hardware import get_profile
-from rlcheck.probes import recipe_rules
+from rlcheck.probes.recipe import recipe_rules
 from rlcheck.recipes.recipe import Recipe, with_env, with_sglang
 from rlcheck.verdict import Status
 

@@ -1,4 +1,4 @@
-"""Whole-verdict rule table for the sample-cap judge (rlcheck.probes.sample_caps, catalogue cuda-oom): both sides of
+"""Whole-verdict rule table for the sample-cap judge (probes.recipe.sample_caps, cuda-oom): both sides of
 the cap (x CP), each missing cap, each malformed value, argparse's last-one-wins and `--flag=value` spellings;
 verdicts recorded in tests/data/golden/sample_caps.json."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlcheck.probes import sample_caps
+from rlcheck.probes.recipe import sample_caps
 from rlcheck.verdict import Status
 from tests import golden_verdicts
 

@@ -11,7 +11,7 @@ import pytest
 from rlcheck.hardware import get_profile
 from rlcheck.preflight import gate, slurm
 from rlcheck.preflight.registry import Check
-from rlcheck.probes import gpus
+from rlcheck.probes.node import gpus
 from rlcheck.process.subproc import Completed
 from rlcheck.verdict import Status, Verdict
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlcheck import secret_guard
-from rlcheck.probes import inline_secrets
+from rlcheck.probes.recipe import inline_secrets
 from rlcheck.secret_guard import is_secret_name, scrub, scrub_text, secret_shape
 from rlcheck.verdict import Status
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from benchmarks import results_file
 from rlcheck.preflight.gpu import collect_this_node, judge_this_node
-from rlcheck.probes import gpu_health, gpu_nvml
-from rlcheck.probes.node import TMS_RULE
+from rlcheck.probes.node import gpu_health, gpu_nvml
+from rlcheck.probes.node.collect import TMS_RULE
 
 LOAD = """
 import sys, time, torch

@@ -3,7 +3,7 @@ NCCL all-reduce across them, exactly as the gpu_bf16_gemm and gpu_nccl_allreduce
 
 Run on a GPU machine: python -m benchmarks.gpu_smoke.run --name h200 (writes benchmarks/results/gpu_smoke_<name>.json;
 a machine of one GPU writes gpu_smoke_<name>_1gpu.json, with no all-reduce). The labels come from the module that
-runs the measure (rlcheck.probes.gpu_smoke), so they say what ran.
+runs the measure (rlcheck.probes.gpu.gpu_smoke), so they say what ran.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import dataclasses
 import sys
 
 from benchmarks import results_file
-from rlcheck.probes import gpu_smoke
-from rlcheck.probes.gpus import detect
+from rlcheck.probes.gpu import gpu_smoke
+from rlcheck.probes.node.gpus import detect
 
 FLOOR_FRACTION = 0.8
 """The rule the H200 floors follow: 80% of the lowest figure measured (room for clock and thermal variation)."""

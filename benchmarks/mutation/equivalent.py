@@ -67,8 +67,8 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.scan.xǁMatcherǁhits__mutmut_54":
         "pos = end + 1 -> end - 1: the next rfind still finds the newline at end (start is the same), and the "
         "next anchor lies past it",
-    # rlcheck/probes/memory_params.py
-    **{f"rlcheck.probes.memory_params.x__freq_list__mutmut_{n}":
+    # rlcheck/probes/recipe/memory_params.py
+    **{f"rlcheck.probes.recipe.memory_params.x__freq_list__mutmut_{n}":
        "the message of _freq_list's ValueError is never shown: moe_layer_flags catches it and raises its own, "
        "which names the pattern and the forms allowed" for n in (38, 39, 40)},
     # rlcheck/catalog.py
@@ -95,99 +95,99 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.reward.payload.x_read_body__mutmut_9":
         'default Content-Length "" -> "XXXX": both fail isdigit(), so both mean "not declared"',
     # memory
-    'rlcheck.probes.memory.x_evaluate_stage_memory__mutmut_29':
+    'rlcheck.probes.recipe.memory.x_evaluate_stage_memory__mutmut_29':
         "1e9 -> 1000000001.0 in a '{:.2f}B' figure: moves it by 1e-9 relative, below the 2 decimals printed "
         'for any parameter count under 1e16',
-    'rlcheck.probes.memory.x__stage_details__mutmut_6':
+    'rlcheck.probes.recipe.memory.x__stage_details__mutmut_6':
         "1e9 -> 1000000001.0 in a '{:.2f}B' figure: moves it by 1e-9 relative, below the 2 decimals printed",
-    'rlcheck.probes.memory.x__stage_details__mutmut_31':
+    'rlcheck.probes.recipe.memory.x__stage_details__mutmut_31':
         "1e9 -> 1000000001.0 in a '{:.2f}B' figure: moves it by 1e-9 relative, below the 2 decimals printed",
-    'rlcheck.probes.memory.x__stage_details__mutmut_33':
+    'rlcheck.probes.recipe.memory.x__stage_details__mutmut_33':
         "1e9 -> 1000000001.0 in a '{:.2f}B' figure: moves it by 1e-9 relative, below the 2 decimals printed",
-    'rlcheck.probes.memory.x__stage_details__mutmut_39':
+    'rlcheck.probes.recipe.memory.x__stage_details__mutmut_39':
         'zip(strict=True) -> strict=None: stages, activations and buffers are built from the same stage list,'
         ' always of one length',
-    'rlcheck.probes.memory.x__stage_details__mutmut_43':
+    'rlcheck.probes.recipe.memory.x__stage_details__mutmut_43':
         'zip(strict=True) -> no strict: the three tuples always have one length',
-    'rlcheck.probes.memory.x__stage_details__mutmut_44':
+    'rlcheck.probes.recipe.memory.x__stage_details__mutmut_44':
         'zip(strict=True) -> strict=False: the three tuples always have one length',
     # memory_params
-    'rlcheck.probes.memory_params.x_kv_bytes_per_token__mutmut_7':
+    'rlcheck.probes.recipe.memory_params.x_kv_bytes_per_token__mutmut_7':
         "the default kv-cache-dtype 'auto' -> 'XXautoXX': only an 'fp8' prefix is tested, any other string is bf16",
-    'rlcheck.probes.memory_params.x_kv_bytes_per_token__mutmut_8':
+    'rlcheck.probes.recipe.memory_params.x_kv_bytes_per_token__mutmut_8':
         "the default kv-cache-dtype 'auto' -> 'AUTO': only an 'fp8' prefix is tested",
-    'rlcheck.probes.memory_params.x_stage_loads__mutmut_13':
+    'rlcheck.probes.recipe.memory_params.x_stage_loads__mutmut_13':
         'the last stage end len + 1 -> len + 2: it only ends a slice, which stops at the last layer either way',
-    **{f"rlcheck.probes.memory_params.x_stage_loads__mutmut_{n}":
+    **{f"rlcheck.probes.recipe.memory_params.x_stage_loads__mutmut_{n}":
        "zip(starts, ends, strict=True) -> strict None / False / left out: ends is starts[1:] plus one, always "
        "the same length" for n in (24, 27, 28)},
-    **{f"rlcheck.probes.memory_params.x_stage_loads__mutmut_{n}":
+    **{f"rlcheck.probes.recipe.memory_params.x_stage_loads__mutmut_{n}":
        "world // (TP x PP) or // (EP x ETP x PP) -> /: the same value for a world that divides, and the only caller "
        "(memory.estimate_stage_memory) refuses one that does not before it calls stage_loads" for n in (15, 17)},
     # memory_kv
-    'rlcheck.probes.memory_kv.x_nsa_allocated_bytes_per_token__mutmut_6':
+    'rlcheck.probes.recipe.memory_kv.x_nsa_allocated_bytes_per_token__mutmut_6':
         "the default kv-cache-dtype 'auto' -> 'XXautoXX': only 'fp8_e4m3' is compared, any other string takes"
         ' the same branch',
-    'rlcheck.probes.memory_kv.x_nsa_allocated_bytes_per_token__mutmut_7':
+    'rlcheck.probes.recipe.memory_kv.x_nsa_allocated_bytes_per_token__mutmut_7':
         "the default kv-cache-dtype 'auto' -> 'AUTO': only 'fp8_e4m3' is compared",
-    'rlcheck.probes.memory_kv.x__weight_bytes__mutmut_6':
+    'rlcheck.probes.recipe.memory_kv.x__weight_bytes__mutmut_6':
         "the default quantization '' -> 'XXXX': neither matches fp8|int8",
-    'rlcheck.probes.memory_kv.x__weight_bytes__mutmut_16':
+    'rlcheck.probes.recipe.memory_kv.x__weight_bytes__mutmut_16':
         "rsplit('/', 1)[-1] -> rsplit('/')[-1]: the last path part is the same however many splits",
-    'rlcheck.probes.memory_kv.x__weight_bytes__mutmut_19':
+    'rlcheck.probes.recipe.memory_kv.x__weight_bytes__mutmut_19':
         "rsplit('/', 1)[-1] -> rsplit('/', 2)[-1]: the last path part is the same",
-    'rlcheck.probes.memory_kv.x__fraction__mutmut_17':
+    'rlcheck.probes.recipe.memory_kv.x__fraction__mutmut_17':
         'the rejected fraction -1.0 -> -2.0: both fall outside (0, 1]',
-    'rlcheck.probes.memory_kv.x__fraction__mutmut_22':
+    'rlcheck.probes.recipe.memory_kv.x__fraction__mutmut_22':
         'fraction <= 1 -> <= 2: the pattern before it admits no number above 1 (0?.d+ or 1(.0*)?)',
-    'rlcheck.probes.memory_kv.x_estimate_kv_pool__mutmut_63':
+    'rlcheck.probes.recipe.memory_kv.x_estimate_kv_pool__mutmut_63':
         'int(x // cell) -> int(x / cell): equal for x >= 0 (truncation is the floor), and max(0, ...) clamps '
         'every negative x to 0 either way',
-    'rlcheck.probes.memory_kv.x_kv_calibration__mutmut_4':
+    'rlcheck.probes.recipe.memory_kv.x_kv_calibration__mutmut_4':
         "attention TP 8 -> None for GLM-5.2's MLA cell: kv_bytes_per_token's MLA branch never reads the "
         'attention TP (one latent KV per token on every rank)',
-    'rlcheck.probes.memory_kv.x_kv_calibration__mutmut_28':
+    'rlcheck.probes.recipe.memory_kv.x_kv_calibration__mutmut_28':
         'int(x // cell) -> int(x / cell): equal for x >= 0, and negatives clamp to 0 after the page rounding '
         'either way',
-    'rlcheck.probes.memory_kv.x_evaluate_kv_pool__mutmut_51':
+    'rlcheck.probes.recipe.memory_kv.x_evaluate_kv_pool__mutmut_51':
         '_kv_remedy(pool, profile) -> _kv_remedy(pool, None): _kv_remedy does not read its profile argument',
     # node_evaluate
-    'rlcheck.probes.node_evaluate.x__cuda_major__mutmut_5':
+    'rlcheck.probes.cluster.node_evaluate.x__cuda_major__mutmut_5':
         "version.split('.', 1)[0] -> split('.')[0]: the first part is the same however many splits",
-    'rlcheck.probes.node_evaluate.x__cuda_major__mutmut_8':
+    'rlcheck.probes.cluster.node_evaluate.x__cuda_major__mutmut_8':
         "version.split('.', 1)[0] -> split('.', 2)[0]: the first part is the same",
-    'rlcheck.probes.node_evaluate.x_evaluate_node_shm__mutmut_51':
+    'rlcheck.probes.cluster.node_evaluate.x_evaluate_node_shm__mutmut_51':
         "the default '' of profile.source.get('shm_min_gib', ...) -> None: a profile with a shm_min_gib "
         'threshold always has its source (HardwareProfile refuses a figure without one), so the default is '
         'never taken',
-    'rlcheck.probes.node_evaluate.x_evaluate_node_shm__mutmut_53':
+    'rlcheck.probes.cluster.node_evaluate.x_evaluate_node_shm__mutmut_53':
         "the default of profile.source.get('shm_min_gib', ...) dropped: never taken, as above",
-    'rlcheck.probes.node_evaluate.x_evaluate_node_shm__mutmut_56':
+    'rlcheck.probes.cluster.node_evaluate.x_evaluate_node_shm__mutmut_56':
         "the default '' -> 'XXXX': never taken, as above",
     # image
-    'rlcheck.probes.image.x__installed_wheels__mutmut_2':
+    'rlcheck.probes.image.image.x__installed_wheels__mutmut_2':
         "metadata['Name'] -> ['name']: package metadata is an email.message.Message, whose header lookup ignores case",
-    'rlcheck.probes.image.x__installed_wheels__mutmut_3':
+    'rlcheck.probes.image.image.x__installed_wheels__mutmut_3':
         "metadata['Name'] -> ['NAME']: header lookup ignores case",
-    'rlcheck.probes.image.x__installed_wheels__mutmut_8':
+    'rlcheck.probes.image.image.x__installed_wheels__mutmut_8':
         "the text of a distribution without a WHEEL file '' -> 'XXXX': foreign_wheels reads only 'Tag:' "
         'lines, which neither has',
     # sample_caps
-    'rlcheck.probes.sample_caps.x_evaluate_sample_caps__mutmut_67':
+    'rlcheck.probes.recipe.sample_caps.x_evaluate_sample_caps__mutmut_67':
         'an unset response cap 0 -> 1: it is only compared as response > budget, and budget = cap x CP >= 1 '
         '(both are positive integers), so 0 and 1 both stay below it',
-    **{f"rlcheck.probes.sample_caps.x_evaluate_sample_caps__mutmut_{n}":
+    **{f"rlcheck.probes.recipe.sample_caps.x_evaluate_sample_caps__mutmut_{n}":
        "the default framework 'slime' -> 'XXslimeXX' / 'SLIME': the framework is only compared with 'miles', so "
        "any other name takes SLIME's reading" for n in (1, 2)},
     # gpu_health_judges
-    'rlcheck.probes.node_health.x_evaluate_node_xid__mutmut_4':
+    'rlcheck.probes.cluster.node_health.x_evaluate_node_xid__mutmut_4':
         '_preamble(gpus=False) -> gpus=None: the flag is only tested for truth, and None is false',
-    'rlcheck.probes.node_health.x_evaluate_node_bus__mutmut_4':
+    'rlcheck.probes.cluster.node_health.x_evaluate_node_bus__mutmut_4':
         '_preamble(gpus=False) -> gpus=None: the flag is only tested for truth',
-    'rlcheck.probes.node_health.x_evaluate_node_xid__mutmut_95':
+    'rlcheck.probes.cluster.node_health.x_evaluate_node_xid__mutmut_95':
         'the strongest WARN action by ACTION_ORDER -> key=None (by name): rlcheck/data/xid.toml gives its '
         'WARN Xids only monitor and restart-app, which sort the same by name as by strength',
-    'rlcheck.probes.node_health.x_evaluate_node_xid__mutmut_97':
+    'rlcheck.probes.cluster.node_health.x_evaluate_node_xid__mutmut_97':
         'key dropped (by name): the WARN actions are monitor and restart-app, same order by name as by strength',
     # rlcheck/preflight/slurm.py: _short only feeds same_host, which compares _short(a) with _short(b)
     "rlcheck.preflight.slurm.x__short__mutmut_1":

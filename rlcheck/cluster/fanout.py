@@ -37,7 +37,7 @@ from rlcheck.cluster.fanout_result import (
 )
 from rlcheck.process import reach, subproc
 
-COLLECTOR = "rlcheck.probes.node:collect_node"
+COLLECTOR = "rlcheck.probes.node.collect:collect_node"
 HEAD_RESOURCE = "node:__internal_head__"
 MARGIN_S = 45.0
 """Child start-up (Python, Ray import), result transfer and shutdown, on top of connect + node deadlines."""

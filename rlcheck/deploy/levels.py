@@ -46,7 +46,7 @@ def judge_node(level: str, profile: HardwareProfile | None, recipe_id: str, budg
 def judge_here(level: str, hardware_name: str, recipe_id: str, budget_s: float | None = None) -> list[Verdict]:
     """As rlcheck.preflight.slurm.judge_here (the same --hardware NAME|auto|none), at a run level."""
     from rlcheck import hardware
-    from rlcheck.probes import gpus
+    from rlcheck.probes.node import gpus
 
     budget = BUDGET_S[level] if budget_s is None else budget_s
     if level == "quick":

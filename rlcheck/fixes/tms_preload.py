@@ -15,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from rlcheck.probes import tms
+from rlcheck.probes.node import tms
 
 STEMS = ("torch_memory_saver_hook_mode_preload", "torch_memory_saver_hook_mode_torch")
 

@@ -20,7 +20,7 @@ from rlcheck.job.rayjob import read_rayjob
 from rlcheck.job.sandbox import check_env
 from rlcheck.job.script import capture_script
 from rlcheck.job.submit import CaptureFailed, JobFormatError, env_vars, from_submit
-from rlcheck.probes.inline_secrets import known_places
+from rlcheck.probes.recipe.inline_secrets import known_places
 
 __all__ = ["CAPTURE_FORMATS", "CaptureFailed", "JobFormatError", "capture", "detect", "parse_env"]
 

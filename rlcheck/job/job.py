@@ -13,9 +13,9 @@ from typing import Any
 from rlcheck import secret_guard
 from rlcheck.cluster import launch
 from rlcheck.framework.detect import FRAMEWORKS, Installed, with_job
-from rlcheck.probes import inline_secrets
-from rlcheck.probes.inline_secrets import REDACTED, find_inline_secrets, redact_entrypoint, redacted_places
-from rlcheck.probes.inline_secrets import redact as redact_argv
+from rlcheck.probes.recipe import inline_secrets
+from rlcheck.probes.recipe.inline_secrets import REDACTED, find_inline_secrets, redact_entrypoint, redacted_places
+from rlcheck.probes.recipe.inline_secrets import redact as redact_argv
 from rlcheck.recipes.recipe import Recipe
 from rlcheck.secret_guard import is_reference, is_secret_name, secret_shape
 

@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Sequence
 
 from rlcheck.job import sandbox
-from rlcheck.probes.argv_shell import bare_tokens, difference
+from rlcheck.probes.recipe.argv_shell import bare_tokens, difference
 
 TRAINER_FAKES = ("python", "python3")
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from rlcheck.facts import Need
 from rlcheck.framework.detect import FRAMEWORKS
 from rlcheck.job.job import Job
-from rlcheck.probes.inline_secrets import secret_name
-from rlcheck.probes.memory_activations import recompute_of
+from rlcheck.probes.recipe.inline_secrets import secret_name
+from rlcheck.probes.recipe.memory_activations import recompute_of
 from rlcheck.recipes.models import GQA, MLA, MODELS, ModelArch, MoE
 from rlcheck.recipes.recipe import RM_TYPES, Optimizer, Parallelism, Placement, Recipe, Reward, Rollout
 

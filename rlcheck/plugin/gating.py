@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rlcheck.plugin.options import RunContext, get_context
-from rlcheck.probes import gpus
+from rlcheck.probes.node import gpus
 
 
 def _found_gpus(gpus: tuple[gpus.GpuInfo, ...]) -> str:

@@ -16,7 +16,7 @@ from rlcheck.framework.schema import DEFAULT_SCHEMA
 from rlcheck.job import capture
 from rlcheck.job.capture import CAPTURE_FORMATS
 from rlcheck.job.job import Job, judged_framework
-from rlcheck.probes import gpus
+from rlcheck.probes.node import gpus
 from rlcheck.process import reach
 from rlcheck.recipes import DEFAULT_RECIPE, RECIPE_IDS
 

@@ -25,13 +25,13 @@ from typing import Any
 
 from rlcheck.data_types import check_fields
 from rlcheck.hardware import PERFORMANCE_FLOORS, HardwareProfile, get_profile
-from rlcheck.probes.gpu_smoke import BUSBW_FLOOR, GEMM_FLOOR
+from rlcheck.probes.gpu.gpu_smoke import BUSBW_FLOOR, GEMM_FLOOR
 
 FRACTION = 0.8
 """The rule of the measured H200 floors: 80% of the figure leaves room for clock and thermal variation."""
 GEMM_CHECK, ALLREDUCE_CHECK = "gpu_bf16_gemm", "gpu_nccl_allreduce"
 GEMM_LINE = re.compile(r"^(?P<device>\S+) (?P<name>.+): (?P<tflops>\S+) TFLOP/s$")
-"""One line of gpu_bf16_gemm's details, as rlcheck.probes.gpu_smoke.evaluate_bf16_gemm writes it."""
+"""One line of gpu_bf16_gemm's details, as rlcheck.probes.gpu.gpu_smoke.evaluate_bf16_gemm writes it."""
 BUSBW_TEXT = re.compile(r"all-reduce bus bandwidth (?P<gbps>\S+) GB/s over (?P<gpus>\d+) GPU")
 NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 """A figure as rlcheck writes it: decimal ASCII digits, an optional sign, fraction and exponent (no nan, inf, hex,
@@ -232,7 +232,7 @@ def apply(profile: HardwareProfile, baseline: Baseline, path: Path) -> HardwareP
 
 def figures_measured_here(gpus: int) -> dict[str, tuple[float, str]]:
     """The GEMM (every GPU) and, with two or more GPUs, the all-reduce, measured now as the gpu_* checks do."""
-    from rlcheck.probes.gpu_smoke import collect_allreduce, collect_bf16_gemm
+    from rlcheck.probes.gpu.gpu_smoke import collect_allreduce, collect_bf16_gemm
 
     if gpus < 1:
         raise BaselineError("no GPU here to measure (nvidia-smi found none)")

@@ -10,15 +10,15 @@ from collections.abc import Callable
 
 from rlcheck.cluster.fanout_result import FanoutResult, NodeFacts, Outcome
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import node_evaluate as judge
-from rlcheck.probes import node_health as health
-from rlcheck.probes import node_health_links as links
-from rlcheck.probes.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
-from rlcheck.probes.cluster_reach import NodeEvaluate, evaluate_node_answer, evaluate_reachable, judge_nodes
-from rlcheck.probes.nccl_pairs import PairsObservation, evaluate_nccl_pairs, pair_floor
-from rlcheck.probes.node_addresses import evaluate_node_addresses
-from rlcheck.probes.node_versions import evaluate_versions_uniform
-from rlcheck.probes.pairs_driver import run_pairs
+from rlcheck.probes.cluster import node_evaluate as judge
+from rlcheck.probes.cluster import node_health as health
+from rlcheck.probes.cluster import node_health_links as links
+from rlcheck.probes.cluster.cluster_gpus import collect_cluster_gpus, evaluate_cluster_gpus, gpus_needed
+from rlcheck.probes.cluster.cluster_reach import NodeEvaluate, evaluate_node_answer, evaluate_reachable, judge_nodes
+from rlcheck.probes.cluster.nccl_pairs import PairsObservation, evaluate_nccl_pairs, pair_floor
+from rlcheck.probes.cluster.node_addresses import evaluate_node_addresses
+from rlcheck.probes.cluster.node_versions import evaluate_versions_uniform
+from rlcheck.probes.cluster.pairs_driver import run_pairs
 from rlcheck.verdict import Status, Verdict
 
 ONLY_HEAD = "the cluster has no worker node, only its head: no GPU node to judge"

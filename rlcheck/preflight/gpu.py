@@ -14,11 +14,12 @@ import socket
 from rlcheck.cluster.fanout_result import NodeFacts
 from rlcheck.hardware import HardwareProfile
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import gpu_inventory, gpus, tms
-from rlcheck.probes import node_health as health
-from rlcheck.probes import node_health_links as links
-from rlcheck.probes.gpu_smoke import collect_allreduce, collect_bf16_gemm, evaluate_allreduce, evaluate_bf16_gemm
-from rlcheck.probes.node import NodeObservation, collect_node
+from rlcheck.probes.cluster import node_health as health
+from rlcheck.probes.cluster import node_health_links as links
+from rlcheck.probes.gpu import gpu_inventory
+from rlcheck.probes.gpu.gpu_smoke import collect_allreduce, collect_bf16_gemm, evaluate_allreduce, evaluate_bf16_gemm
+from rlcheck.probes.node import gpus, tms
+from rlcheck.probes.node.collect import NodeObservation, collect_node
 from rlcheck.verdict import Status, Verdict
 
 GPU = frozenset({Need.GPU, Need.PROFILE})

@@ -5,8 +5,9 @@ from __future__ import annotations
 from rlcheck.catalog import installed_versions
 from rlcheck.framework.detect import overlay_versions
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import image, recipe_rules, slime_source, torch_pg
-from rlcheck.probes.numpy_megatron import collect_numpy_megatron, evaluate_numpy_megatron
+from rlcheck.probes.image import image, slime_source, torch_pg
+from rlcheck.probes.image.numpy_megatron import collect_numpy_megatron, evaluate_numpy_megatron
+from rlcheck.probes.recipe import recipe_rules
 
 
 def _versions(inputs: Inputs) -> dict[str, str | None]:

@@ -7,7 +7,8 @@ from rlcheck.framework import live
 from rlcheck.framework.detect import Installed, choose
 from rlcheck.job.job import framework_why
 from rlcheck.preflight.registry import Check, Inputs, Need
-from rlcheck.probes import (
+from rlcheck.probes.image import ld_preload
+from rlcheck.probes.recipe import (
     architecture,
     argv_shell,
     checkpoint_save,
@@ -15,15 +16,14 @@ from rlcheck.probes import (
     health_wait,
     inline_secrets,
     job_shape,
-    ld_preload,
     memory,
     memory_kv,
     proxy_env,
     recipe_rules,
     sample_caps,
 )
-from rlcheck.probes.hf_config import collect_hf_config, evaluate_hf_config
-from rlcheck.probes.sglang_flags import collect_sglang_options, evaluate_sglang_flags
+from rlcheck.probes.recipe.hf_config import collect_hf_config, evaluate_hf_config
+from rlcheck.probes.recipe.sglang_flags import collect_sglang_options, evaluate_sglang_flags
 from rlcheck.verdict import Status, Verdict
 
 RECIPE_AND_PROFILE = frozenset({Need.LAUNCH, Need.RECIPE, Need.PROFILE})

@@ -147,7 +147,7 @@ def judge_here(hardware_name: str, recipe_id: str, budget_s: float) -> list[Verd
     """The quick tier on this machine for --hardware NAME|auto|none (auto detects within a third of the budget,
     at most 10 s); ValueError for an unknown name. Shared by `rlcheck slurm` and `rlcheck k8s`."""
     from rlcheck import hardware
-    from rlcheck.probes import gpus
+    from rlcheck.probes.node import gpus
 
     profiles = hardware.load_profiles()
     if hardware_name not in (*profiles, "auto", "none"):

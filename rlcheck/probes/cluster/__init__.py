@@ -1,0 +1,1 @@
+"""Judges across nodes: reachability, versions and health gathered from every node, NCCL pairs."""

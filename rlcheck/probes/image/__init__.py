@@ -1,0 +1,1 @@
+"""Judges of the installed image: packages, preloaded libraries, numpy under Megatron, SLIME's own source."""
