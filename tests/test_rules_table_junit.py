@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import pytest
+from _pytest import junitxml
+
+from rlcheck import report
 from rlcheck.plugin import junit
+from rlcheck.verdict import Status, Verdict
 
 
 def _props(*verdicts: tuple[str, ...], extra: tuple[str, str] | None = None) -> str:
@@ -125,3 +130,151 @@ def test_rules_table_junit_a_failing_verdict_without_summary_says_nothing_more(t
     assert junit.split_per_node(path) is True
     failure = ET.parse(path).getroot().find("testsuite/testcase/failure")
     assert (failure.get("message"), failure.text) == ("FAIL [node-a]: ", "FAIL t [node-a]: ")
+
+
+# --- to the schema: no properties in a testcase ------------------------------------------------------------------
+
+def _tree(path) -> list[tuple[str, dict[str, str], str]]:
+    """Every element below the root in document order: its tag, attributes and text."""
+    return [(e.tag, dict(e.attrib), e.text or "") for e in ET.parse(path).getroot().iter() if e.tag != "testsuites"]
+
+
+def test_rules_table_junit_to_schema_moves_case_properties_to_the_suite(tmp_path):
+    with_out = ('<testcase classname="c" name="t1" time="0"><properties><property name="rlcheck_status" value="FAIL"/>'
+                '<property name="rlcheck_summary" value="Xid 79"/></properties><system-out>log</system-out>'
+                '<failure message="m">f</failure></testcase>')
+    no_out = ('<testcase classname="c" name="t2" time="0"><properties><property name="a"/></properties>'
+              '<properties><property name="b" value="2"/></properties></testcase>')
+    empty_out = ('<testcase classname="c" name="t3" time="0"><properties><property name="k" value="v"/></properties>'
+                 '<system-out/></testcase>')
+    suite = ('<testsuite name="pytest" tests="3"><properties><property name="rlcheck_decision" value="NO-GO"/>'
+             f'</properties>{with_out}{no_out}{empty_out}</testsuite>')
+    path = _write(tmp_path, suite)
+    assert junit.to_schema(path) is True
+    assert _tree(path) == [
+        ("testsuite", {"name": "pytest", "tests": "3"}, ""),
+        ("properties", {}, ""),
+        ("property", {"name": "rlcheck_decision", "value": "NO-GO"}, ""),
+        ("property", {"name": "t1::rlcheck_status", "value": "FAIL"}, ""),
+        ("property", {"name": "t1::rlcheck_summary", "value": "Xid 79"}, ""),
+        ("property", {"name": "t2::a", "value": ""}, ""),
+        ("property", {"name": "t2::b", "value": "2"}, ""),
+        ("property", {"name": "t3::k", "value": "v"}, ""),
+        ("testcase", {"classname": "c", "name": "t1", "time": "0"}, ""),
+        ("system-out", {}, "rlcheck_status: FAIL\nrlcheck_summary: Xid 79\n\nlog"),
+        ("failure", {"message": "m"}, "f"),
+        ("testcase", {"classname": "c", "name": "t2", "time": "0"}, ""),
+        ("system-out", {}, "a: \nb: 2\n"),
+        ("testcase", {"classname": "c", "name": "t3", "time": "0"}, ""),
+        ("system-out", {}, "k: v\n"),
+    ]
+    assert path.read_text(encoding="utf-8").startswith("<?xml version='1.0' encoding='utf-8'?>")
+
+
+def test_rules_table_junit_to_schema_makes_the_suites_properties_first(tmp_path):
+    case = ('<testcase classname="c" name="t" time="0"><properties><property name="k" value="v"/></properties>'
+            '</testcase>')
+    path = _write(tmp_path, f'<testsuite name="s">{PLAIN}{case}</testsuite>')
+    assert junit.to_schema(path) is True
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert [c.tag for c in suite] == ["properties", "testcase", "testcase"]
+    assert [(p.get("name"), p.get("value")) for p in suite.findall("properties/property")] == [("t::k", "v")]
+
+
+def test_rules_table_junit_to_schema_drops_empty_case_properties(tmp_path):
+    case = '<testcase classname="c" name="t" time="0"><properties/></testcase>'
+    path = _write(tmp_path, f'<testsuite name="s">{case}{PLAIN}</testsuite>')
+    assert junit.to_schema(path) is True
+    assert _tree(path) == [("testsuite", {"name": "s"}, ""), ("testcase", {"classname": "c", "name": "t", "time": "0"},
+                                                                  ""),
+                           ("testcase", {"classname": "tests.test_x", "name": "test_plain", "time": "0.0"}, "")]
+
+
+@pytest.mark.parametrize("suites", [(_suite(PLAIN),), (_suite(PLAIN), _suite(PLAIN, name="b")), ()])
+def test_rules_table_junit_to_schema_leaves_a_file_without_case_properties(tmp_path, suites):
+    path = _write(tmp_path, *suites)
+    before = path.read_bytes()
+    assert junit.to_schema(path) is False
+    assert path.read_bytes() == before
+
+
+def test_rules_table_junit_to_schema_in_the_second_suite_only(tmp_path):
+    case = ('<testcase classname="c" name="t" time="0"><properties><property name="k" value="v"/></properties>'
+            '</testcase>')
+    path = _write(tmp_path, _suite(PLAIN, name="a"), f'<testsuite name="b">{case}</testsuite>')
+    assert junit.to_schema(path) is True
+    suites = list(ET.parse(path).getroot().iter("testsuite"))
+    assert [s.find("properties") is None for s in suites] == [True, False]
+
+
+# --- verdicts as properties, the decision as suite properties, the session's end --------------------------------
+
+TOKEN = "hf_abcdefghijklmnopqrstuvwxyz0123"
+
+
+@pytest.mark.parametrize(("verdict", "props"), [
+    (Verdict(status=Status.FAIL, summary="Xid 79", node="gpu-a"),
+     [("rlcheck_status", "FAIL"), ("rlcheck_summary", "Xid 79"), ("rlcheck_node", "gpu-a")]),
+    (Verdict(status=Status.PASS, summary="ok"), [("rlcheck_status", "PASS"), ("rlcheck_summary", "ok")]),
+    (Verdict(status=Status.PASS, summary="ok", node=""), [("rlcheck_status", "PASS"), ("rlcheck_summary", "ok")]),
+    (Verdict(status=Status.FAIL, summary=f"HF_TOKEN={TOKEN} in argv", node=f"n-{TOKEN}"),
+     [("rlcheck_status", "FAIL"), ("rlcheck_summary", "HF_TOKEN=<redacted:hf-token> in argv"),
+      ("rlcheck_node", "n-<redacted:hf-token>")]),
+])
+def test_rules_table_junit_verdict_properties(verdict, props):
+    assert junit.verdict_properties(verdict) == props
+
+
+class LogXML:
+    """What suite_properties and the session's end read of pytest's junitxml writer."""
+
+    def __init__(self, logfile: str = "") -> None:
+        self.logfile, self.properties = logfile, []
+
+    def add_global_property(self, name: str, value: str) -> None:
+        self.properties.append((name, value))
+
+
+class Config:
+    def __init__(self, xml: LogXML | None) -> None:
+        self.stash = pytest.Stash()
+        if xml is not None:
+            self.stash[junitxml.xml_key] = xml
+
+
+@pytest.mark.parametrize(("decision", "props"), [
+    (report.Decision(go=True, line="GO: 1 judged"),
+     [("rlcheck_decision", "GO"), ("rlcheck_decision_line", "GO: 1 judged")]),
+    (report.Decision(go=False, line=f"NO-GO: x {TOKEN}"),
+     [("rlcheck_decision", "NO-GO"), ("rlcheck_decision_line", "NO-GO: x <redacted:hf-token>")]),
+    (report.Decision(go=False, judged=False, line="no GO / NO-GO: y"),
+     [("rlcheck_decision", "none"), ("rlcheck_decision_line", "no GO / NO-GO: y")]),
+])
+def test_rules_table_junit_suite_properties(decision, props):
+    xml = LogXML()
+    junit.suite_properties(Config(xml), decision)  # type: ignore[arg-type]
+    assert xml.properties == props
+    junit.suite_properties(Config(None), decision)  # type: ignore[arg-type]  # no --junitxml: nothing to do
+
+
+class Session:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+
+def test_rules_table_junit_session_end_splits_then_moves_to_the_schema(tmp_path):
+    path = _write(tmp_path, _suite(XID))
+    junit.pytest_sessionfinish(Session(Config(LogXML(str(path)))))  # type: ignore[arg-type]
+    root = ET.parse(path).getroot()
+    assert [c.get("name") for c in root.iter("testcase")] == ["test_cluster[cluster_node_xid]@node-a",
+                                                              "test_cluster[cluster_node_xid]@node-b"]
+    assert all(c.find("properties") is None for c in root.iter("testcase"))
+    assert root.find("testsuite/testcase/system-out").text.startswith("rlcheck_status: FAIL\nrlcheck_summary: Xid 79")
+    assert ("test_cluster[cluster_node_xid]@node-b::rlcheck_node", "node-b") in [
+        (p.get("name"), p.get("value")) for p in root.findall("testsuite/properties/property")]
+
+
+def test_rules_table_junit_session_end_without_a_file_does_nothing(tmp_path):
+    junit.pytest_sessionfinish(Session(Config(LogXML(str(tmp_path / "never-written.xml")))))  # type: ignore[arg-type]
+    junit.pytest_sessionfinish(Session(Config(None)))  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
