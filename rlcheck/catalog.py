@@ -1,23 +1,26 @@
-"""The known-failure catalogue (data: rlcheck/data/failures/*.toml), validated when loaded.
+"""The known-failure catalogue (data: rlcheck/data/failures/*.toml).
 
 It is the single source for the log scanner, the e2e watcher, the report and the docs.
+
+Every load checks each entry's fields. The costly part of the validation, every signature compiled with every
+installed engine and run against its examples and near misses, runs when the catalogue's text (or the code
+that validates it, or an engine) changes: once it passed, a record keyed by all of them is kept in the cache
+directory (scan_engines.cache_dir) and later loads of the same text skip it. Without a cache directory every
+load validates in full; validate_catalog() always does (the tests call it).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import functools
+import hashlib
 import re
-import tomllib
-from collections.abc import Iterable
-from importlib import metadata
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
-from rlcheck import scan_engines
-from rlcheck.data_types import check_fields
+from rlcheck import data_types, scan_engines
 
 DATA_DIR = Path(__file__).parent / "data" / "failures"
 LAYERS = ("image", "recipe", "cluster", "ray", "sglang", "megatron", "slime", "kernel", "reward", "any")
@@ -60,12 +63,19 @@ class Affected:
     """PEP 440 range where the failure is live, e.g. '>=0.9.dev0,<0.1.11'."""
 
     def __post_init__(self) -> None:
+        if _VALIDATED.get():
+            return
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
         try:
             SpecifierSet(self.specifier)
         except InvalidSpecifier as exc:
             raise ValueError(f"specifier={self.specifier!r}: a PEP 440 range such as '>=2.0,<3'") from exc
 
     def contains(self, version: str) -> bool:
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import InvalidVersion, Version
+
         try:
             return SpecifierSet(self.specifier).contains(Version(version), prereleases=True)
         except InvalidVersion:
@@ -132,7 +142,8 @@ class KnownFailure:
                 raise ValueError(f"raise_sites entry {site!r}: 'owner/repo@<commit, 7-40 hex> path::function'")
         if self.only_when and self.only_when not in TRAITS:
             raise ValueError(f"only_when={self.only_when!r}: one of {', '.join(TRAITS)} (or leave it out)")
-        _check_signatures(self.signatures, self.examples, self.near_misses)
+        if not _VALIDATED.get():
+            _check_signatures(self.signatures, self.examples, self.near_misses)
 
     @property
     def family_name(self) -> str:
@@ -189,9 +200,9 @@ def _entry(raw: object, path: Path) -> KnownFailure:
         raise CatalogError(f"{path.name}: [[failure]] entry {raw!r} is not a table")
     ident = raw.get("id", "<no id>")
     try:
-        check_fields(raw, ENTRY_FIELDS, REQUIRED)
+        data_types.check_fields(raw, ENTRY_FIELDS, REQUIRED)
         for item in raw.get("affected", ()):
-            check_fields(item, AFFECTED_FIELDS, tuple(AFFECTED_FIELDS))
+            data_types.check_fields(item, AFFECTED_FIELDS, tuple(AFFECTED_FIELDS))
         return KnownFailure(**{
             **raw,
             "signatures": tuple(raw.get("signatures", ())),
@@ -208,8 +219,19 @@ def _entry(raw: object, path: Path) -> KnownFailure:
 
 def load_file(path: Path) -> list[KnownFailure]:
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read catalogue file: {exc}") from exc
+    return [_entry(item, path) for item in _tables(path, text)]
+
+
+def _tables(path: Path, data: bytes) -> list[object]:
+    """The [[failure]] tables of one file, as TOML gives them (each one checked by _entry)."""
+    import tomllib  # only when the text is new: a text validated before is read from its compiled form
+
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise CatalogError(f"{path}: cannot read catalogue file: {exc}") from exc
     extra = set(raw) - {"failure"}
     if extra:
@@ -218,24 +240,116 @@ def load_file(path: Path) -> list[KnownFailure]:
     if not isinstance(entries, list):
         raise CatalogError(f"{path.name}: 'failure' is a single table ([failure]); entries are an array of "
                            f"tables: write [[failure]]")
-    return [_entry(item, path) for item in entries]
+    return entries
 
 
-def load_catalog(data_dir: Path | None = None) -> dict[str, KnownFailure]:
-    """All entries by id (DATA_DIR when no directory is given); a malformed entry or a duplicate id raises
-    CatalogError naming the file and the entry."""
-    return _load_catalog(data_dir or DATA_DIR)
+_VALIDATED: contextvars.ContextVar[bool] = contextvars.ContextVar("rlcheck_catalog_validated", default=False)
+"""True while entries are built from a text whose signatures were validated before (its compiled form says so)."""
+_VALIDATORS = ("catalog.py", "scan_engines.py", "data_types.py")
+"""The code a validation depends on besides the text: a change to it validates again."""
+COMPILED_FORMAT = 1
 
 
-@functools.cache
-def _load_catalog(data_dir: Path) -> dict[str, KnownFailure]:
-    entries: dict[str, KnownFailure] = {}
+def catalog_key(texts: list[tuple[str, bytes]]) -> str:
+    """What a validation of these files holds for: their names and text, the validating code, the engines."""
+    here = Path(__file__).parent
+    code = [hashlib.sha256((here / name).read_bytes()).hexdigest() for name in _VALIDATORS]
+    files = [(name, hashlib.sha256(data).hexdigest()) for name, data in texts]
+    return scan_engines.key_of("catalog", COMPILED_FORMAT, files, code, scan_engines.engines_fingerprint())
+
+
+@contextlib.contextmanager
+def _trusting() -> Iterator[None]:
+    token = _VALIDATED.set(True)
+    try:
+        yield
+    finally:
+        _VALIDATED.reset(token)
+
+
+def _read_dir(data_dir: Path) -> list[tuple[Path, bytes]]:
+    found = []
     for path in sorted(data_dir.glob("*.toml")):
-        for entry in load_file(path):
+        try:
+            found.append((path, path.read_bytes()))
+        except OSError as exc:
+            raise CatalogError(f"{path}: cannot read catalogue file: {exc}") from exc
+    return found
+
+
+Tables = list[tuple[Path, list[object]]]
+
+
+def _build(tables: Tables) -> dict[str, KnownFailure]:
+    entries: dict[str, KnownFailure] = {}
+    for path, items in tables:
+        for item in items:
+            entry = _entry(item, path)
             if entry.id in entries:
                 first = entries[entry.id].source
                 raise CatalogError(f"{path.name}: entry {entry.id!r}: duplicate id (first in {first})")
             entries[entry.id] = entry
+    return entries
+
+
+def validate_catalog(data_dir: Path | None = None) -> dict[str, KnownFailure]:
+    """All entries, validated in full whatever the cache holds (every signature with every engine against its
+    examples and near misses); CatalogError on the first fault. The tests call this."""
+    return _build([(path, _tables(path, data)) for path, data in _read_dir(data_dir or DATA_DIR)])
+
+
+def load_catalog(data_dir: Path | None = None) -> dict[str, KnownFailure]:
+    """All entries by id (DATA_DIR when no directory is given); a malformed entry or a duplicate id raises
+    CatalogError naming the file and the entry. Signatures are validated in full unless this same text passed
+    before (see the module's doc)."""
+    return _load_catalog(data_dir or DATA_DIR)
+
+
+_LOADED: list[dict[str, KnownFailure]] = []
+
+
+def is_loaded(known: dict[str, KnownFailure]) -> bool:
+    """known is a catalogue load_catalog returned (not a hand-made subset): its compiled form may be cached."""
+    return any(known is loaded for loaded in _LOADED)
+
+
+def _compiled(key: str, files: list[tuple[Path, bytes]]) -> Tables | None:
+    """The tables kept when this exact text last passed validation; None when there is no such record (or it
+    does not hold one table list per file, in order)."""
+    import json
+
+    payload = scan_engines.read_cached("catalog", key)
+    if payload is None:
+        return None
+    try:
+        doc = json.loads(payload)
+    except ValueError:
+        return None
+    if (not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get("files"), list)
+            or [name for name, _ in doc["files"]] != [path.name for path, _ in files]):
+        return None
+    return [(path, items) for (path, _), (_, items) in zip(files, doc["files"], strict=True)]
+
+
+@functools.cache
+def _load_catalog(data_dir: Path) -> dict[str, KnownFailure]:
+    import json
+
+    files = _read_dir(data_dir)
+    key = catalog_key([(path.name, data) for path, data in files])
+    tables = _compiled(key, files)
+    if tables is not None:
+        try:
+            with _trusting():
+                entries = _build(tables)
+        except CatalogError:  # a record that does not build is not the text that passed: validate it anew
+            tables = None
+    if tables is None:
+        tables = [(path, _tables(path, data)) for path, data in files]
+        entries = _build(tables)  # in full: raises on any fault, and then nothing is recorded
+        doc = {"key": key, "files": [[path.name, items] for path, items in tables]}
+        scan_engines.write_cached("catalog", key, json.dumps(doc).encode())
+    _LOADED.append(entries)
     return entries
 
 
@@ -278,6 +392,8 @@ def get(failure_id: str) -> KnownFailure:
 
 def installed_versions(packages: list[str] | tuple[str, ...]) -> dict[str, str | None]:
     """Installed distribution versions, None where not installed."""
+    from importlib import metadata
+
     found: dict[str, str | None] = {}
     for name in packages:
         try:

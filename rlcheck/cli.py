@@ -1,17 +1,20 @@
-"""rlcheck's command line: scan logs, list the catalogue, serve rewards."""
+"""rlcheck's command line: scan logs, list the catalogue, serve rewards.
+
+Each command imports what it needs when it runs: `rlcheck scan` loads the catalogue, the scanner and nothing
+else (no parser of the other commands, no preflight, no recipes), so a scan of a small file starts at once.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from rlcheck import catalog, cli_baseline, cli_k8s, cli_run, field_corpus, hardware, scan, scan_output
-from rlcheck.deploy import yaml_text
+if TYPE_CHECKING:
+    from rlcheck import catalog
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_UNJUDGED = 0, 1, 2
 """0: judged, nothing known found; 1: judged, a known failure found; 2: could not judge (usage, data, I/O)."""
@@ -25,6 +28,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
+    from rlcheck import catalog, scan, scan_output
+
     known = catalog.load_catalog()
     if not known:  # nothing to look for is not "nothing found"
         raise catalog.CatalogError(f"{catalog.DATA_DIR}: no [[failure]] entry in any *.toml file")
@@ -39,6 +44,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 def catalog_markdown(known: dict[str, catalog.KnownFailure]) -> str:
     """docs/known-failures.md: generated from the catalogue and the check registry, never edited by hand."""
+    from rlcheck import field_corpus
     from rlcheck.preflight import guarded_by
 
     checks = guarded_by()
@@ -61,6 +67,10 @@ def catalog_markdown(known: dict[str, catalog.KnownFailure]) -> str:
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
+    import json
+
+    from rlcheck import catalog
+
     known = catalog.load_catalog()
     if args.markdown:
         sys.stdout.write(catalog_markdown(known))
@@ -83,6 +93,7 @@ DOCS_PAGE = Path("docs") / "known-failures.md"
 
 def cmd_docs(args: argparse.Namespace) -> int:
     """Regenerate (--write) or verify the generated docs: docs/known-failures.md and the README's check table."""
+    from rlcheck import catalog
     from rlcheck.preflight.docs import with_checks_table
 
     root = Path(args.root)
@@ -123,6 +134,8 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    import json
+
     from rlcheck.e2e import replay, slime_log
 
     try:
@@ -208,14 +221,36 @@ def installed_version() -> str:
         return f"{__version__} (not installed: read from the source tree)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """--version: the package metadata is read only when it is asked for (importlib.metadata is slow to import)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show the installed version and exit", **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"rlcheck {installed_version()}\n")
+        parser.exit()
+
+
+ALONE = ("scan",)
+"""Commands whose parser is built alone when the command line starts with them: nothing of the others is
+imported (their parsers import what their options list, e.g. the recipes)."""
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; only: just that command (one of ALONE), for a command line that starts with it."""
     parser = _Parser(prog="rlcheck", description="Diagnostics for RL post-training stacks.")
-    parser.add_argument("--version", action="version", version=f"rlcheck {installed_version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("scan", help="find known failures in logs (files, directories, '-'; gzip, bz2, xz, zstd)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log file, directory, .gz file, or - for stdin")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_scan)
+    if only in ALONE:
+        return parser
+    from rlcheck import cli_baseline, cli_k8s, cli_run
+
     p = sub.add_parser("catalog", help="list the known-failure catalogue")
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="the docs page (docs/known-failures.md)")
@@ -259,16 +294,29 @@ def _quiet_stdout() -> None:
     os.close(devnull)
 
 
+class _NotRaised(Exception):
+    """Stands for an error a command cannot raise, so its module need not be imported to catch it."""
+
+
 def _guarded(command: str, func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run a command whose product is its output: a broken data file, a closed pipe or a full disk is
     said in one line and exits 2 (could not judge), never a traceback and never 1 (found)."""
+    from rlcheck import catalog
+
+    broken: tuple[type[Exception], ...] = (catalog.CatalogError,)
+    missing: type[Exception] = _NotRaised
+    if command != "scan":  # the scanner reads no hardware profile and writes no YAML
+        from rlcheck import hardware
+        from rlcheck.deploy import yaml_text
+
+        broken, missing = (catalog.CatalogError, hardware.ProfileError), yaml_text.YamlMissing
     try:
         code = func(args)
         sys.stdout.flush()
         return code
-    except (catalog.CatalogError, hardware.ProfileError) as exc:
+    except broken as exc:
         print(f"rlcheck {command}: broken data file: {exc}", file=sys.stderr)
-    except yaml_text.YamlMissing as exc:  # an optional extra not installed: what to install, in one line
+    except missing as exc:  # an optional extra not installed: what to install, in one line
         print(f"rlcheck {command}: {exc}", file=sys.stderr)
     except BrokenPipeError:
         _quiet_stdout()
@@ -283,8 +331,10 @@ def _guarded(command: str, func: Callable[[argparse.Namespace], int], args: argp
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["preflight"]:  # every argument after it is pytest's, options included (argparse would eat them)
+        from rlcheck import cli_run
+
         return cli_run.cmd_preflight(argparse.Namespace(pytest_args=argv[1:]))
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     if args.command in ("scan", "catalog", "render"):
         return _guarded(args.command, func, args)

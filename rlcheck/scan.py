@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
-from rlcheck.catalog import FALLBACK_ID, KnownFailure, load_catalog
+from rlcheck.catalog import FALLBACK_ID, KnownFailure, is_loaded, load_catalog
 from rlcheck.scan_engines import ENGINES, OVERLAP_BYTES, make_finder
 from rlcheck.scan_input import READ_ERRORS, Unreadable, decompressed, expand, open_input
 
@@ -72,11 +72,14 @@ class Matcher:
     """Which catalogue entries a line (or a block of lines) shows."""
 
     def __init__(self, catalog: dict[str, KnownFailure] | None = None, engine: str = ENGINE) -> None:
+        """catalog: the packaged one by default; a catalogue load_catalog gave keeps its compiled form in the
+        cache directory (a hand-made one is compiled in memory only)."""
         self.catalog = catalog if catalog is not None else load_catalog()
         self.engine = engine
         self._ids = [e.id for e in self.catalog.values() for _ in e.signatures]
         self._order = {fid: i for i, fid in enumerate(self.catalog)}
-        self._finder = make_finder(engine, [s for e in self.catalog.values() for s in e.signatures])
+        self._finder = make_finder(engine, [s for e in self.catalog.values() for s in e.signatures],
+                                   cache=is_loaded(self.catalog))
         self._named: dict[frozenset[int], list[str]] = {}
 
     def _ids_between(self, data: bytes | bytearray, start: int, end: int) -> list[str]:

@@ -1,0 +1,279 @@
+"""The catalogue compiled once: its validation runs when its text changes (and here, in full), a scan loads the
+Hyperscan database kept in the cache directory, and a cache file that is torn, altered or not this user's alone is
+compiled anew, never loaded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rlcheck import catalog, scan, scan_engines
+
+ROOT = Path(__file__).resolve().parents[1]
+LOGS = ROOT / "tests" / "data" / "logs"
+needs_hyperscan = pytest.mark.skipif("hyperscan" not in scan_engines.ENGINES, reason="hyperscan is not installed")
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    where = tmp_path / "cache"
+    monkeypatch.setenv(scan_engines.CACHE_ENV, str(where))
+    return where
+
+
+SMALL = """
+[[failure]]
+id = "alpha-fault"
+layer = "ray"
+severity = "crash"
+title = "alpha"
+signatures = ["ALPHA failed: \\\\w+"]
+examples = ["x ALPHA failed: disk"]
+near_misses = ["ALPHA passed: disk"]
+cause = "c"
+remedy = "r"
+
+[[failure]]
+id = "beta-fault"
+layer = "sglang"
+severity = "hang"
+title = "beta"
+signatures = ["^BETA$", "beta [0-9]+ stuck"]
+examples = ["BETA", "beta 12 stuck"]
+near_misses = ["BETA!", "beta x stuck"]
+cause = "c"
+remedy = "r"
+affected = [{ package = "sglang", specifier = ">=0.4,<0.5" }]
+"""
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """A small catalogue of its own: load_catalog keeps one load per folder, so each test reads its own."""
+    where = tmp_path / "failures"
+    where.mkdir()
+    (where / "small.toml").write_text(SMALL, encoding="utf-8")
+    return where
+
+
+def _count_validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = catalog._check_signatures
+
+    def counted(*args: object) -> None:
+        calls.append(1)
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(catalog, "_check_signatures", counted)
+    return calls
+
+
+def _break_first_example(data_dir: Path) -> None:
+    """The catalogue with one example that no signature of its entry finds."""
+    path = data_dir / "small.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"x ALPHA failed: disk"', '"a line no signature finds"'), encoding="utf-8")
+
+
+def test_the_packaged_catalogue_passes_the_full_validation():
+    known = catalog.validate_catalog()
+    assert known.keys() == catalog.load_catalog().keys()
+
+
+def test_a_second_load_of_the_same_text_skips_the_signature_validation(cache, data_dir, tmp_path, monkeypatch):
+    calls = _count_validations(monkeypatch)
+    first = catalog.load_catalog(data_dir)
+    assert len(calls) == len(first)  # every entry validated in full: the text was new
+    same = tmp_path / "same"  # the same text in another folder: a new load, the same key
+    shutil.copytree(data_dir, same)
+    calls.clear()
+    second = catalog.load_catalog(same)
+    assert calls == []
+    assert [dataclass_fields(e) for e in second.values()] == [dataclass_fields(e) for e in first.values()]
+
+
+def dataclass_fields(entry: catalog.KnownFailure) -> tuple[object, ...]:
+    return tuple(getattr(entry, f) for f in entry.__dataclass_fields__ if f != "source") + (entry.source,)
+
+
+def test_the_key_changes_with_the_text_the_file_names_and_the_validating_code(data_dir, monkeypatch):
+    texts = [(p.name, p.read_bytes()) for p in sorted(data_dir.glob("*.toml"))]
+    key = catalog.catalog_key(texts)
+    assert catalog.catalog_key(list(texts)) == key
+    edited = [(texts[0][0], texts[0][1] + b"\n# a comment\n"), *texts[1:]]
+    renamed = [("other.toml", texts[0][1]), *texts[1:]]
+    assert len({key, catalog.catalog_key(edited), catalog.catalog_key(renamed), catalog.catalog_key(texts[1:])}) == 4
+    monkeypatch.setattr(scan_engines, "engines_fingerprint", lambda: ["another engine"])
+    assert catalog.catalog_key(texts) != key
+
+
+def test_a_broken_catalogue_is_refused_after_the_good_one_was_recorded(cache, data_dir, tmp_path):
+    catalog.load_catalog(data_dir)  # the good text: validated and recorded
+    broken = tmp_path / "broken"
+    shutil.copytree(data_dir, broken)
+    _break_first_example(broken)
+    with pytest.raises(catalog.CatalogError, match="matches none of the signatures"):
+        catalog.load_catalog(broken)
+    with pytest.raises(catalog.CatalogError, match="matches none of the signatures"):
+        catalog.validate_catalog(broken)
+
+
+def test_a_broken_catalogue_is_never_recorded(cache, data_dir, tmp_path, monkeypatch):
+    _break_first_example(data_dir)
+    with pytest.raises(catalog.CatalogError):
+        catalog.load_catalog(data_dir)
+    again = tmp_path / "again"
+    shutil.copytree(data_dir, again)
+    with pytest.raises(catalog.CatalogError):
+        catalog.load_catalog(again)
+    assert not list(cache.glob("catalog-*"))
+
+
+def test_a_record_of_other_files_is_not_taken_for_this_text(cache, data_dir, tmp_path, monkeypatch):
+    catalog.load_catalog(data_dir)
+    (record,) = cache.glob("catalog-*.bin")
+    key = record.name.removeprefix("catalog-").removesuffix(".bin")
+    # The record, rewritten with an intact checksum, names other files: the load validates in full.
+    scan_engines.write_cached("catalog", key, b'{"key": "%s", "files": [["x.toml", []]]}' % key.encode())
+    calls = _count_validations(monkeypatch)
+    same = tmp_path / "same"
+    shutil.copytree(data_dir, same)
+    assert catalog.load_catalog(same).keys() == catalog.load_catalog(data_dir).keys()
+    assert calls
+
+
+def test_no_cache_directory_validates_every_load(data_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv(scan_engines.CACHE_ENV, "")
+    assert scan_engines.cache_dir() is None
+    catalog.load_catalog(data_dir)
+    calls = _count_validations(monkeypatch)
+    same = tmp_path / "same"
+    shutil.copytree(data_dir, same)
+    catalog.load_catalog(same)
+    assert len(calls) == len(catalog.load_catalog(same))
+
+
+def test_the_cache_directory_follows_xdg_and_refuses_a_shared_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv(scan_engines.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert scan_engines.cache_dir() == tmp_path / "xdg" / "rlcheck"
+    assert (tmp_path / "xdg" / "rlcheck").stat().st_mode & 0o777 == 0o700
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # not absolute: ignored, as the XDG spec says
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert scan_engines.cache_dir() == tmp_path / "home" / ".cache" / "rlcheck"
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # anyone could plant a database here
+    monkeypatch.setenv(scan_engines.CACHE_ENV, str(shared))
+    assert scan_engines.cache_dir() is None
+    shared.chmod(0o700)
+    assert scan_engines.cache_dir() == shared
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv(scan_engines.CACHE_ENV, str(blocked / "sub"))
+    assert scan_engines.cache_dir() is None
+
+
+def test_a_cached_payload_is_read_back_only_intact_and_under_its_own_key(cache):
+    scan_engines.write_cached("t", "k1", b"payload")
+    assert scan_engines.read_cached("t", "k1") == b"payload"
+    assert scan_engines.read_cached("t", "k2") is None
+    path = cache / "t-k1.bin"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1  # one bit of the payload flipped: the checksum no longer holds
+    path.write_bytes(bytes(data))
+    assert scan_engines.read_cached("t", "k1") is None
+    scan_engines.write_cached("t", "k1", b"payload")
+    os.rename(path, cache / "t-k3.bin")  # a file of another key under this name: its header says so
+    os.symlink(cache / "t-k3.bin", path)
+    assert scan_engines.read_cached("t", "k1") is None  # a link is not followed
+    path.unlink()
+    (cache / "t-k3.bin").rename(path)
+    assert scan_engines.read_cached("t", "k1") == b"payload"
+    path.chmod(0o666)  # writable by others: not this user's alone
+    assert scan_engines.read_cached("t", "k1") is None
+    path.chmod(0o600)
+    path.write_bytes(path.read_bytes()[:40])  # torn
+    assert scan_engines.read_cached("t", "k1") is None
+
+
+@needs_hyperscan
+def test_a_corrupt_database_file_is_compiled_anew_and_rewritten(cache, monkeypatch):
+    patterns = ["BETA", "^GAMMA$"]
+    flag = scan_engines._hyperscan.HS_FLAG_MULTILINE
+    compiled: list[int] = []
+    real = scan_engines._database
+
+    def counting(p: list[str], f: int) -> object:
+        compiled.append(1)
+        return real(p, f)
+
+    monkeypatch.setattr(scan_engines, "_database", counting)
+    scan_engines._cached_database(patterns, flag)
+    scan_engines._cached_database(patterns, flag)
+    assert len(compiled) == 1  # the second came from the cache
+    (path,) = cache.glob("hsdb-*.bin")
+    good = path.read_bytes()
+    path.write_bytes(good[:-100] + bytes(100))  # Hyperscan itself would load this one
+    db = scan_engines._cached_database(patterns, flag)
+    assert len(compiled) == 2
+    assert path.read_bytes() == good  # rewritten
+    found: list[int] = []
+    db.scan(b"x BETA y\nGAMMA\n", match_event_handler=lambda i, *_: found.append(i))
+    assert sorted(found) == [0, 1]
+    scan_engines._cached_database(["BETA"], flag)  # other patterns: another key, compiled
+    assert len(compiled) == 3
+
+
+@needs_hyperscan
+def test_a_payload_hyperscan_cannot_load_is_compiled_anew(cache, monkeypatch):
+    patterns = ["DELTA"]
+    flag = scan_engines._hyperscan.HS_FLAG_MULTILINE
+    scan_engines._cached_database(patterns, flag)
+    (path,) = cache.glob("hsdb-*.bin")
+    key = path.name.removeprefix("hsdb-").removesuffix(".bin")
+    scan_engines.write_cached("hsdb", key, b"not a database")  # intact checksum, not a database
+    db = scan_engines._cached_database(patterns, flag)
+    found: list[int] = []
+    db.scan(b"DELTA", match_event_handler=lambda i, *_: found.append(i))
+    assert found == [0]
+    assert scan_engines.read_cached("hsdb", key) != b"not a database"
+
+
+def _findings(matcher: scan.Matcher) -> tuple[list[tuple[str, str, int, str]], dict[str, int], int]:
+    result = scan.scan_paths([str(LOGS)], matcher)
+    return [(f.failure_id, f.path, f.line_no, f.line) for f in result.findings], result.counts, result.files
+
+
+@needs_hyperscan
+def test_scan_results_are_the_same_from_the_cached_database_and_a_fresh_one(cache, monkeypatch):
+    from rlcheck import field_corpus
+
+    known = catalog.load_catalog()
+    lines = [x.line for x in field_corpus.load()]
+    fresh_matcher = scan.Matcher(known)  # compiled (and kept)
+    fresh = _findings(fresh_matcher), [fresh_matcher.match_line(line) for line in lines]
+    assert len(list(cache.glob("hsdb-*"))) == 2
+
+    def no_compile(*_: object) -> None:
+        raise AssertionError("compiled although the cache holds the database")
+
+    monkeypatch.setattr(scan_engines, "_database", no_compile)
+    cached = scan.Matcher(known)
+    assert (_findings(cached), [cached.match_line(line) for line in lines]) == fresh
+    (findings, counts, files), named = fresh
+    assert len(counts) > 5 and files > 5 and sum(map(bool, named)) > 50  # the corpora name many entries
+
+
+@needs_hyperscan
+def test_a_hand_made_catalogue_is_compiled_in_memory_only(cache, data_dir):
+    known = catalog.load_catalog(data_dir)
+    assert scan.Matcher(known).match_line("BETA") == ["beta-fault"]
+    kept = sorted(cache.glob("hsdb-*"))
+    assert len(kept) == 2
+    subset = {"beta-fault": known["beta-fault"]}
+    assert scan.Matcher(subset).match_line("beta 3 stuck") == ["beta-fault"]
+    assert sorted(cache.glob("hsdb-*")) == kept
