@@ -28,13 +28,13 @@ TIGHT = slime_log.Deadlines(placement_s=PHASE_TIMEOUT_S, startup_s=PHASE_TIMEOUT
 
 def run(local_ray, tmp_path, fault: str = "", recipe_id: str = "qwen3-30b-a3b-disaggregated", loops: int = 3,
         argv_extra: tuple[str, ...] = (), deadlines: slime_log.Deadlines = DEADLINES,
-        version: str = slime_log.DEFAULT_VERSION) -> tuple[e2e.CaseRun, object]:
+        version: str = slime_log.DEFAULT_VERSION, shape: str = "") -> tuple[e2e.CaseRun, object]:
     recipe = recipes.get(recipe_id)
     recipe = recipe.replace(rollout=dataclasses.replace(recipe.rollout, num_rollout=loops))
     argv = [sys.executable, str(STANDIN), *recipe.argv()[2:], *argv_extra]
     env = {"env_vars": {"RLCHECK_STANDIN_FAULT": fault, "RLCHECK_STANDIN_PHASE_S": "0.05",
-                        "RLCHECK_STANDIN_SLIME": version}}
-    milestones, invariants = slime_log.plan(version, deadlines, recipe.argv())
+                        "RLCHECK_STANDIN_SLIME": version, "RLCHECK_STANDIN_SHAPE": shape}}
+    milestones, invariants = slime_log.plan(version, deadlines, [*recipe.argv(), *argv_extra])
     traits = catalog.job_traits([*recipe.argv(), *argv_extra])
     watcher = Watcher(milestones, loops, invariants=invariants, traits=traits)
     result = e2e.run_case(local_ray.dashboard_url, argv, watcher,

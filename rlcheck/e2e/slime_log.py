@@ -178,7 +178,7 @@ def plan(version: str, deadlines: Deadlines, argv: Sequence[str] = ()) -> tuple[
     """The milestones of one loop at this SLIME version for a job with this argv, and its invariants."""
     table = tables()[version]
     has = set(argv)
-    with_ref = "--use-kl-loss" in has or _flag_value(argv, "--kl-coef") not in (None, "0", "0.0")
+    with_ref = "--use-kl-loss" in has or _nonzero(_flag_value(argv, "--kl-coef"))
     needs = {"ref": with_ref, "log_probs": "--use-rollout-logprobs" not in has, "": True}
     seconds = {"placement": deadlines.placement_s, "startup": deadlines.startup_s, "rollout": deadlines.rollout_s,
                "phase": deadlines.phase_s}
@@ -191,15 +191,29 @@ def plan(version: str, deadlines: Deadlines, argv: Sequence[str] = ()) -> tuple[
         out.append(Milestone(name=spec.name, pattern=pattern, timeout_s=seconds[spec.deadline],
                              hypothesis=spec.hypothesis, first_loop_only=spec.first_loop_only,
                              requires=f"'{spec.requires_key}':" if spec.requires_key else ""))
-    invariants = Invariants(step0_kl_loss=not {"--use-rollout-routing-replay", "--use-routing-replay"} & has)
+    invariants = Invariants(step0_kl_loss=not {"--use-rollout-routing-replay", "--use-routing-replay"} & has,
+                            step0_ppo_kl="--use-rollout-logprobs" not in has)
     return tuple(out), invariants
 
 
 def _flag_value(argv: Sequence[str], flag: str) -> str | None:
-    for i, token in enumerate(argv[:-1]):
-        if token == flag:
-            return argv[i + 1]
-    return None
+    """The flag's value as argparse reads it: `--flag VALUE` or `--flag=VALUE`, the last one given winning."""
+    value = None
+    for i, token in enumerate(argv):
+        if token == flag and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif token.startswith(flag + "="):
+            value = token.removeprefix(flag + "=")
+    return value
+
+
+def _nonzero(value: str | None) -> bool:
+    """SLIME's `args.kl_coef != 0` on the float argparse makes of the text ('0.00', '0e0' and '-0' are zero); a value
+    argparse would refuse is taken as zero: the job never starts, and no phase is waited for that may not come."""
+    try:
+        return value is not None and float(value) != 0
+    except ValueError:
+        return False
 
 
 _LOCATION = re.compile(r"\] (?P<file>[\w.]+\.py):(?P<line>\d+) - ")

@@ -42,9 +42,13 @@ class Milestone:
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Invariants:
     max_step0_kl: float = 1e-8
-    """SLIME's own CI bound on train/ppo_kl and train/kl_loss at step 0."""
+    """SLIME's own CI bound on train/ppo_kl and train/kl_loss at step 0, held on both sides: step 0 is on-policy, so
+    either is zero but for rounding (SLIME's invariant, THUDM/slime#777), and -0.03 is the same mismatch as 0.03."""
     step0_kl_loss: bool = True
     """False under routing replay: SLIME's CI skips the step-0 kl_loss bound there (ref uses normal routing)."""
+    step0_ppo_kl: bool = True
+    """False under --use-rollout-logprobs: the PPO ratio then compares the trainer's log-probs with SGLang's, so
+    step 0's train/ppo_kl is the train/inference mismatch (about 1e-3 on a healthy run), not zero."""
     zero_reward_window: int = 3
     """Consecutive rollouts whose mean raw reward is 0.0 before reward-silent-zero (capped at the run's loops)."""
     max_truncated_ratio: float = 0.2
@@ -262,7 +266,7 @@ class Watcher:
 
     def _step0(self, parsed: MetricLine, line: str, at_s: float) -> list[Event]:
         inv = self.invariants
-        keys = ("train/ppo_kl", "train/kl_loss") if inv.step0_kl_loss else ("train/ppo_kl",)
+        keys = ("train/ppo_kl",) * inv.step0_ppo_kl + ("train/kl_loss",) * inv.step0_kl_loss
         for key in keys:
             value = parsed.number(key)
             if value is not None and abs(value) >= inv.max_step0_kl:

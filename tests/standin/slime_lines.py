@@ -85,14 +85,16 @@ def rollout_perf(*, truncated_ratio: float, zero_groups: int, rollout_s: float) 
 
 
 def train_rollout(*, reward: float, truncated: float) -> str:
+    # rollout/rewards is the group-normalised reward (GRPO): about 0 whatever the raw reward's sign
     return repr({"rollout/response_lengths": 2311.5, "rollout/rewards": 0.0 if reward == 0 else 0.0213,
                  "rollout/raw_reward": reward, "rollout/truncated": truncated, "rollout/total_lengths": 2467.2,
                  "rollout/log_probs": -0.3125, "rollout/ref_log_probs": -0.3125, "rollout/advantages": 0.0017})
 
 
-def train_step(step: int, *, kl: float, loss: float, version: str) -> str:
+def train_step(step: int, *, kl: float, loss: float, version: str, kl_loss: float | None = None) -> str:
     d: dict[str, object] = {"train/loss": loss, "train/pg_loss": loss, "train/entropy_loss": 0.3121,
-                            "train/pg_clipfrac": 0.0, "train/ppo_kl": kl, "train/kl_loss": kl,
+                            "train/pg_clipfrac": 0.0, "train/ppo_kl": kl,
+                            "train/kl_loss": kl if kl_loss is None else kl_loss,
                             "train/grad_norm": 0.412, "train/lr-pg_0": 1e-06}
     if version != "v0.2.4":
         d["train/global_batch_size"] = 128
@@ -113,6 +115,9 @@ class LoopShape:
     reward: float = 0.4375
     truncated_ratio: float = 0.0
     kl: float = 0.0
+    """train/ppo_kl at each rollout's first step (later steps print 0.0021)."""
+    kl_loss: float | None = None
+    """train/kl_loss there; None: the same as kl."""
     loss: float = 0.0123
     rollout_s: float = 120.0
     phase_s: float = 30.0
@@ -143,9 +148,9 @@ def loop(log: SlimeLog, i: int, shape: LoopShape, before: Callable[[str], None] 
     for s in range(shape.steps):
         log.wait(shape.phase_s / shape.steps)
         step = i * shape.steps + s
-        kl = shape.kl if s == 0 else 0.0021
+        kl, kl_loss = (shape.kl, shape.kl_loss) if s == 0 else (0.0021, None)
         log.say("train_step", actor="last_stage", skew_s=-1.0, role_tag="", accumulated_step_id=step,
-                log_dict=train_step(step, kl=kl, loss=shape.loss, version=log.version))
+                log_dict=train_step(step, kl=kl, loss=shape.loss, version=log.version, kl_loss=kl_loss))
     log.timer("actor_train", shape.phase_s)
     before("train")
     log.timer("train", 3 * shape.phase_s + 0.1)

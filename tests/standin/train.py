@@ -12,6 +12,11 @@ wrong the way a real run does:
     crash                die with a Python traceback (exit 1)
     dead-worker          Ray's actor-died error, then exit 1
     zero-reward | kl | truncation | nan-loss   metric lines that break the in-run invariants
+    long-line:<chars>    one line of that many characters (an echoed prompt) as each loop's rollout starts
+
+$RLCHECK_STANDIN_SHAPE sets the metrics every loop prints, as comma-separated field=value pairs of
+slime_lines.LoopShape (reward, kl, kl_loss, loss, truncated_ratio): edge values such as reward=-0.5 (a healthy run whose
+mean reward is negative), kl=-1e-10 (rounding at step 0), loss=inf or truncated_ratio=0.2 (at the bound).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ BOOL_FLAGS = (
     "apply-chat-template", "colocate", "disable-bias-linear", "enable-experimental", "group-query-attention",
     "moe-grouped-gemm", "moe-permute-fusion", "moe-router-enable-expert-bias", "moe-router-pre-softmax",
     "multi-latent-attention", "no-position-embedding", "optimizer-cpu-offload", "qk-layernorm", "rollout-shuffle",
-    "sequence-parallel", "sglang-enable-dp-attention", "sglang-enable-dp-lm-head", "swiglu",
+    "sequence-parallel", "sglang-enable-dp-attention", "sglang-enable-dp-lm-head", "swiglu", "use-rollout-logprobs",
     "untie-embeddings-and-output-weights", "use-dynamic-batch-size", "use-kl-loss", "use-tis", "moe-enable-deepep",
 )
 VALUE_FLAGS = (
@@ -78,12 +83,36 @@ def fault_line(failure_id: str) -> str:
     return get(failure_id).examples[0]
 
 
-def shape(args: argparse.Namespace, fault: str, phase_s: float) -> slime_lines.LoopShape:
-    return slime_lines.LoopShape(
-        samples=int(args.global_batch_size) * int(args.num_steps_per_rollout or 1),
-        steps=int(args.num_steps_per_rollout or 1), rollout_s=phase_s, phase_s=phase_s,
-        reward=0.0 if fault == "zero-reward" else 0.4375, truncated_ratio=0.4609375 if fault == "truncation" else 0.0,
-        kl=0.03 if fault == "kl" else 0.0, loss=float("nan") if fault == "nan-loss" else 0.0123)
+SHAPE_FIELDS = ("reward", "kl", "kl_loss", "loss", "truncated_ratio")
+
+
+def overrides(text: str) -> dict[str, float]:
+    """'reward=-0.5,kl=-1e-10' -> {'reward': -0.5, 'kl': -1e-10}; a field or value it cannot take exits 2."""
+    out: dict[str, float] = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        name, _, value = pair.partition("=")
+        if name not in SHAPE_FIELDS:
+            sys.exit(f"RLCHECK_STANDIN_SHAPE: {name!r} is not one of {', '.join(SHAPE_FIELDS)}")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            sys.exit(f"RLCHECK_STANDIN_SHAPE: {name}={value!r} is not a number (nan and inf are)")
+    return out
+
+
+def shape(args: argparse.Namespace, fault: str, phase_s: float, edges: dict[str, float]) -> slime_lines.LoopShape:
+    return slime_lines.LoopShape(**{
+        "samples": int(args.global_batch_size) * int(args.num_steps_per_rollout or 1),
+        "steps": int(args.num_steps_per_rollout or 1), "rollout_s": phase_s, "phase_s": phase_s,
+        "reward": 0.0 if fault == "zero-reward" else 0.4375,
+        "truncated_ratio": 0.4609375 if fault == "truncation" else 0.0,
+        "kl": 0.03 if fault == "kl" else 0.0, "loss": float("nan") if fault == "nan-loss" else 0.0123, **edges})
+
+
+def long_line(chars: int) -> str:
+    """An SGLang line echoing a prompt of `chars` characters in all (a request dump at --log-level debug)."""
+    head = "[2026-07-01 10:00:00 TP0] Receive: obj=GenerateReqInput(text='"
+    return head + ("Solve for x: 3x + 7 = 22. " * (chars // 26 + 1))[:max(0, chars - len(head) - 2)] + "')"
 
 
 def main() -> int:
@@ -91,10 +120,13 @@ def main() -> int:
     fault = os.environ.get("RLCHECK_STANDIN_FAULT", "")
     phase_s = float(os.environ.get("RLCHECK_STANDIN_PHASE_S", "0.1"))
     version = os.environ.get("RLCHECK_STANDIN_SLIME", slime_lines.slime_log.DEFAULT_VERSION)
+    edges = overrides(os.environ.get("RLCHECK_STANDIN_SHAPE", ""))
 
     def before(milestone: str) -> None:
         if fault == f"hang:{milestone}":
             hang()
+        if fault.startswith("long-line:") and milestone == "rollout":
+            print(long_line(int(fault.removeprefix("long-line:"))), flush=True)
 
     log = slime_lines.SlimeLog(version=version, write=lambda line: print(line, flush=True), now=time.time,
                                wait=time.sleep)
@@ -114,7 +146,7 @@ def main() -> int:
             print(f"rlcheck-standin: signature at {time.time():.6f}", flush=True)  # for benchmarks/failfast
             print(fault_line(fault.removeprefix("known:")), flush=True)
             hang()
-        slime_lines.loop(log, i, shape(args, fault, phase_s), before)
+        slime_lines.loop(log, i, shape(args, fault, phase_s, edges), before)
     return 0
 
 
