@@ -5,7 +5,11 @@ neither Ray's connect (which retries for minutes against an unreachable address)
 the caller. Inside the child, ray.init runs in a thread joined with the connect timeout; every task is pinned
 with NodeAffinitySchedulingStrategy(node_id, soft=False) and the driver waits on all of them together until
 the node deadline: a node that has not answered by then is `timeout`, one whose worker or raylet died is
-`died`. The address picks the way in: host:port (a GCS, e.g. the embedded Ray) connects directly; ray://
+`died`. What grows with the node count is bounded by the plan: the driver prints `RLCHECK_FANOUT_PLAN` with the
+node count once it has listed the nodes, and the caller's hard deadline grows by PER_NODE_S for each (the node
+deadline inside grows alike: N pinned tasks to submit, N answers to fetch); each answer is printed as it arrives
+(one `RLCHECK_FANOUT_NODE` line) and dropped, so the driver's memory does not hold N observations at once. The
+address picks the way in: host:port (a GCS, e.g. the embedded Ray) connects directly; ray://
 goes through Ray Client; http(s):// submits the same driver as a Ray job through the Jobs API. The last two
 ship the rlcheck package to the cluster (runtime_env py_modules): the cluster image need not have it.
 
@@ -20,20 +24,27 @@ import dataclasses
 import importlib
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from rlcheck.cluster.fanout_result import (
     JOB_SLACK_S,
+    NODE,
+    PLAN,
     RESULT,
     FanoutResult,
     NodeAnswer,
     NodeFacts,
     Outcome,
+    node_deadline_s,
     package_runtime_env,
+    parse_output,
+    plan_deadline_s,
 )
 from rlcheck.process import reach, subproc
 
@@ -100,25 +111,51 @@ def _answer(node: NodeFacts, ref: Any, done_s: float | None, node_timeout_s: flo
                       detail=f"collected in {got['collect_s']:.1f} s")
 
 
-def fan_out_connected(collector: str, kwargs: dict[str, Any], node_timeout_s: float) -> list[NodeAnswer]:
-    """With Ray connected: one task per alive node, waited on together until the node deadline."""
+Emit = Callable[[int, NodeAnswer], None]
+"""Called with each node's index (in Ray's order) and its answer, as it is known."""
+
+
+def fan_out_connected(collector: str, kwargs: dict[str, Any], node_timeout_s: float, *,
+                      nodes: list[NodeFacts] | None = None, emit: Emit | None = None) -> list[NodeAnswer]:
+    """With Ray connected: one task per alive node, waited on together until the node deadline (node_timeout_s
+    plus PER_NODE_S per node). Each answer is fetched as soon as its task is done and its object released; with
+    emit, each goes to emit and comes back without its observation (the driver keeps no N observations)."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    nodes = alive_nodes()
+    nodes = alive_nodes() if nodes is None else nodes
+    deadline_s = node_deadline_s(node_timeout_s, len(nodes))
     task = ray.remote(num_cpus=0, max_retries=0)(run_collector)
-    refs = [task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n.node_id, soft=False),
-                         name=f"rlcheck-node-probe-{n.node_id[:8]}").remote(collector, kwargs) for n in nodes]
-    start, done_s, pending = time.monotonic(), {}, list(refs)
-    while pending and (left := start + node_timeout_s - time.monotonic()) > 0:
+    start = time.monotonic()
+    index = {task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n.node_id, soft=False),
+                          name=f"rlcheck-node-probe-{n.node_id[:8]}").remote(collector, kwargs): i
+             for i, n in enumerate(nodes)}
+    answers: list[NodeAnswer | None] = [None] * len(nodes)
+
+    def settle(i: int, answer: NodeAnswer) -> None:
+        if emit is not None:
+            emit(i, answer)
+            answer = dataclasses.replace(answer, observation=None)
+        answers[i] = answer
+
+    pending = list(index)
+    while pending and (left := start + deadline_s - time.monotonic()) > 0:
         ready, pending = ray.wait(pending, num_returns=1, timeout=left)
-        done_s.update({ref: round(time.monotonic() - start, 3) for ref in ready})
+        if ready and pending:  # every other task done by now too, in one call
+            more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
+            ready += more
+        done_s = round(time.monotonic() - start, 3)
+        for ref in ready:
+            i = index.pop(ref)
+            settle(i, _answer(nodes[i], ref, done_s, deadline_s))
+        del ready  # the answers are out: Ray frees their objects
     for ref in pending:
         try:
             ray.cancel(ref, force=True)
         except Exception:  # a task on a stopped or dead node may not be cancellable; it is abandoned
             pass
-    return [_answer(n, ref, done_s.get(ref), node_timeout_s) for n, ref in zip(nodes, refs, strict=True)]
+        settle(index[ref], _answer(nodes[index[ref]], ref, None, deadline_s))
+    return [a for a in answers if a is not None]
 
 
 def _connect(address: str, timeout_s: float, ship: bool) -> str:
@@ -154,7 +191,14 @@ def drive(args: argparse.Namespace) -> FanoutResult:
     import ray
 
     dead = sum(1 for n in ray.nodes() if not n["Alive"])
-    answers = fan_out_connected(args.collector, json.loads(args.kwargs), args.node_timeout_s)
+    nodes = alive_nodes()
+    print(PLAN + json.dumps({"nodes": len(nodes)}), flush=True)  # the caller's deadline grows with it
+
+    def emit(i: int, answer: NodeAnswer) -> None:
+        print(NODE + json.dumps({"index": i, **answer.to_dict()}), flush=True)
+
+    answers = fan_out_connected(args.collector, json.loads(args.kwargs), args.node_timeout_s, nodes=nodes,
+                                emit=emit)
     return FanoutResult(address=args.address, connected=True, tried=tried, nodes=tuple(answers), dead_nodes=dead,
                         elapsed_s=time.monotonic() - start)
 
@@ -175,6 +219,7 @@ def _main(argv: list[str] | None = None) -> int:
         result = drive_through_job(args)
     else:
         result = drive(args)
+    # The answers went out one by one (NODE lines); the last line carries them without their observations.
     print(RESULT + json.dumps(result.to_dict()), flush=True)
     return 0
 
@@ -193,21 +238,61 @@ def fan_out(address: str, *, collector: str = COLLECTOR, kwargs: dict[str, Any] 
     argv = [sys.executable, "-m", "rlcheck.cluster.fanout", "--address", address, "--collector", collector,
             "--kwargs", json.dumps(kwargs or {}), "--node-timeout-s", str(node_timeout_s),
             "--connect-timeout-s", str(connect_timeout_s), "--job-python", job_python, *(["--ship"] if ship else [])]
-    deadline_s = connect_timeout_s + node_timeout_s + MARGIN_S
-    if address.startswith(("http://", "https://")):  # the dashboard probe, then the job's own start-up
-        deadline_s += connect_timeout_s + JOB_SLACK_S
+    extra_s = connect_timeout_s + JOB_SLACK_S if address.startswith(("http://", "https://")) else 0.0
     env = subproc.child_env() | {"RAY_USAGE_STATS_ENABLED": "0"}
     if address.startswith("127."):  # the embedded Ray's GCS: keep this driver on loopback too (see DESIGN.md)
         env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     start = time.monotonic()
-    done = subproc.run(argv, timeout_s=deadline_s, env=env)
-    line = next((x for x in reversed(done.stdout.splitlines()) if x.startswith(RESULT)), None)
-    if line is not None:
-        return FanoutResult.from_dict(json.loads(line.removeprefix(RESULT)))
+    done, deadline_s = run_planned(argv, env=env, deadline_s=lambda nodes: extra_s + plan_deadline_s(
+        connect_timeout_s, node_timeout_s, nodes, margin_s=MARGIN_S))
+    result = parse_output(done.stdout)
+    if result is not None:
+        return result
     return FanoutResult(address=address, connected=False, elapsed_s=time.monotonic() - start,
                         tried=(f"the fan-out driver (python -m rlcheck.cluster.fanout) with a {deadline_s:.0f} s "
                                "deadline"),
                         error=f"the driver gave no result ({done.why()}): {done.tail(3)}")
+
+
+def run_planned(argv: list[str], *, env: dict[str, str], deadline_s: Callable[[int | None], float]
+                ) -> tuple[subproc.Completed, float]:
+    """Run the driver with a hard deadline of deadline_s(None) from the start, which becomes deadline_s(nodes) once
+    the driver prints its PLAN line; the whole process group is killed at the deadline. (Completed, the deadline.)"""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    start, limit = time.monotonic(), [deadline_s(None)]
+    out: list[str] = []
+    err: list[str] = []
+
+    def read_out() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.append(line)
+            if line.startswith(PLAN):
+                limit[0] = deadline_s(int(json.loads(line.removeprefix(PLAN))["nodes"]))
+
+    def read_err() -> None:
+        assert proc.stderr is not None
+        err.extend(proc.stderr)
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (read_out, read_err)]
+    for reader in readers:
+        reader.start()
+    timed_out = False
+    while proc.poll() is None:
+        if (left := start + limit[0] - time.monotonic()) <= 0:
+            subproc.kill_group(proc)
+            timed_out = True
+            break
+        try:
+            proc.wait(timeout=min(left, 1.0))
+        except subprocess.TimeoutExpired:
+            continue
+    for reader in readers:
+        reader.join(subproc.DRAIN_S)
+    done = subproc.Completed(argv=tuple(argv), returncode=None if timed_out else proc.returncode,
+                             stdout="".join(out), stderr="".join(err), timed_out=timed_out)
+    return done, limit[0]
 
 
 def main() -> None:

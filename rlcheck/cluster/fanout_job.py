@@ -7,10 +7,9 @@ its own bound too, so the result says which step did not finish.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
-from rlcheck.cluster.fanout_result import JOB_SLACK_S, RESULT, FanoutResult, package_runtime_env
+from rlcheck.cluster.fanout_result import JOB_SLACK_S, FanoutResult, package_runtime_env, parse_output
 from rlcheck.process.wait import wait_http_ok
 
 
@@ -34,12 +33,11 @@ def drive_through_job(args: argparse.Namespace) -> FanoutResult:
     tried += f"; then Ray job {job_id} (python -m rlcheck.cluster.fanout on the head)"
     wait_s = args.connect_timeout_s + args.node_timeout_s + JOB_SLACK_S
     outcome = launch.wait_job(url, job_id, timeout_s=wait_s)
-    line = next((x for x in reversed(outcome.logs.splitlines()) if x.startswith(RESULT)), None)
-    if line is None:
+    inner = parse_output(outcome.logs)
+    if inner is None:
         tail = " | ".join(outcome.logs.strip().splitlines()[-3:])
         return FanoutResult(address=args.address, connected=False, tried=tried, elapsed_s=time.monotonic() - start,
                             error=f"job {job_id} ended {outcome.status} with no result: {tail}")
-    inner = FanoutResult.from_dict(json.loads(line.removeprefix(RESULT)))
     return FanoutResult(address=args.address, connected=inner.connected, tried=f"{tried}; {inner.tried}",
                         error=inner.error, nodes=inner.nodes, dead_nodes=inner.dead_nodes,
                         elapsed_s=time.monotonic() - start)

@@ -4,13 +4,56 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 from pathlib import Path
 from typing import Any
 
 RESULT = "RLCHECK_FANOUT "
-"""The driver's one result line starts with this."""
+"""The driver's last line starts with this: the result, each node's answer without its observation."""
+NODE = "RLCHECK_FANOUT_NODE "
+"""One line per node as its answer arrives: {"index": i in Ray's order, **NodeAnswer.to_dict()}."""
+PLAN = "RLCHECK_FANOUT_PLAN "
+"""Printed once the driver has listed the nodes: {"nodes": N}; the caller's deadline grows with N."""
 JOB_SLACK_S = 60.0
 """A Ray job's own start-up (supervisor actor, runtime env, Python and Ray import) on top of its deadlines."""
+PER_NODE_S = 0.05
+"""Deadline per node on top of the fixed ones: the driver submits one pinned task per node and fetches one answer
+per node. benchmarks/results/fanout_scale.json measures a few milliseconds per node for that work; this allows ten
+times or more, so 1,000 nodes add 50 s (docs/scale.md)."""
+PLAN_NODES_UNKNOWN = 0
+"""Before the driver's PLAN line the caller's deadline counts no node: connect, node timeout and margin alone."""
+
+
+def node_deadline_s(node_timeout_s: float, nodes: int) -> float:
+    """How long the driver waits on the nodes' answers: the node timeout, plus PER_NODE_S for each node."""
+    if nodes < 0:
+        raise ValueError(f"nodes={nodes}: a node count is 0 or more")
+    return node_timeout_s + PER_NODE_S * nodes
+
+
+def plan_deadline_s(connect_timeout_s: float, node_timeout_s: float, nodes: int | None, *, margin_s: float) -> float:
+    """The caller's hard deadline on the driver: connect, then the node deadline for nodes (None: not known yet),
+    then margin_s for the driver's start, its result lines and its exit, plus PER_NODE_S per node for those lines."""
+    count = PLAN_NODES_UNKNOWN if nodes is None else nodes
+    return connect_timeout_s + node_deadline_s(node_timeout_s, count) + margin_s + PER_NODE_S * count
+
+
+def parse_output(text: str) -> FanoutResult | None:
+    """The driver's result from its output: the RESULT line, with each node's observation from its NODE line;
+    None without a RESULT line. A RESULT line that still carries the observations (an older driver) is taken as
+    it is."""
+    line = next((x for x in reversed(text.splitlines()) if x.startswith(RESULT)), None)
+    if line is None:
+        return None
+    result = FanoutResult.from_dict(json.loads(line.removeprefix(RESULT)))
+    seen: dict[int, dict[str, Any]] = {}
+    for x in text.splitlines():
+        if x.startswith(NODE):
+            data = json.loads(x.removeprefix(NODE))
+            seen[int(data["index"])] = data.get("observation")
+    nodes = tuple(dataclasses.replace(a, observation=seen[i]) if a.observation is None and seen.get(i) is not None
+                  else a for i, a in enumerate(result.nodes))
+    return dataclasses.replace(result, nodes=nodes)
 
 
 def package_runtime_env() -> dict[str, Any]:
