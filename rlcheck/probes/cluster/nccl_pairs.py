@@ -159,21 +159,26 @@ def suspects(pairs: list[PairResult], floor: float | None) -> tuple[list[str], l
 
 def repair_rounds(pairs: list[PairResult], floor: float | None) -> list[list[tuple[str, str]]]:
     """Each suspect with a partner it has not met yet: a node whose every pair is healthy first, else one with at
-    least one healthy pair; [] when there is no suspect or no such partner."""
+    least one healthy pair; [] when there is no suspect or no such partner. A partner takes one suspect per round,
+    so the re-pairing is one round while there are as many healthy nodes as suspects (not one round per suspect)."""
     suspect, cleared = suspects(pairs, floor)
     measured = [n for p in pairs if p.outcome is PairOutcome.MEASURED for n in p.nodes]
     healthy = cleared + [n for n in dict.fromkeys(measured) if n not in suspect and n not in cleared]
     met = {frozenset(p.nodes) for p in pairs}
     rounds: list[list[tuple[str, str]]] = []
+    busy: list[set[str]] = []
     for node in suspect:
-        partner = next((h for h in healthy if frozenset((h, node)) not in met), None)
-        if partner is None:
+        choice = next(((i, h) for i in range(len(rounds) + 1) for h in healthy
+                       if frozenset((h, node)) not in met and (i == len(rounds) or not {h, node} & busy[i])), None)
+        if choice is None:
             continue
+        i, partner = choice
+        if i == len(rounds):
+            rounds.append([])
+            busy.append(set())
         met.add(frozenset((partner, node)))
-        free = next((r for r in rounds if not {n for p in r for n in p} & {node, partner}), None)
-        if free is None:
-            rounds.append(free := [])
-        free.append((partner, node))
+        rounds[i].append((partner, node))
+        busy[i] |= {partner, node}
     return rounds
 
 

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from rlcheck.cluster.fanout import _connect, alive_nodes
-from rlcheck.cluster.fanout_result import JOB_SLACK_S, NodeFacts, package_runtime_env
+from rlcheck.cluster.fanout_result import JOB_SLACK_S, PER_NODE_S, NodeFacts, package_runtime_env
 from rlcheck.probes.cluster import nccl_pairs as plan
 from rlcheck.probes.cluster.nccl_pairs import GroupResult, PairOutcome, PairResult, PairsObservation
 from rlcheck.process import subproc
@@ -74,7 +74,7 @@ def _ranks(groups: list[tuple[str, ...]], backends: list[str], facts: dict[str, 
     group whose port did not come."""
     ports = [_task(facts[g[0]], "gloo", "rlcheck-pair-port").remote("rlcheck.probes.node.pair_member:pick_port",
                                                                     {"address": facts[g[0]].address}) for g in groups]
-    ported = _wait(ports, PORT_TIMEOUT_S)
+    ported = _wait(ports, PORT_TIMEOUT_S + PER_NODE_S * len(groups))
     ranks: list[list[Any]] = []
     for group, backend, port in zip(groups, backends, ports, strict=True):
         value = _get(port)[0] if port in ported else None
@@ -90,7 +90,7 @@ def run_round(pairs: list[tuple[str, str]], facts: dict[str, NodeFacts], args: a
               repair: bool) -> list[PairResult]:
     backends = [plan.backend_for(facts[a], facts[b]) for a, b in pairs]
     ranks = _ranks(list(pairs), backends, facts, args)
-    done = _wait([ref for refs in ranks for ref in refs], args.pair_timeout_s)
+    done = _wait([ref for refs in ranks for ref in refs], args.pair_timeout_s + round_allowance_s(len(pairs) * 2))
     return [_result(PairResult(first=a, second=b, backend=backend, outcome=PairOutcome.ERROR, repair=repair), refs,
                     done, args.pair_timeout_s) for (a, b), backend, refs in zip(pairs, backends, ranks, strict=True)]
 
@@ -100,7 +100,7 @@ def run_group(nodes: list[str], facts: dict[str, NodeFacts], args: argparse.Name
     gpu = all(facts[n].ray_gpus >= 1 for n in nodes)
     backend = "nccl" if gpu else "gloo"
     (refs,) = _ranks([tuple(nodes)], [backend], facts, args)
-    done = _wait(refs, args.pair_timeout_s)
+    done = _wait(refs, args.pair_timeout_s + round_allowance_s(len(nodes)))
     as_pair = _result(PairResult(first=nodes[0], second=nodes[-1], backend=backend, outcome=PairOutcome.ERROR),
                       refs, done, args.pair_timeout_s)
     return GroupResult(nodes=tuple(nodes), backend=backend, outcome=as_pair.outcome, busbw_gbps=as_pair.busbw_gbps,
@@ -186,7 +186,15 @@ def through_job(args: argparse.Namespace, argv: list[str]) -> PairsObservation:
 
 
 def deadline_s(args: argparse.Namespace) -> float:
-    return args.connect_timeout_s + max_rounds(args.nodes) * (args.pair_timeout_s + PORT_TIMEOUT_S) + MARGIN_S
+    """The plan's bound: every round (a fixed number, whatever the node count) waits for its rendezvous ports and
+    its ranks, plus PER_NODE_S per node for the tasks the round submits and the answers it fetches."""
+    per_round = args.pair_timeout_s + PORT_TIMEOUT_S + PER_NODE_S * args.nodes + round_allowance_s(args.nodes)
+    return args.connect_timeout_s + max_rounds(args.nodes) * per_round + MARGIN_S
+
+
+def round_allowance_s(nodes: int) -> float:
+    """On top of a round's fixed waits: one port task and one rank task per node to submit and fetch."""
+    return 2 * PER_NODE_S * nodes
 
 
 def max_rounds(nodes: int) -> int:
