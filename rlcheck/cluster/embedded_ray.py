@@ -1,7 +1,7 @@
 """Child process that holds an embedded Ray on loopback: `python -m rlcheck.cluster.embedded_ray`.
 
 It prints one `RLCHECK_RAY_READY {json}` line once the head (and any extra nodes) are up and every
-node reports a loopback address, then holds the cluster until stdin closes or SIGTERM arrives, and
+node reports a loopback address, then holds the cluster until stdin closes, its parent dies or SIGTERM arrives, and
 shuts it down. A node on a non-loopback address is a loud failure (exit 3), never a silent run.
 
 Its dashboard loads only the modules that the Jobs API needs (DASHBOARD_MODULES: JobHead, and NodeHead, through
@@ -115,6 +115,13 @@ def _stop_on_eof(stop: threading.Event) -> None:
     stop.set()
 
 
+def _stop_when_orphaned(stop: threading.Event, parent: int, poll_s: float = 0.5) -> None:
+    """The parent died while another process still holds our stdin open: stop all the same (no orphan Ray)."""
+    while not stop.wait(poll_s):
+        if os.getppid() != parent:
+            stop.set()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dashboard-port", type=int, required=True)
@@ -126,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     _env()
     if args.temp_dir:  # everything Ray writes (sessions, sockets, the current-cluster file) stays in here
         os.environ["RAY_TMPDIR"] = args.temp_dir
+    parent = os.getppid()
     cluster, nodes = _start(args)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -138,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                  "nodes": 1 + args.extra_nodes, **_node_processes(nodes)}
         print("RLCHECK_RAY_READY " + json.dumps(ready), flush=True)
         threading.Thread(target=_stop_on_eof, args=(stop,), daemon=True).start()
+        threading.Thread(target=_stop_when_orphaned, args=(stop, parent), daemon=True).start()
         stop.wait()
         return 0
     finally:

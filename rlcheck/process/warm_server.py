@@ -10,7 +10,8 @@ in the server itself beyond those imports, so a child starts as a cold interpret
 Protocol, one JSON object a line. Server -> client: {"ready": pid} once the imports are done, or {"error": text}
 (then it exits); {"id": n, "pid": p} when a child started; {"id": n, "exit": status} when it ended (status < 0:
 killed by that signal). Client -> server: {"id": n, "code": str, "argv": [...], "env": {...}, "cwd": str | null,
-"stdout": path, "stderr": path}. The server exits when its stdin closes, killing any child still running.
+"stdout": path, "stderr": path}. The server exits when its stdin closes or its parent dies (a process that inherited
+the pipe must not keep it alive), killing any child still running.
 """
 
 from __future__ import annotations
@@ -97,10 +98,13 @@ def _reap(children: dict[int, int], proto_fd: int) -> None:
 def _serve(proto_fd: int) -> None:
     children: dict[int, int] = {}
     pending = b""
+    parent = os.getppid()
     try:
         while True:
             readable, _, _ = select.select([0], [], [], 0.05)
             _reap(children, proto_fd)
+            if os.getppid() != parent:  # the client died while another process still holds our stdin open
+                return
             if not readable:
                 continue
             chunk = os.read(0, 65536)
