@@ -10,7 +10,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from rlcheck import secret_guard
+from rlcheck import report_nodes, secret_guard
 from rlcheck.catalog import installed_versions
 from rlcheck.verdict import Status, Verdict
 
@@ -169,10 +169,13 @@ def render_markdown(doc: dict[str, Any]) -> str:
             f"- job: {doc['job']['path']} ({doc['job']['format']})",
             f"- framework: {_cell((doc.get('framework') or {}).get('judged') or 'not stated')}",
             f"- ray: {doc['ray_address'] or 'embedded loopback Ray'}", f"- created: {doc['created']}", ""]
+    scale = report_nodes.at_scale(doc["verdicts"])  # many nodes: failing nodes first, the rest grouped
+    out += report_nodes.failing_nodes(doc["verdicts"], _cell) if scale else []
     out += _what_to_fix(doc["verdicts"])
     out += ["## Every verdict", "", "| status | check @ node | summary | known failure |", "|---|---|---|---|"]
-    out += [f"| {v['status']} | {_cell(_where(v))} | {_cell(v['summary'])} | {v['failure_id'] or ''} |"
-            for v in doc["verdicts"]]
+    out += report_nodes.grouped_rows(doc["verdicts"], _cell, _where) if scale else [
+        f"| {v['status']} | {_cell(_where(v))} | {_cell(v['summary'])} | {v['failure_id'] or ''} |"
+        for v in doc["verdicts"]]
     repros = [v for v in doc["verdicts"] if v["reproduction"]]
     if repros:
         out += ["", "## Known failures reproduced", "", "| failure | state | evidence |", "|---|---|---|"]
