@@ -77,7 +77,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects every test: start on first use instead
         return
     quick = session.config.getoption("quick")
-    items = [item for item in session.items if not (quick and item.get_closest_marker("slow"))]
+    # A reproducer whose kept verdict stands in for it (rlcheck.plugin.cache) is no Function: it runs nothing.
+    items = [item for item in session.items
+             if isinstance(item, pytest.Function) and not (quick and item.get_closest_marker("slow"))]
     modules = {item.path.stem for item in items}
     if modules & MEGATRON_DRIVER:
         warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(), megatron_args.RUNTIME)

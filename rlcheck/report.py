@@ -28,6 +28,9 @@ class Recorded:
     test_id: str
     """The pytest node id that produced it."""
     reproduction: dict[str, Any] | None = None
+    cached: dict[str, Any] | None = None
+    """A reproducer's verdict reused from the cache of this image: when it was made ("made"), by what ("by") and
+    the entry it came from ("entry"); None: made in this run."""
 
     @property
     def blocking(self) -> bool:
@@ -35,7 +38,7 @@ class Recorded:
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.verdict.to_dict(), "kind": self.kind, "test_id": self.test_id,
-                "blocking": self.blocking, "reproduction": self.reproduction}
+                "blocking": self.blocking, "reproduction": self.reproduction, "cached": self.cached}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -114,8 +117,12 @@ def _node(v: Verdict) -> str:
     return f" [{v.node}]" if v.node else ""
 
 
+def _kept(cached: dict[str, Any] | None) -> str:
+    return f" [cached: made {cached.get('made', '?')}]" if cached else ""
+
+
 def summary_lines(recorded: list[Recorded]) -> list[str]:
-    return [f"{r.verdict.status.value:7} {r.verdict.check_id}{_node(r.verdict)}: {r.verdict.summary}"
+    return [f"{r.verdict.status.value:7} {r.verdict.check_id}{_node(r.verdict)}: {r.verdict.summary}{_kept(r.cached)}"
             for r in recorded]
 
 
@@ -161,6 +168,21 @@ def _what_to_fix(verdicts: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _cache_lines(kept: dict[str, Any] | None) -> list[str]:
+    if not kept:
+        return []
+    if not kept.get("enabled"):
+        return [f"- reproducer cache: off ({_cell(kept.get('off') or '--no-cache')})"]
+    return [f"- reproducer cache: {kept['reused']} verdict(s) reused, {kept['kept']} kept ({_cell(kept['dir'])})",
+            *(f"- reproducer cache: {_cell(note)}" for note in kept.get("notes", ()))]
+
+
+def _made(v: dict[str, Any]) -> str:
+    """When a reproduction's verdict was made: this run, or the cache entry's time."""
+    cached = v.get("cached")
+    return f"cached, made {cached.get('made', '?')}" if cached else "this run"
+
+
 def render_markdown(doc: dict[str, Any]) -> str:
     """report.md: the decision, what to fix (blocking first, then warnings), then every verdict, reproductions and
     the stack's versions."""
@@ -168,7 +190,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out += [f"- hardware: {_cell(doc['hardware']['evidence'])}", f"- recipe: {doc['recipe']}" if not doc.get("job") else
             f"- job: {doc['job']['path']} ({doc['job']['format']})",
             f"- framework: {_cell((doc.get('framework') or {}).get('judged') or 'not stated')}",
-            f"- ray: {doc['ray_address'] or 'embedded loopback Ray'}", f"- created: {doc['created']}", ""]
+            f"- ray: {doc['ray_address'] or 'embedded loopback Ray'}", f"- created: {doc['created']}",
+            *_cache_lines(doc.get("cache")), ""]
     scale = report_nodes.at_scale(doc["verdicts"])  # many nodes: failing nodes first, the rest grouped
     out += report_nodes.failing_nodes(doc["verdicts"], _cell) if scale else []
     out += _what_to_fix(doc["verdicts"])
@@ -178,8 +201,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
         for v in doc["verdicts"]]
     repros = [v for v in doc["verdicts"] if v["reproduction"]]
     if repros:
-        out += ["", "## Known failures reproduced", "", "| failure | state | evidence |", "|---|---|---|"]
-        out += [f"| {v['failure_id']} | {v['reproduction']['state']} | {_cell(v['summary'])} |" for v in repros]
+        out += ["", "## Known failures reproduced", "", "| failure | state | evidence | made |", "|---|---|---|---|"]
+        out += [f"| {v['failure_id']} | {v['reproduction']['state']} | {_cell(v['summary'])} | {_made(v)} |"
+                for v in repros]
     out += ["", "## Stack versions", "", "| package | version |", "|---|---|"]
     out += [f"| {k} | {v or 'not installed'} |" for k, v in doc["versions"].items()]
     return "\n".join(out) + "\n"

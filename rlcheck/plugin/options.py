@@ -131,6 +131,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "not applicable (the cluster checks judge the GPU nodes through --ray-address); without it a "
                          "declared --hardware profile is held against this machine's GPUs")
     group.addoption("--quick", action="store_true", help="skip tests marked slow")
+    group.addoption("--no-cache", action="store_true",
+                    help="run every reproducer and keep no verdict (default: a reproducer whose verdict was kept for "
+                         "this image, rlcheck and reproducer source reuses it; the report says which and when "
+                         "they were made; folder: reproducers/ in $RLCHECK_CACHE_DIR, else $XDG_CACHE_HOME/rlcheck, "
+                         "else ~/.cache/rlcheck)")
     group.addoption("--rm-url", default=None, metavar="URL",
                     help="remote-rm e2e case: the reward service's /score URL as the cluster reaches it")
     group.addoption("--dry-run", action="store_true",

@@ -19,6 +19,8 @@ from rlcheck.verdict import Status, Verdict
 PLUGIN_DIR = Path(__file__).resolve().parent
 verdicts_key = pytest.StashKey[list[str]]()
 """The verdicts a test recorded, as JSON: carried on its report (also from xdist workers), not in JUnit."""
+enforced_key = pytest.StashKey[BaseException]()
+"""The failure or skip record_verdict raised for the verdicts themselves (a kept reproducer run ends with it)."""
 history_key = pytest.StashKey[tuple[list[dict[str, Any]], list[str]]]()
 """The reports kept in --history, read once per run (for the band of measured figures)."""
 KINDS = {"checks": "check", "reproducers": "reproducer", "testcases": "case"}
@@ -92,7 +94,11 @@ def record_verdict(request: pytest.FixtureRequest) -> Callable[..., None]:
         for v in named:
             stash.append(json.dumps({"verdict": v.to_dict(), "reproduction": reproduction}))
             item.user_properties.extend(verdict_properties(v))
-        enforce(named)
+        try:
+            enforce(named)
+        except BaseException as exc:  # pytest.fail / pytest.skip: the test ends as its verdicts say
+            item.stash[enforced_key] = exc
+            raise
 
     return record
 
@@ -171,7 +177,7 @@ class VerdictCollector:
         verdict = Verdict.from_dict(payload["verdict"])
         self.judged = self.judged or kind == "check" or verdict.status is not Status.SKIP
         self.recorded.append(report.Recorded(verdict=verdict, kind=kind, test_id=nodeid,
-                                             reproduction=payload.get("reproduction")))
+                                             reproduction=payload.get("reproduction"), cached=payload.get("cached")))
         self.done.add(nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -204,6 +210,10 @@ class VerdictCollector:
                    "framework": framework_context(ctx.framework, ctx.framework_judged()),
                    "job": {"path": ctx.job_path, "format": ctx.job_format, "error": ctx.job_error} if ctx.job_path
                    else None}
+        from rlcheck.plugin import cache  # imports this module: loaded once both are
+
+        if (kept := cache.summary_of(self.config)) is not None:
+            context["cache"] = kept.summary()
         doc = report.build_document(self.recorded, self.decision, context)
         status = report.exit_status(self.recorded)
         try:
@@ -238,10 +248,18 @@ class VerdictCollector:
         tr.write_line(f"framework: {ctx.framework_judged()}")
         for line in report.summary_lines(self.recorded):
             tr.write_line(line)
+        from rlcheck.plugin import cache
+
+        if (kept := cache.summary_of(self.config)) is not None and any(r.kind == "reproducer" for r in self.recorded):
+            for line in kept.lines():
+                tr.write_line(line)
         tr.write_line(f"report: {', '.join(self.paths)}")
         tr.write_line(f"rlcheck {self.decision.line}", bold=True, green=self.decision.go, red=not self.decision.go)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from rlcheck.plugin import cache  # imports this module; lazily, so pytest loads the plugin as it did
+
+    cache.register(config)  # controller and xdist workers alike: each looks its reproducers up
     if not hasattr(config, "workerinput"):  # xdist workers send their reports to the controller
         config.pluginmanager.register(VerdictCollector(config), "rlcheck-verdict-collector")

@@ -110,7 +110,9 @@ class Server:
                                  stdout=text[0], stderr=text[1], timed_out=timed_out)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
+        if self.proc.poll() is None and self.ready is None:  # still importing: it reads stdin only when done
+            subproc.kill_group(self.proc)
+        elif self.proc.poll() is None:
             assert self.proc.stdin is not None
             try:
                 self.proc.stdin.close()
