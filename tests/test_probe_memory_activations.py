@@ -1,8 +1,11 @@
 """Activation memory per pipeline stage: one test per term (each fails if its term is dropped or changed).
 
-Formulas: megatron-core core_v0.19.0 megatron/training/theoretical_memory_usage.py (per layer
-s x b x h x (18 + 4 ffn / h) / TP with sequence parallelism; (10 + 24 / TP) without, for ffn = 4h),
-SLIME's dynamic batches (max_tokens_per_gpu per GPU after the CP split) and fp32 logits.
+Formulas: GQA layers keep what megatron-core 0.19.2 saves for backward, measured on one H200 for Qwen3-0.6B, 1.7B
+and 4B (benchmarks/results/memory_truth_h200.json; tests/test_memory_truth_h200.py holds the fit): per token 8 h
+(sharded by sequence parallelism only) + 2 (q + 2 kv) + 2 q (qk norm) + 2 q + 2 kv + 2 q + 4 heads + 6 ffn (/ TP).
+MLA layers keep megatron-core core_v0.19.0 megatron/training/theoretical_memory_usage.py (per layer
+s x b x h x (18 + 4 ffn / h) / TP with sequence parallelism). SLIME's dynamic batches (max_tokens_per_gpu per GPU
+after the CP split) and fp32 logits.
 """
 
 from __future__ import annotations
@@ -38,38 +41,48 @@ def _with(recipe: Recipe, *args: str, **rollout) -> Recipe:
 
 
 H, FFN, LAYERS, VOCAB, T = 2560, 9728, 36, 151936, 8192  # Qwen3-4B, 8192 tokens per GPU
+HEADS, Q, KV = 32, 32 * 128, 8 * 128  # heads; heads x head dim; KV heads x head dim
+UNSHARDED = 8 * H  # input norm, QKV, pre-MLP norm and fc1 inputs
+QKV_OUT, Q_COPY, ROPE_QK, ATTN_OUT, LSE = 2 * (Q + 2 * KV), 2 * Q, 2 * Q + 2 * KV, 2 * Q, 4 * HEADS
+SHARDED = QKV_OUT + Q_COPY + ROPE_QK + ATTN_OUT + LSE + 6 * FFN  # SwiGLU: fc1 output 4 ffn + its output 2 ffn
 
 
 def test_activations_layers_without_sequence_parallel_tp1():
     act = stage_activations(_qwen())[0]
-    assert act.layers_gib * GIB == pytest.approx(LAYERS * T * H * (10 + 8 + 4 * FFN / H))
+    assert act.layers_gib * GIB == pytest.approx(LAYERS * T * (UNSHARDED + SHARDED))
     assert (act.in_flight, act.recompute_gib) == (1, 0.0)
 
 
 def test_activations_layers_with_and_without_sequence_parallel_at_tp4():
     sp = stage_activations(_qwen(tp=4, sequence_parallel=True))[0].layers_gib * GIB
     no_sp = stage_activations(_qwen(tp=4))[0].layers_gib * GIB
-    assert sp == pytest.approx(LAYERS * T * H * (18 + 4 * FFN / H) / 4)
-    assert no_sp == pytest.approx(LAYERS * T * H * (10 + (8 + 4 * FFN / H) / 4))
+    assert sp == pytest.approx(LAYERS * T * (UNSHARDED + SHARDED) / 4)
+    assert no_sp == pytest.approx(LAYERS * T * (UNSHARDED + SHARDED / 4))
 
 
-def test_activations_match_megatrons_without_sp_formula_at_ffn_4h():
-    model = dataclasses.replace(_qwen().model, ffn_hidden_size=4 * H)
-    act = stage_activations(_qwen(tp=2).replace(model=model))[0]
-    assert act.layers_gib * GIB == pytest.approx(LAYERS * T * H * (10 + 24 / 2))
+def test_activations_gqa_terms_follow_the_qk_norm_and_the_mlp_matrices():
+    qwen = _qwen()
+    no_qk_norm = dataclasses.replace(qwen.model, attention=dataclasses.replace(qwen.model.attention,
+                                                                               qk_layernorm=False))
+    gelu = dataclasses.replace(qwen.model, activation="gelu")
+    full = stage_activations(qwen)[0].layers_gib * GIB
+    assert stage_activations(qwen.replace(model=no_qk_norm))[0].layers_gib * GIB == pytest.approx(
+        full - LAYERS * T * Q_COPY)
+    assert stage_activations(qwen.replace(model=gelu))[0].layers_gib * GIB == pytest.approx(
+        full - LAYERS * T * 2 * FFN)
 
 
 def test_activations_full_recompute_uniform_keeps_chunk_inputs_and_one_chunk():
     act = stage_activations(_with(_qwen(), "--recompute-granularity", "full", "--recompute-method", "uniform",
                                   "--recompute-num-layers", "4"))[0]
     assert act.layers_gib * GIB == pytest.approx(9 * 2 * T * H)  # 36 / 4 chunk inputs, bf16
-    assert act.recompute_gib * GIB == pytest.approx(4 * T * H * (18 + 4 * FFN / H))
+    assert act.recompute_gib * GIB == pytest.approx(4 * T * (UNSHARDED + SHARDED))
 
 
 def test_activations_full_recompute_block_stores_the_rest_whole():
     act = stage_activations(_with(_qwen(), "--recompute-granularity", "full", "--recompute-method", "block",
                                   "--recompute-num-layers", "6"))[0]
-    assert act.layers_gib * GIB == pytest.approx(6 * 2 * T * H + 30 * T * H * (18 + 4 * FFN / H))
+    assert act.layers_gib * GIB == pytest.approx(6 * 2 * T * H + 30 * T * (UNSHARDED + SHARDED))
 
 
 def test_activations_selective_is_the_megatron_formula():
@@ -81,6 +94,8 @@ def test_activations_embedding_on_first_stage_and_logits_on_last():
     one = stage_activations(_qwen())[0]
     assert one.embedding_gib * GIB == pytest.approx(8 * T + T * H)
     assert one.logits_gib * GIB == pytest.approx(T * VOCAB * LOGIT_BYTES)
+    hot = stage_activations(_with(_qwen(), temperature=0.8))[0]  # logits / temperature: one more fp32 copy
+    assert hot.logits_gib * GIB == pytest.approx(T * VOCAB * (LOGIT_BYTES + 4))
     staged = stage_activations(_qwen(pp=4))
     assert staged[0].logits_gib == 0 and staged[-1].embedding_gib == 0 and staged[-1].logits_gib > 0
 

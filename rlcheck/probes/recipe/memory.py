@@ -7,7 +7,7 @@ Training, per GPU of pipeline stage s (parameter counts: rlcheck.probes.recipe.m
            + 12 x (expert / EDP + other / (DP x CP))  (fp32 master + Adam m, v; SLIME forces Megatron's
            distributed optimizer; EDP = world / (EP x ETP x PP)); the 12 B stay on the CPU with
            --optimizer-cpu-offload.
-  + activations (rlcheck.probes.recipe.memory_activations: Megatron's per-layer formula for the recipe's
+  + activations (rlcheck.probes.recipe.memory_activations: per-layer bytes for the recipe's
     recompute, sequence parallelism, CP and micro-batch tokens, micro-batches in flight, fp32 logits)
   + buffers (rlcheck.probes.recipe.memory_buffers: MoE token dispatch, buffer padding, CUDA context, NCCL,
     a colocated engine's context).
@@ -183,7 +183,8 @@ def _stage_details(recipe: Recipe, memory: StageMemory) -> str:
               f"caching allocator's fragmentation, DeepEP buffers, weight-update buckets"]
     lines += ["formula: per rank expert/(EP x ETP) + other/TP (+ embedding first, output last); bytes 2 (bf16) "
               "+ 4 (fp32 grads) + 12 (fp32 master, Adam m, v) sharded over expert DP or DP x CP; activations "
-              "per memory_activations (Megatron core_v0.19.0 theoretical_memory_usage.py); buffers per "
+              "per memory_activations (GQA layers: what megatron-core 0.19.2 keeps, measured on an H200; MLA: Megatron "
+              "core_v0.19.0 theoretical_memory_usage.py); buffers per "
               "rlcheck.probes.recipe.memory_buffers",
               stage_calibration()]
     return "\n".join(lines)

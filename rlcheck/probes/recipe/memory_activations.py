@@ -15,11 +15,27 @@ Sources:
   and slime/utils/ppo_utils.py casts the vocab-parallel logits to fp32 and subtracts their max into a
   new tensor: 2 x 4 bytes x tokens x vocab / TP on the last stage.
 
+- GQA layers (Qwen3), measured: benchmarks/memory_truth on one H200 (megatron-core 0.19.2, torch 2.11,
+  benchmarks/results/memory_truth_h200.json) found Megatron's formula 20-39% short per layer for
+  Qwen3-0.6B, 1.7B and 4B without recompute: it assumes heads x head dim = h and a two-matrix MLP.
+  What a layer keeps for backward, per token, read from megatron-core 0.19.2 (transformer_layer.py,
+  attention.py get_query_key_value_tensors, mlp.py, fused_bias_swiglu.py) and measured to within 2.2%
+  on the three shapes (q = heads x head dim, kv = KV heads x head dim, f = ffn width, bf16):
+  8 h (the two norms' inputs, the QKV and fc1 inputs; sharded by sequence parallelism) + 2 (q + 2 kv)
+  (the fused QKV output, kept through the K and V views) + 2 q (queries reshaped to heads, a copy the
+  q norm keeps; only with --qk-layernorm) + 2 q + 2 kv (q and k after RoPE, kept by flash attention)
+  + 2 q (the attention output) + 4 x heads (fp32 log-sum-exp) + 6 f (SwiGLU: fc1's 2 f output kept by
+  the activation, its f output kept by fc2; 4 f for a two-matrix MLP). MLA layers (GLM) keep
+  Megatron's formula: not measured.
+- Temperature (SLIME get_log_probs_and_entropy: logits / rollout_temperature when it is not 1): one more
+  fp32 tokens x vocab copy on the last stage, measured on the H200 (12 B x tokens x vocab at 0.8).
+
 rlcheck's choices where the sources are silent: an MoE layer's ffn term uses top-k x expert width +
 the shared expert width (the tokens each GPU's experts process on average); 'no recompute' uses the
 selective formula (flash attention stores no s x s scores, which is what selective recompute drops);
 full recompute keeps each chunk's input for every in-flight micro-batch plus one chunk's activations
-while it is recomputed in backward.
+while it is recomputed in backward (measured on the H200, the peak comes at the loss, where no layer is
+recomputed: that chunk is an overcount of 0.5-1%).
 """
 
 from __future__ import annotations
@@ -29,12 +45,20 @@ import math
 
 from rlcheck.probes.recipe.memory_params import GIB, flag_value, moe_layer_flags
 from rlcheck.recipes.glm import stage_starts
+from rlcheck.recipes.models import GQA
 from rlcheck.recipes.recipe import Recipe
 
 ASSUMED_PROMPT_TOKENS = 1024
 """Prompt budget when the recipe sets no --rollout-max-prompt-len (as the KV pool check assumes)."""
 LOGIT_BYTES = 8
-"""fp32 logits (SLIME's loss asserts fp32) plus the fp32 max-shifted copy ppo_utils makes for log-probs."""
+"""fp32 logits (SLIME's loss asserts fp32) plus the fp32 max-shifted copy ppo_utils makes for log-probs
+(measured on the H200: the loss's peak is 8 B x tokens x vocab above the layers' activations)."""
+TEMPERATURE_LOGIT_BYTES = 4
+"""The fp32 logits divided by a rollout temperature other than 1 (a copy; measured on the H200)."""
+NORM_LINEAR_INPUT_BYTES = 8
+"""Per token and hidden unit of a GQA layer: input norm, QKV, pre-MLP norm and fc1 inputs, bf16 each."""
+LSE_BYTES = 4
+"""Flash attention's fp32 log-sum-exp per token and head."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -94,16 +118,29 @@ def micro_batches(recipe: Recipe, tokens: int) -> int:
     return max(1, math.ceil(samples * (prompt + ro.max_response_len) / par.cp / tokens))
 
 
-def _layer_bytes(recipe: Recipe, tokens: int, is_moe: bool) -> float:
-    model, par = recipe.model, recipe.parallel
+def layer_token_bytes(recipe: Recipe, is_moe: bool) -> tuple[float, float]:
+    """(bytes per token a layer keeps that only sequence parallelism shards, bytes that TP shards)."""
+    model = recipe.model
     h = model.hidden_size
     ffn = model.ffn_hidden_size
     if is_moe and model.moe is not None:
         ffn = model.moe.router_topk * model.moe.ffn_hidden_size + model.moe.shared_expert_ffn
-    sharded = 8 + 4 * ffn / h  # tensor-parallel activations (attention projections, MLP)
+    if not isinstance(model.attention, GQA):  # MLA: Megatron's theoretical formula (not measured)
+        return 10 * h, (8 + 4 * ffn / h) * h
+    heads = model.num_attention_heads
+    q, kv = heads * model.head_dim, model.kv_heads * model.head_dim
+    attention = 2 * (q + 2 * kv) + 2 * q + 2 * kv + 2 * q + LSE_BYTES * heads
+    attention += 2 * q if model.attention.qk_layernorm else 0
+    mlp = (6 if model.activation == "swiglu" else 4) * ffn
+    return NORM_LINEAR_INPUT_BYTES * h, attention + mlp
+
+
+def _layer_bytes(recipe: Recipe, tokens: int, is_moe: bool) -> float:
+    par = recipe.parallel
+    unsharded, sharded = layer_token_bytes(recipe, is_moe)
     if par.sequence_parallel:
-        return tokens * h * (10 + sharded) / par.tp
-    return tokens * h * (10 + sharded / par.tp)
+        return tokens * (unsharded + sharded) / par.tp
+    return tokens * (unsharded + sharded / par.tp)
 
 
 def stage_activations(recipe: Recipe) -> tuple[StageActivations, ...]:
@@ -126,7 +163,8 @@ def stage_activations(recipe: Recipe) -> tuple[StageActivations, ...]:
         else:  # block: the first n layers of the stage are recomputed, the rest store everything
             stored, working = n * checkpoint + sum(full[n:]), max(full) * n if n else 0.0
         embedding = (8 * tokens + tokens * model.hidden_size) / par.tp if i == 0 else 0.0
-        logits = tokens * model.vocab_size / par.tp * LOGIT_BYTES if i == par.pp - 1 else 0.0
+        logit_bytes = LOGIT_BYTES + (TEMPERATURE_LOGIT_BYTES if recipe.rollout.temperature != 1.0 else 0)
+        logits = tokens * model.vocab_size / par.tp * logit_bytes if i == par.pp - 1 else 0.0
         out.append(StageActivations(stage=i + 1, in_flight=in_flight, layers_gib=stored * in_flight / GIB,
                                     recompute_gib=working / GIB, embedding_gib=embedding * in_flight / GIB,
                                     logits_gib=logits / GIB))
