@@ -303,6 +303,26 @@ def test_rules_table_report_markdown_nothing_to_fix_and_nothing_reproduced(statu
                        + "\n## Stack versions\n\n| package | version |\n|---|---|\n")
 
 
+def test_rules_table_report_markdown_at_cluster_scale():
+    """From 8 nodes on: the failing nodes first, per-node PASS grouped; report.md's own cell and where rules apply."""
+    nodes = [f"gpu-a{i:02d}" for i in range(8)]
+    verdicts = [_verdict("PASS", "cluster_node_xid", "no  Xid", node=n) for n in nodes[1:]]
+    verdicts.append(_verdict("FAIL", "cluster_node_xid", "Xid 79 | off the bus", node="gpu|a00"))
+    md = report.render_markdown({**DOC, "verdicts": verdicts, "versions": {}})
+    lines = md.splitlines()
+    start = lines.index("## Failing nodes")
+    assert lines[start:start + 8] == [
+        "## Failing nodes", "", "1 of 8 nodes block GO:", "", "| node | FAIL | UNKNOWN | checks |", "|---|---|---|---|",
+        "| gpu\\|a00 | 1 | 0 | cluster_node_xid (FAIL) |", ""]
+    assert lines.index("## What to fix") == start + 8
+    rows = lines[lines.index("|---|---|---|---|", start + 6) + 1:lines.index("## Stack versions") - 1]
+    assert rows == [
+        "| PASS | cluster_node_xid @ 7 nodes: gpu-a01, gpu-a02, gpu-a03, gpu-a04, gpu-a05 (+2 more) | no Xid |  |",
+        "| FAIL | cluster_node_xid @ gpu\\|a00 | Xid 79 \\| off the bus |  |"]
+    below = report.render_markdown({**DOC, "verdicts": verdicts[1:], "versions": {}})
+    assert "## Failing nodes" not in below and "| PASS | cluster_node_xid @ gpu-a02 | no Xid |  |" in below
+
+
 # --- files: report.json / report.md and the history copy ---------------------------------------------------------
 
 def _doc(**changes: object) -> dict[str, object]:
