@@ -75,7 +75,8 @@ def test_rules_table_e2e_watch_step0_kl(line, broken):
         return
     assert watcher.ended is not None and watcher.ended.kind == "invariant" and watcher.ended.failure_id is None
     assert watcher.ended.name.startswith(broken), watcher.ended.name
-    assert watcher.ended.supporting == (len(STARTUP) + 1,)
+    n = len(STARTUP) + 1  # feed() gives line n the time n
+    assert (watcher.ended.supporting, watcher.ended.line, watcher.ended.at_s, watcher.ended.loop) == ((n,), line, n, 0)
 
 
 @pytest.mark.parametrize(("argv", "ppo_kl", "kl_loss", "broken"), [
@@ -160,7 +161,9 @@ def test_rules_table_e2e_watch_truncation_bound(line, limit, broken):
     watcher = watch([line], invariants=Invariants(max_truncated_ratio=limit))
     assert (watcher.ended.name if watcher.ended else None) == broken
     if broken:
-        assert watcher.ended.failure_id == "kv-pool-truncation"
+        n = len(STARTUP) + 1
+        assert watcher.ended.failure_id == "kv-pool-truncation" and watcher.ended.kind == "invariant"
+        assert (watcher.ended.line, watcher.ended.at_s, watcher.ended.supporting) == (line, n, (n,))
 
 
 def test_rules_table_e2e_watch_truncated_ratios_are_kept_from_the_perf_line_only():
@@ -185,6 +188,7 @@ def test_rules_table_e2e_watch_nonfinite_metrics(key, value, fatal):
     assert (watcher.ended is not None) is fatal
     if fatal:
         assert watcher.ended.name == f"step 3 {key} = {shown}" and watcher.ended.kind == "invariant"
+        assert (watcher.ended.line, watcher.ended.at_s, watcher.ended.failure_id) == (line, len(STARTUP) + 1, None)
     else:
         assert watcher.notes == [f"step 3 {key} = {shown} (not finite)"]
 
@@ -272,7 +276,9 @@ def test_rules_table_e2e_watch_first_consequence_waits_not_the_second():
 def test_rules_table_e2e_watch_uncatalogued_line_after_a_consequence_ends_the_wait():
     watcher = watch([DIED, UNCATALOGUED.format(n=1)])
     n = len(STARTUP)
-    assert watcher.ended.failure_id == "uncatalogued" and watcher.ended.supporting == (n + 1, n + 2)
+    end = watcher.ended
+    assert (end.kind, end.name, end.failure_id, end.line, end.supporting, end.at_s) == (
+        "failure", "uncatalogued", "uncatalogued", UNCATALOGUED.format(n=1), (n + 1, n + 2), n + 1)
 
 
 def test_rules_table_e2e_watch_no_deadline_while_a_consequence_waits():
@@ -309,3 +315,90 @@ def test_rules_table_e2e_watch_a_failure_after_the_end_is_not_fed():
     assert watcher.ended.kind == "done" and watcher.ended.loop == 2
     lines = watcher.line_no
     assert watcher.feed(NCCL, 1e6) == [] and watcher.line_no == lines and watcher.ended.kind == "done"
+
+
+@pytest.mark.parametrize("loops_before", [0, 1, 2])
+def test_rules_table_e2e_watch_known_failure_event(loops_before):
+    watcher = watch([*LOOP * loops_before, "noise", NCCL])
+    n = len(STARTUP) + len(LOOP) * loops_before + 2
+    end = watcher.ended
+    assert (end.kind, end.name, end.failure_id, end.line, end.at_s, end.loop, end.supporting) == (
+        "failure", "nccl-system-error", "nccl-system-error", NCCL, n, loops_before, (n,))
+    assert watcher.events[-1] is end and watcher.check(1e9) == [] and watcher.deadline() is None
+    assert watcher.finish() == []
+
+
+def test_rules_table_e2e_watch_consequence_event_keeps_its_loop_and_time():
+    watcher = watch([*LOOP, DIED])
+    watcher.finish()
+    n = len(STARTUP) + len(LOOP) + 1
+    end = watcher.ended
+    assert (end.kind, end.name, end.line, end.at_s, end.loop) == ("failure", "ray-actor-died", DIED, n, 1)
+
+
+@pytest.mark.parametrize("line", [step(6, loss=float("inf")), PERF.format(i=1, d="{'rollout/truncated_ratio': 0.9}"),
+                                  ROLLOUT.format(i=1, d="{'rollout/raw_reward': nan}")])
+def test_rules_table_e2e_watch_invariant_names_its_loop(line):
+    watcher = watch([*LOOP, line])
+    assert watcher.ended.kind == "invariant" and watcher.ended.loop == 1 and watcher.ended.line == line
+
+
+RETRACT = "[2026-07-01 10:00:00 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 12"
+
+
+@pytest.mark.parametrize(("lines", "first"), [
+    (["x" * (MAX_LINE_CHARS + 1)] * 60, f"a {MAX_LINE_CHARS + 1}-character line was cut at {MAX_LINE_CHARS} before "
+                                        "matching"),
+    ([RETRACT] * 60, f"line {len(STARTUP) + 1}: kv-pool-truncation (routine; judged by its invariant): {RETRACT}"),
+])
+def test_rules_table_e2e_watch_notes_of_each_kind_are_bounded(lines, first):
+    watcher = watch(lines)
+    assert len(watcher.notes) == 50 and watcher.notes[0] == first and watcher.ended is None
+
+
+def test_rules_table_e2e_watch_routine_note_shows_the_lines_start_only():
+    long_retract = RETRACT + " " + "y" * 500
+    watcher = watch([long_retract])
+    assert watcher.notes == [f"line {len(STARTUP) + 1}: kv-pool-truncation (routine; judged by its invariant): "
+                             f"{long_retract[:200]}"]
+
+
+def test_rules_table_e2e_watch_tail_keeps_the_last_200_lines():
+    watcher = watch([f"line {i}" for i in range(250)])
+    assert len(watcher.tail) == 200 and watcher.tail[0] == "line 50" and watcher.tail[-1] == "line 249"
+
+
+@pytest.mark.parametrize(("what", "ends"), [("rollout", True), ("eval", False), ("passrate", False), ("perf", False),
+                                            ("multi_turn", False)])
+def test_rules_table_e2e_watch_only_the_rollout_line_carries_the_reward(what, ends):
+    lines = [ROLLOUT.format(i=i, d="{'rollout/raw_reward': 0.0}").replace(f"rollout {i}", f"{what} {i}")
+             for i in range(3)]
+    assert (watch(lines).ended is not None) is ends
+
+
+def test_rules_table_e2e_watch_phase_times_are_rounded_seconds_between_milestones():
+    milestones, _ = slime_log.plan("v0.2.4", DEADLINES, ("--use-kl-loss",))
+    watcher = Watcher(milestones, 2)
+    feed(watcher, ["noise", *STARTUP, *LOOP, *LOOP[:2]], step_s=0.12345)
+    times = watcher.phase_times()
+    assert times[0]["placement-group"] == round(2 * 0.12345, 3) and times[0]["train-actor-ready"] == 0.123
+    assert list(times[1]) == ["rollout", "ref_log_probs"] and times[1]["rollout"] == 0.123
+
+
+def test_rules_table_e2e_watch_milestone_events_carry_their_line_time_and_loop():
+    watcher = watch([*LOOP, *LOOP[:1]])
+    events = [e for e in watcher.events if e.kind == "milestone"]
+    lines = [*STARTUP, *LOOP, *LOOP[:1]]
+    assert len(events) == 10 and all(e.line == lines[e.supporting[0] - 1] == lines[int(e.at_s) - 1] for e in events)
+    assert [e.loop for e in events] == [0] * 9 + [1] and events[-1].line == LOOP[0]
+
+
+def test_rules_table_e2e_watch_timeout_names_its_loop():
+    watcher = watch([*LOOP, *LOOP[:2]])
+    [event] = watcher.check(watcher.deadline()[0])
+    assert (event.kind, event.loop, event.name) == ("timeout", 1, "log_probs")
+
+
+def test_rules_table_e2e_watch_without_milestones_feeds_without_error():
+    watcher = Watcher((), 1)
+    assert watcher.feed("Timer train end (elapsed: 1.0s)", 1.0) == [] and watcher.line_no == 1
