@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import re
 import tomllib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,8 @@ PROFILE_FIELDS = {
 }
 OPTIONAL = ("alternatives", "thresholds", "provenance")
 PERFORMANCE_FLOORS = ("bf16_gemm_min_tflops", "nccl_allreduce_min_busbw_gbps", "nccl_pair_min_busbw_gbps")
+THRESHOLDS = (*PERFORMANCE_FLOORS, "shm_min_gib")
+"""Every threshold a profile may set (Thresholds' fields): a name outside these is refused, never ignored."""
 """Thresholds that are rates a machine measures: each one says where its number comes from (provenance)."""
 PROVENANCE = ("measured", "public", "baseline")
 """measured: run on this hardware by rlcheck's own measure (below it is FAIL); public: vendor peak or published
@@ -43,6 +47,68 @@ class Alternative:
     """Which figure a source gives differently."""
     value: float
     source: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Thresholds:
+    """A profile's floors, typed: each is a finite number > 0 or None (not set: the check that needs it says so)."""
+
+    bf16_gemm_min_tflops: float | None = None
+    """One GPU's bf16 GEMM, TFLOP/s (gpu_bf16_gemm)."""
+    nccl_allreduce_min_busbw_gbps: float | None = None
+    """All-reduce bus bandwidth across this node's GPUs, GB/s (gpu_nccl_allreduce)."""
+    nccl_pair_min_busbw_gbps: float | None = None
+    """All-reduce bus bandwidth between two nodes, GB/s (cluster pairs)."""
+    shm_min_gib: float | None = None
+    """/dev/shm size a node needs, GiB (NCCL's shared memory, Ray's object store)."""
+
+    def __post_init__(self) -> None:
+        for name in THRESHOLDS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"thresholds.{name}={value!r}: must be a finite number > 0")
+
+    @classmethod
+    def of(cls, table: Mapping[str, float] | Thresholds) -> Thresholds:
+        """From a profile file's [thresholds] table; an unknown name is refused naming the ones allowed."""
+        if isinstance(table, Thresholds):
+            return table
+        if unknown := sorted(set(table) - set(THRESHOLDS)):
+            raise ValueError(f"thresholds: unknown {', '.join(unknown)}; allowed: {', '.join(THRESHOLDS)}")
+        return cls(**table)
+
+    def get(self, name: str) -> float | None:
+        """The floor by name (a check that names its floor in a constant); a name that is no threshold is a bug."""
+        if name not in THRESHOLDS:
+            raise KeyError(f"{name!r} is no threshold: one of {', '.join(THRESHOLDS)}")
+        value: float | None = getattr(self, name)
+        return value
+
+    def items(self) -> list[tuple[str, float]]:
+        """The floors that are set, in THRESHOLDS order."""
+        return [(name, value) for name in THRESHOLDS if (value := getattr(self, name)) is not None]
+
+    def keys(self) -> list[str]:
+        """The names of the floors that are set (with __getitem__, `{**thresholds}` reads as a plain table)."""
+        return [name for name, _ in self.items()]
+
+    def __getitem__(self, name: str) -> float:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(f"{name}: not set in this profile")
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __contains__(self, name: object) -> bool:
+        return name in THRESHOLDS and getattr(self, str(name)) is not None
+
+    def replace(self, floors: Mapping[str, float]) -> Thresholds:
+        """These floors with some replaced (a cluster's baseline); unknown names are refused as in of()."""
+        return Thresholds.of({**dict(self.items()), **floors})
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -67,12 +133,14 @@ class HardwareProfile:
     """Where every figure comes from (one entry per figure)."""
     alternatives: tuple[Alternative, ...] = ()
     """Figures other sources give, kept beside the one the checks use."""
-    thresholds: dict[str, float] = dataclasses.field(default_factory=dict)
-    """Floors and limits for checks, names carry units; each needs a source entry."""
+    thresholds: Thresholds = dataclasses.field(default_factory=Thresholds)
+    """Floors and limits for checks, names carry units; each needs a source entry (a mapping given here is read
+    through Thresholds.of: an unknown name is refused)."""
     provenance: dict[str, str] = dataclasses.field(default_factory=dict)
     """Performance floor -> measured | public | baseline (see PROVENANCE); every PERFORMANCE_FLOORS entry needs one."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "thresholds", Thresholds.of(self.thresholds))
         cc = self.compute_capability
         if not re.fullmatch(r"\d+\.\d+", cc):
             raise ValueError(f"compute_capability={cc!r}: expected MAJOR.MINOR such as '9.0' or '10.3'")

@@ -226,7 +226,7 @@ def apply(profile: HardwareProfile, baseline: Baseline, path: Path) -> HardwareP
         check_bound(name, floor, profile, str(path), "floor")
     provenance = {**profile.provenance, **dict.fromkeys(baseline.thresholds, "baseline")}
     source = {**profile.source, **{k: f"baseline {path}: {v}" for k, v in baseline.source.items()}}
-    return dataclasses.replace(profile, thresholds={**profile.thresholds, **baseline.thresholds},
+    return dataclasses.replace(profile, thresholds=profile.thresholds.replace(baseline.thresholds),
                                provenance=provenance, source=source)
 
 
