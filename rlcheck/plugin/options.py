@@ -14,11 +14,10 @@ from rlcheck import hardware, report
 from rlcheck.framework.detect import FRAMEWORKS, Installed, parse_declared, resolve
 from rlcheck.framework.schema import DEFAULT_SCHEMA
 from rlcheck.job import capture
-from rlcheck.job.capture import CAPTURE_FORMATS
 from rlcheck.job.job import Job, judged_framework
 from rlcheck.probes.node import gpus
 from rlcheck.process import reach
-from rlcheck.recipes import DEFAULT_RECIPE, RECIPE_IDS
+from rlcheck.recipes import RECIPE_IDS
 
 HARDWARE_SPECIAL = ("auto", "none")
 
@@ -81,65 +80,6 @@ class RunContext:
 
 
 context_key = pytest.StashKey[RunContext]()
-
-
-def _profile_names() -> str:
-    try:
-        return ", ".join([*hardware.load_profiles(), *HARDWARE_SPECIAL])
-    except hardware.ProfileError:  # said as a usage error in pytest_configure, not as a crash here
-        return "(the hardware profiles could not be loaded)"
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("rlcheck", "rlcheck preflight and test cases")
-    names = _profile_names()
-    group.addoption("--hardware", default="auto", metavar="NAME",
-                    help=f"hardware profile to judge against: {names} (default: auto = detect this machine)")
-    group.addoption("--ray-address", default=None, metavar="ADDRESS",
-                    help="Ray cluster to check (ray://host:10001 or http://host:8265); "
-                         "default: an embedded single-machine Ray on 127.0.0.1")
-    group.addoption("--recipe", default=DEFAULT_RECIPE, metavar="ID",
-                    help=f"recipe the checks judge: {', '.join(RECIPE_IDS)} (default: {DEFAULT_RECIPE})")
-    group.addoption("--job", default=None, metavar="PATH",
-                    help="judge your own launch instead of --recipe: a SLIME-style bash script or a Miles Python "
-                         "launcher (run in a sandbox), "
-                         "a `ray job submit` line, a KubeRay RayJob YAML, an argv JSON or `rlcheck job capture` JSON")
-    group.addoption("--job-format", default=None, choices=CAPTURE_FORMATS,
-                    help=f"the --job file's format when detection guesses wrong: {', '.join(CAPTURE_FORMATS)}")
-    group.addoption("--job-env", action="append", default=[], metavar="NAME[=VALUE]",
-                    help="a variable for a --job script run in the capture sandbox (repeatable; NAME alone passes "
-                         "this shell's value), e.g. --job-env BASE_DIR=/fsx")
-    group.addoption("--framework", default=None, metavar="slime==VERSION",
-                    help="the SLIME or Miles version the job runs under (slime==0.2.4, slime==main, miles==main); "
-                         "default: the one installed here (package metadata, or a git checkout's tag), else the one "
-                         "--job states (a RayJob image tag, a Miles launcher)")
-    group.addoption("--report-dir", default="rlcheck-report", metavar="DIR",
-                    help="where report.json and report.md go (default: rlcheck-report/)")
-    group.addoption("--history", default=None, metavar="DIR",
-                    help="also keep every report.json in DIR (one file per run, never overwritten)")
-    group.addoption("--band-runs", default=5, type=int, metavar="N",
-                    help="with --history: judge measured figures (GEMM TFLOP/s, all-reduce GB/s) also against the "
-                         "median of the last N good runs kept there (WARN 5%%, FAIL 10%% below; needs 3 runs; "
-                         "0: off; default 5)")
-    group.addoption("--hardware-timeout-s", default=gpus.DETECT_TIMEOUT_S, type=float, metavar="S",
-                    help="--hardware=auto: how long nvidia-smi (or torch) may take to answer (default: 30)")
-    group.addoption("--baseline", default=None, metavar="PATH",
-                    help="judge the GEMM and all-reduce by this cluster's own floors (a file written by `rlcheck "
-                         "baseline record`) instead of the profile's; it must name the profile judged")
-    group.addoption("--no-local-gpus", action="store_true",
-                    help="this machine is a Ray client or login node, not a GPU node: the checks of its own GPUs are "
-                         "not applicable (the cluster checks judge the GPU nodes through --ray-address); without it a "
-                         "declared --hardware profile is held against this machine's GPUs")
-    group.addoption("--quick", action="store_true", help="skip tests marked slow")
-    group.addoption("--no-cache", action="store_true",
-                    help="run every reproducer and keep no verdict (default: a reproducer whose verdict was kept for "
-                         "this image, rlcheck and reproducer source reuses it; the report says which and when "
-                         "they were made; folder: reproducers/ in $RLCHECK_CACHE_DIR, else $XDG_CACHE_HOME/rlcheck, "
-                         "else ~/.cache/rlcheck)")
-    group.addoption("--rm-url", default=None, metavar="URL",
-                    help="remote-rm e2e case: the reward service's /score URL as the cluster reaches it")
-    group.addoption("--dry-run", action="store_true",
-                    help="e2e test cases: render and validate each case instead of submitting it (no cluster)")
 
 
 Resolved = tuple[hardware.HardwareProfile | None, str, str]

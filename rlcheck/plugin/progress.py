@@ -108,12 +108,6 @@ class ProgressPlugin:
         self.stop.set()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("rlcheck").addoption(
-        "--progress-s", default=DEFAULT_S, type=float, metavar="S",
-        help=f"write what is running after S seconds without output (default {DEFAULT_S:g}; 0: never)")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     every_s = config.getoption("progress_s")
     if every_s < 0:
