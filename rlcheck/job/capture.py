@@ -27,6 +27,8 @@ __all__ = ["CAPTURE_FORMATS", "CaptureFailed", "JobFormatError", "capture", "det
 CAPTURE_FORMATS = tuple(f for f in FORMATS if f != "recipe")
 # A Miles launcher imports Miles' launch helpers (`import miles.utils.external_utils.command_utils as U`).
 _MILES_IMPORT = re.compile(r"^\s*(from|import)\s+miles(\.|\s)", re.MULTILINE)
+# SLIME's Python launchers use the same helpers (Miles forked them): run under the same stub, judged as SLIME.
+_SLIME_LAUNCHER = re.compile(r"^\s*(from|import)\s+slime\.utils\.external_utils\.command_utils\b", re.MULTILINE)
 
 
 def parse_env(items: Sequence[str], environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -71,7 +73,7 @@ def detect(path: Path) -> str:
     text = _read(path)
     code = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if suffix == ".py":
-        if _MILES_IMPORT.search(text):
+        if _MILES_IMPORT.search(text) or _SLIME_LAUNCHER.search(text):
             return "miles-py"
         raise JobFormatError(f"{path}: a Python file that imports nothing of Miles; a Miles launcher imports "
                              f"miles.utils.external_utils.command_utils (else pass --job-format, one of "

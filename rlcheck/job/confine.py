@@ -4,8 +4,10 @@ Inside fresh user, mount, PID, network and IPC namespaces (rlcheck.job.sandbox) 
 namespace's capabilities:
 - hides what could carry a secret: home directories, /root, /run (secrets and host sockets), cloud and cluster
   credentials, /etc/shadow and its kin (empty tmpfs over a directory, an empty read-only file over a file);
-- gives the script a private /tmp, /dev/shm and HOME (size-capped tmpfs) and a /dev with only null, zero, full,
-  random and urandom;
+- gives the script a private /tmp, /dev/shm, /root and HOME (size-capped tmpfs: a launch that runs `mkdir -p
+  /root/models` as in the frameworks' images goes on) and a /dev with only null, zero, full, random and urandom;
+- shows the framework checkout the script lives in where the framework's image keeps it (/root/slime, /root/miles:
+  SLIME's and Miles' Dockerfiles clone there, and their scripts `source /root/slime/scripts/models/...`), read-only;
 - binds back, read-only, what capture needs that sat under a hidden or private tree: rlcheck's interpreter and
   package, the script's directory, the directory it runs from, the call record (the one writable host path);
 - then makes every other mount read-only and drops every capability (setpriv), so nothing can be remounted.
@@ -35,6 +37,8 @@ HOME_SECRETS = (".aws", ".config/gcloud", ".kube", ".docker", ".ssh", ".netrc", 
                 ".huggingface", ".cache/huggingface", ".config/gh", ".azure", ".pgpass", ".bash_history",
                 ".zsh_history", ".python_history", ".npmrc", ".pypirc", ".config/wandb", ".vault-token",
                 ".terraform.d", ".oci", ".ray")
+PRIVATE_ROOT = "/root"
+"""The hidden tree the script may write into (an empty private tmpfs, as HOME): the images' launches write there."""
 DEVICES = ("null", "zero", "full", "random", "urandom")
 SETPRIV = ("setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--")
 
@@ -55,6 +59,8 @@ class Layout:
     """Host paths the script must still see (interpreter, package, the script's directory), read-only."""
     homes: tuple[str, ...] = ()
     """Home directories whose credential files are hidden again when a kept path lies in them."""
+    checkout: tuple[str, str] | None = None
+    """(the framework tree the script lives in, where the framework's image keeps it: /root/slime) or None."""
 
 
 def _under(path: str, root: str) -> bool:
@@ -127,7 +133,8 @@ def prologue(layout: Layout) -> str:
     lines += _hide_files()
     lines += _dev(f"{layout.base}/dev")
     lines.append(f"mount -t tmpfs -o mode=1777,size={TMPFS_SIZE},nosuid,nodev tmpfs /tmp")
-    lines += [f"mount -t tmpfs -o mode=755,size=1m,nosuid,nodev tmpfs {_q(r)}" for r in covered]
+    lines += [f"mount -t tmpfs -o mode=700,size={TMPFS_SIZE},nosuid,nodev tmpfs {_q(r)}" if r == PRIVATE_ROOT else
+              f"mount -t tmpfs -o mode=755,size=1m,nosuid,nodev tmpfs {_q(r)}" for r in covered]
     for i, path in enumerate(kept):
         make = f"mkdir -p {_q(path)}" if os.path.isdir(path) else f"mkdir -p {_q(os.path.dirname(path))} && " \
                                                                    f": > {_q(path)}"
@@ -140,7 +147,11 @@ def prologue(layout: Layout) -> str:
     lines += [f"mount -t tmpfs -o mode=700,size={TMPFS_SIZE},nosuid,nodev tmpfs {_q(layout.home)}",
               f"mount --bind {_q(layout.record_dir)} {_q(layout.record_dir)}"]
     lines += _overlay(layout.cwd, f"{layout.base}/ovl")
-    writable = ["/tmp", "/dev/shm", layout.home, layout.record_dir, f"{layout.base}/ovl"]
+    if layout.checkout and PRIVATE_ROOT in covered and layout.checkout[0] != layout.checkout[1]:
+        tree, at = layout.checkout  # the tree is kept (bound back above); shown again at the image's place
+        lines += [f"mkdir -p {_q(at)}", f"mount --bind {_q(tree)} {_q(at)}"]
+    writable = ["/tmp", "/dev/shm", layout.home, layout.record_dir, f"{layout.base}/ovl",
+                *([PRIVATE_ROOT] if PRIVATE_ROOT in covered else [])]
     lines.append(_read_only_loop(writable, layout.cwd))
     # The fakes tell their output going to capture from a command substitution by this pipe's name.
     lines += [f"cd {_q(layout.cwd)}", 'RLCHECK_STDOUT=$(readlink /proc/$$/fd/1)',

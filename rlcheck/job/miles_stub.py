@@ -12,8 +12,9 @@ TRAIN_ARGS` through `bash -c`. Here:
 - `exec_command_cpu`/`exec_command_gpu` run their command through `bash -c` too (fakes record; a command that
   fails, such as a download without network, does not stop the launcher);
 - `dataclass_cli` and `typer.run` call the launcher's main with its defaults (MILES_SCRIPT_<FIELD> overrides);
-- any other `miles.*` name is a placeholder that formats as '' and is recorded as `miles-stub NAME`, so the
-  capture can say which helper's share of the launch it could not see.
+- SLIME's Python launchers (`slime.utils.external_utils.command_utils`, the helpers Miles forked) run the same way;
+- any other `miles.*` (or `slime.*`) name is a placeholder that formats as '' and is recorded as
+  `miles-stub NAME`, so the capture can say which helper's share of the launch it could not see.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 _CMD = "miles.utils.external_utils.command_utils"
+_CMDS = (_CMD, "slime.utils.external_utils.command_utils")
 _LAUNCHER: list[Path] = []
 
 
@@ -97,7 +99,7 @@ def _model_args(model_type: Any) -> str:
     if not path.is_file():
         _record(f"not seen: the model args: no {path} (Miles' scripts/models/<megatron_model_type>.py)", "miles-note")
         return ""
-    sys.modules.setdefault("model_args_utils", sys.modules[_CMD])
+    sys.modules.setdefault("model_args_utils", next(sys.modules[m] for m in _CMDS if m in sys.modules))
     spec = importlib.util.spec_from_file_location(f"rlcheck_model_{path.stem.replace('.', '_')}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -245,7 +247,7 @@ class _MilesModule(types.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        if self.__name__ == _CMD and attr in _KNOWN:
+        if self.__name__ in _CMDS and attr in _KNOWN:
             return _KNOWN[attr]
         return Unknown(f"{self.__name__}.{attr}")
 
@@ -287,7 +289,7 @@ class _App:
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name == "typer" or name == "miles" or name.startswith("miles."):
+        if name in ("typer", "miles", "slime") or name.startswith(("miles.", "slime.")):
             return importlib.machinery.ModuleSpec(name, self, is_package=name != "typer")
         return None
 

@@ -13,30 +13,60 @@ _BASH_UNSET = re.compile(rf"(?:^|[\s:])({_NAME}): (?:parameter null or not set|p
 _REFERENCE = re.compile(rf"\$\{{?({_NAME})")
 _REQUIRED = re.compile(rf"\$\{{({_NAME}):?\?")
 _TESTED = re.compile(rf"-z\s+\"?\$\{{?({_NAME})")
-_ASSIGNED = re.compile(rf"(?:^|[\s;(&|])(?:export\s+|local\s+|declare\s+(?:-\w+\s+)*|readonly\s+)?({_NAME})\+?=|"
-                       rf"\bread\s+(?:-\w+\s+)*({_NAME})|\bfor\s+({_NAME})\s+in\b")
 _SHELL_OWN = frozenset({"HOME", "PATH", "PWD", "OLDPWD", "IFS", "RANDOM", "LINENO", "SECONDS", "UID", "EUID", "PPID",
                         "BASH_SOURCE", "BASH_REMATCH", "FUNCNAME", "PIPESTATUS", "HOSTNAME", "OPTARG", "OPTIND",
                         "USER", "SHELL", "TERM", "LANG", "TMPDIR", "BASHPID", "SRANDOM", "EPOCHSECONDS"})
 
 
+_SINGLE_QUOTED = re.compile(r"'[^'\n]*'")
+# bash's own error lines name the script line that failed: "run.sh: line 27: /root/x.sh: No such file or directory"
+_FAILED_LINE = re.compile(r"\bline (\d+): ")
+
+
+# A Python launcher reads its variables as os.environ["X"], os.environ.get("X") or os.getenv("X").
+_PY_ENV = re.compile(rf"""os\.(?:environ(?:\.get)?\s*[\[(]|getenv\s*\()\s*["']({_NAME})["']""")
+_PY_KEY_ERROR = re.compile(rf"""^KeyError: ["']({_NAME})["']$""")
+
+
+def _references(text: str) -> list[str]:
+    """The variables text expands: `$X`, `${X...}` outside single quotes (awk's '{print $NF}' expands nothing) and
+    comment lines (`# --wandb-key ${WANDB_KEY}`)."""
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    return list(dict.fromkeys([*_REFERENCE.findall(_SINGLE_QUOTED.sub("", code)), *_PY_ENV.findall(code)]))
+
+
+def _says_unset(name: str, output: Sequence[str]) -> bool:
+    """The script's own message names the variable as missing ("MASTER_ADDR is not set. Please set it ...")."""
+    said = re.compile(rf"\b{name}\b[^.]*\bnot set\b|\b(?:set|export)\s+{name}\b", re.IGNORECASE)
+    return any(said.search(line) and not line.startswith("+") for line in output)
+
+
 def missing_variables(script_text: str, output: Sequence[str], set_at_exit: Iterable[str] | None) -> list[str]:
-    """The variables a failed script stopped for: named by bash's own message, else the ones it requires
-    (`${X:?}`, `[ -z "$X" ]`) or reads without ever assigning that were unset when it exited."""
+    """The variables a failed script stopped for: named by bash's own message or the script's ("X is not set"),
+    else, unset or empty when it exited: where bash names the failing line, the ones that line reads (a missing
+    file with no variable in its path is no variable's fault), otherwise the ones it requires (`${X:?}`,
+    `[ -z "$X" ]`)."""
     said = [m.group(1) for line in output for m in _BASH_UNSET.finditer(line)]
     required = set(_REQUIRED.findall(script_text))
+    referenced = [n for n in _references(script_text) if n not in _SHELL_OWN and not n.startswith(("RLCHECK_", "BASH"))]
+    was_set = set(set_at_exit or ())
     # `${X:?message}` prints "X: message": a custom message names the variable too.
     said += [name for name in sorted(required) if any(f"{name}: " in line for line in output)]
+    said += [name for name in referenced if name not in was_set and _says_unset(name, output)]
+    said += [m.group(1) for line in output if (m := _PY_KEY_ERROR.match(line.strip())) and m.group(1) in referenced]
     if said:
         return list(dict.fromkeys(said))
     if set_at_exit is None:
         return []
-    was_set = set(set_at_exit)
-    assigned = {name for groups in _ASSIGNED.findall(script_text) for name in groups if name}
-    unset = [n for n in dict.fromkeys(_REFERENCE.findall(script_text))
-             if n not in was_set and n not in _SHELL_OWN and not n.startswith(("RLCHECK_", "BASH"))]
-    tested = [n for n in unset if n in required or n in set(_TESTED.findall(script_text))]
-    return tested or [n for n in unset if n not in assigned][:8]
+    unset = [n for n in referenced if n not in was_set]
+    lines = script_text.splitlines()
+    failed = [int(m.group(1)) for line in output for m in _FAILED_LINE.finditer(line)]
+    if failed and 0 < failed[-1] <= len(lines):
+        on_line = set(_references(lines[failed[-1] - 1]))
+        return [n for n in unset if n in on_line]
+    # Else only what the script itself checks for: a guess among the variables it reads would send the user after
+    # a name that is not why it stopped (the last output lines say what did).
+    return [n for n in unset if n in required or n in set(_TESTED.findall(script_text))]
 
 
 def how_to_pass(names: Sequence[str]) -> str:
@@ -52,3 +82,10 @@ def substitution_findings(calls: Iterable[tuple[str, tuple[str, ...]]]) -> list[
     seen = dict.fromkeys(shlex.join((cmd, *argv))[:120] for cmd, argv in calls)
     return [f"`{line}` ran where the script reads its output (a command substitution or pipe): rlcheck's stand-in "
             f"printed nothing there, so what it would add to the launch is missing" for line in seen]
+
+
+def helper_findings(calls: Iterable[tuple[str, tuple[str, ...]]]) -> list[str]:
+    """One finding per framework helper that ran for real in the sandbox (its output is in the launch)."""
+    seen = dict.fromkeys(shlex.join(("python3", *argv))[:160] for cmd, argv in calls if cmd == "helper")
+    return [f"`{line}` ran for real (a pure model-argument helper of the framework): its output is in the launch"
+            for line in seen]

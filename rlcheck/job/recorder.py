@@ -1,20 +1,33 @@
 """The fake commands of the capture sandbox: record argv as one JSON line, exit 0.
 
-Run as `python3 recorder.py NAME ARGS...` by the shims the sandbox puts first on PATH (ray, python, python3,
-pkill, nvidia-smi, sleep, aws, kubectl); it writes to $RLCHECK_RECORD and touches nothing else. A record already
-at $RLCHECK_RECORD_CAP bytes takes no more (the call fails, saying so). `stdout` says where the call's output went:
-"capture" (the sandbox's own output), "substitution" (a pipe the script reads, as in `$(python3 ...)`: the
-stand-in answered nothing there) or "file".
+Run as `python3 recorder.py NAME ARGS...` by the shims the sandbox puts first on PATH (rlcheck.job.sandbox.FAKES);
+it writes to $RLCHECK_RECORD and touches nothing else. A record already at $RLCHECK_RECORD_CAP bytes takes no more
+(the call fails, saying so). `stdout` says where the call's output went: "capture" (the sandbox's own output),
+"substitution" (a pipe the script reads, as in `$(python3 ...)`: the stand-in answered nothing there) or
+"file".
+
+A framework's pure model-argument helper (Miles' `python3 miles/utils/external_utils/model_args_utils.py qwen3-4B`,
+which prints the model's Megatron flags from scripts/models/<type>.py: standard library only, no network, no GPU)
+runs for real with rlcheck's interpreter, recorded as `helper`, so the launch gets the model arguments it would.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 
 _DEFAULT_CAP = 4 << 20
+PURE_HELPERS = re.compile(r"(^|/)(miles|slime)/utils/external_utils/model_args_utils\.py$")
+"""The helpers run for real: they print model arguments, read only the tree's scripts/models/ and need nothing else."""
+
+
+def is_pure_helper(name: str, args: list[str]) -> bool:
+    """`python3 HELPER MODEL_TYPE`: one of PURE_HELPERS, a file that exists, run with one plain argument."""
+    return (name in ("python", "python3") and len(args) == 2 and bool(PURE_HELPERS.search(args[0]))
+            and os.path.isfile(args[0]) and not args[1].startswith("-"))
 
 
 def _stdout_kind() -> str:
@@ -32,12 +45,16 @@ def main() -> int:
     # Arguments that are not UTF-8 arrive as surrogate escapes: recorded with replacement, as capture reads them.
     name, *args = (os.fsencode(a).decode("utf-8", errors="replace") for a in sys.argv[1:])
     cap = int(os.environ.get("RLCHECK_RECORD_CAP") or _DEFAULT_CAP)
-    line = json.dumps({"cmd": name, "argv": args, "cwd": os.getcwd(), "stdout": _stdout_kind()}) + "\n"
+    helper = is_pure_helper(name, args)
+    line = json.dumps({"cmd": "helper" if helper else name, "argv": args, "cwd": os.getcwd(),
+                       "stdout": _stdout_kind()}) + "\n"
     with open(os.environ["RLCHECK_RECORD"], "a", encoding="utf-8", errors="replace") as out:
         if out.tell() + len(line.encode("utf-8", errors="replace")) > cap:
             print(f"rlcheck: the call record is full ({cap} bytes): `{name}` not recorded", file=sys.stderr)
             return 1
         out.write(line)
+    if helper:  # in the sandbox: no network, the tree read-only; its own output is what the script reads
+        os.execv(sys.executable, [sys.executable, "-I", *sys.argv[2:]])
     return 0
 
 

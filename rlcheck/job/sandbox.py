@@ -7,8 +7,10 @@ in it, `setsid` children included), and the mount table rlcheck.job.confine sets
 /dev/shm and HOME, everything else read-only, no capability left). The script starts in the directory it was
 launched from when that holds it (SLIME users run `bash scripts/run-x.sh` from the repo root), else its repo's
 root (the nearest parent with .git), else its own directory: relative `source ./scripts/models/x.sh` resolves.
-The commands a launch would use to reach the cluster or the GPUs (FAKES) are shims on PATH that record their
-argv and exit 0. The user's variables (--job-env) join the sandbox's own environment, which is otherwise empty.
+The commands a launch would use to reach the cluster, the GPUs or the network (FAKES: a script waiting `until curl
+-sf http://teacher/health_generate` goes on at once, an `hf download` downloads nothing) are shims on PATH that
+record their argv and exit 0. The user's variables (--job-env) join the sandbox's own environment, which is
+otherwise empty.
 Output is read up to a cap (its tail kept), the call record up to a cap, both decoded with replacement.
 
 Where the namespaces (or setpriv, which drops the capabilities) are not available, nothing runs: available() says
@@ -34,7 +36,8 @@ from pathlib import Path
 
 from rlcheck.job import bounded, confine
 
-FAKES = ("ray", "python", "python3", "pkill", "nvidia-smi", "sleep", "aws", "kubectl")
+FAKES = ("ray", "python", "python3", "pkill", "nvidia-smi", "sleep", "aws", "kubectl", "curl", "wget", "hf",
+         "huggingface-cli")
 TIMEOUT_S = 30.0
 FILE_SIZE_CAP_BYTES = 256 << 20
 """RLIMIT_FSIZE of every process in the sandbox: no file it writes grows past this (a sparse record included)."""
@@ -43,10 +46,11 @@ _OWN = ("PATH", "HOME", "LANG", "BASH_ENV")  # what the sandbox sets for itself:
 _RECORDER = Path(__file__).with_name("recorder.py")
 _UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--pid", "--net", "--ipc", "--uts", "--fork",
             "--kill-child", "--mount-proc", "--propagation", "private")
-# Sourced by bash before the script (BASH_ENV): the top shell (PID 1) records at exit which variables were set,
-# so capture can name the ones the script read but nobody gave it.
-_BASH_ENV = ('[ "$$" = 1 ] && trap \'__rc=$?; "$RLCHECK_PY" "$RLCHECK_RECORDER" rlcheck-set $(compgen -v);'
-             ' exit $__rc\' EXIT\n')
+# Sourced by bash before the script (BASH_ENV): the top shell (PID 1) records at exit which variables were set and
+# not empty (`MASTER_ADDR=${MASTER_ADDR:-}` sets it empty), so capture can name the ones the script read but nobody
+# gave it.
+_BASH_ENV = ('[ "$$" = 1 ] && trap \'__rc=$?; { set +x; } 2>/dev/null; "$RLCHECK_PY" "$RLCHECK_RECORDER" rlcheck-set'
+             ' $(for __v in $(compgen -v); do [ -n "${!__v:-}" ] && echo "$__v"; done); exit $__rc\' EXIT\n')
 
 
 class SandboxUnavailable(RuntimeError):
@@ -65,7 +69,8 @@ class Run:
     """(fake command, argv) in the order they ran."""
     timed_out: bool = False
     substituted: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """Calls whose output the script read (`$(python3 ...)`, a pipe): the stand-in printed nothing there."""
+    """Calls whose output the script read (`$(python3 ...)`, a pipe): the stand-in printed nothing there. A pure
+    helper run for real (cmd `helper`, see rlcheck.job.recorder) is not among them."""
     set_at_exit: tuple[str, ...] | None = None
     """Variables set in the script's shell when it exited (bash scripts only); None when not seen."""
     limits: tuple[str, ...] = ()
@@ -161,10 +166,11 @@ def start_dir(script: str | None, cwd: str) -> str:
 
 
 def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[tuple[str, str]] = (),
-        script: str | None = None) -> Run:
+        script: str | None = None, checkout: tuple[str, str] | None = None) -> Run:
     """Run command (e.g. ['bash', '/abs/launch.sh']) in a fresh sandbox; script: the launch file, whose directory
     (and the start directory, see start_dir) the script sees read-only; without one it starts in its empty HOME.
-    env: the user's variables (--job-env) on top of the sandbox's own."""
+    env: the user's variables (--job-env) on top of the sandbox's own. checkout: (the framework tree the script lives
+    in, the path the framework's image keeps it at), shown there read-only (rlcheck.job.confine)."""
     why = available()
     if why:
         raise SandboxUnavailable(f"{why}; capture where it is allowed (`rlcheck job capture SCRIPT -o job.json`) "
@@ -177,9 +183,10 @@ def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[t
         _shims(base / "bin")
         record = base / "rec" / "calls.jsonl"
         cwd = start_dir(script, os.getcwd()) if script else str(base / "home")
-        keep = (*_own_files(), *_named_files([*command, *([script] if script else [])]))
+        keep = (*_own_files(), *_named_files([*command, *([script] if script else [])]),
+                *([checkout[0]] if checkout else []))
         layout = confine.Layout(base=tmp, home=str(base / "home"), record_dir=str(base / "rec"), cwd=cwd, keep=keep,
-                                homes=confine.caller_homes())
+                                homes=confine.caller_homes(), checkout=checkout)
         own = {"PATH": f"{tmp}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(base / "home"), "LANG": "C.UTF-8",
                "RLCHECK_RECORD": str(record), "RLCHECK_RECORD_CAP": str(bounded.RECORD_CAP_BYTES),
                "RLCHECK_BASH_ENV": f"{tmp}/bin/bash_env", "RLCHECK_PY": sys.executable,
@@ -204,7 +211,7 @@ def _result(code: int, out: bounded.Output, ended: bool, text: str, record_over:
             set_at_exit = call[1]
             continue
         calls.append(call)
-        if isinstance(doc, dict) and doc.get("stdout") == "substitution":
+        if isinstance(doc, dict) and doc.get("stdout") == "substitution" and call[0] != "helper":
             substituted.append(call)
     limits = [f"output over {bounded.OUTPUT_CAP_BYTES >> 20} MiB: the sandbox was ended"] if out.over_cap else []
     if record_over:

@@ -4,6 +4,8 @@ what its fake `ray job submit` (or python train.py) received."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +45,32 @@ def _missing(path: Path, run: sandbox.Run) -> list[str]:
 
 
 _MILES_STUB = Path(__file__).with_name("miles_stub.py")
+_IMPORTS = re.compile(r"^\s*(?:from|import)\s+(miles|slime)[.\s]", re.MULTILINE)
+
+
+def tree_of(path: Path, cwd: str | None = None) -> tuple[str, Path] | None:
+    """(framework, the tree's root) of the framework tree a launch script lives in (or is run from): the nearest
+    directory above it holding the `miles` or `slime` package, else a train.py importing one of them (the trainer
+    the script calls); None when neither. A Miles checkout's bash scripts call Miles' train.py, whose parser is
+    Miles', wherever it is cloned."""
+    here = path.resolve().parent
+    for place in dict.fromkeys([here, *here.parents, *([Path(cwd).resolve()] if cwd else [])]):
+        found = [name for name in ("miles", "slime") if (place / name / "__init__.py").is_file()]
+        if len(found) == 1:
+            return found[0], place
+        train = place / "train.py"
+        if not found and train.is_file():
+            text = train.read_bytes()[:1 << 20].decode("utf-8", errors="replace")
+            named = dict.fromkeys(_IMPORTS.findall(text))
+            if len(named) == 1:
+                return next(iter(named)), place
+    return None
+
+
+def tree_framework(path: Path, cwd: str | None = None) -> str | None:
+    """The framework of tree_of, or None."""
+    tree = tree_of(path, cwd)
+    return tree[0] if tree else None
 
 
 def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "bash") -> Job:
@@ -50,20 +78,35 @@ def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "
     user's env; CaptureFailed when the sandbox cannot be made or no trainer command ran."""
     command = ["bash", str(path.resolve())] if fmt == "bash" else [sys.executable, str(_MILES_STUB),
                                                                    str(path.resolve())]
+    tree = tree_of(path, os.getcwd())
+    # The framework's image keeps its checkout at /root/<framework> (SLIME's and Miles' Dockerfiles), where the
+    # upstream scripts source their model files from: this tree is shown there.
+    checkout = (str(tree[1]), f"/root/{tree[0]}") if tree else None
     try:
-        run = sandbox.run(command, env=env, script=str(path.resolve()))
+        run = sandbox.run(command, env=env, script=str(path.resolve()), checkout=checkout)
     except sandbox.SandboxUnavailable as exc:
         raise CaptureFailed(f"{path}: not run: {exc}") from exc
     job = _job_of(path, run, fmt)
     if fmt != "miles-py":
-        return job
+        if tree is None or tree[0] == job.framework:
+            return job
+        return dataclasses.replace(job, framework=tree[0], findings=(
+            *job.findings, f"judged as {tree[0]}: the script lives in a {tree[0]} tree (its package, or a train.py "
+                           f"importing it, above the script)"))
     stubbed = sorted({argv[0] for cmd, argv in run.calls if cmd == "miles-stub" and argv})
     seen = [f"Miles helper {name} is not modelled by rlcheck's stub: what it adds to the launch is not judged"
             for name in stubbed]
     seen += sorted({argv[0] for cmd, argv in run.calls if cmd == "miles-note" and argv})
     nodes = next((int(argv[0]) for cmd, argv in run.calls if cmd == "miles-nodes" and argv and argv[0].isdigit()),
                  job.nodes)
-    return dataclasses.replace(job, framework="miles", nodes=nodes or None, findings=(*job.findings, *seen))
+    # A SLIME launcher under the same helpers (slime.utils.external_utils.command_utils) is SLIME's job.
+    framework = "slime" if tree_framework(path) == "slime" or _slime_launcher(path) else "miles"
+    return dataclasses.replace(job, framework=framework, nodes=nodes or None, findings=(*job.findings, *seen))
+
+
+def _slime_launcher(path: Path) -> bool:
+    text = path.read_bytes()[:1 << 20].decode("utf-8", errors="replace")
+    return "slime" in _IMPORTS.findall(text) and "miles" not in _IMPORTS.findall(text)
 
 
 def _job_of(path: Path, run: sandbox.Run, fmt: str) -> Job:
@@ -71,11 +114,14 @@ def _job_of(path: Path, run: sandbox.Run, fmt: str) -> Job:
     gpus = _ray_start_gpus(run)
     nodes = 1 if gpus else None
     notes = [f"the script exited {run.returncode} after its launch command"] if run.returncode else []
-    notes += [*run.limits, *needs.substitution_findings(run.substituted)]
+    notes += [*run.limits, *needs.substitution_findings(run.substituted), *needs.helper_findings(run.calls)]
     if submits:
         if len(submits) > 1:
             notes.append(f"{len(submits)} `ray job submit` calls: judged the first")
-        job = from_submit(list(submits[0][2:]), str(path), fmt, nodes=nodes, gpus_per_node=gpus)
+        try:
+            job = from_submit(list(submits[0][2:]), str(path), fmt, nodes=nodes, gpus_per_node=gpus)
+        except CaptureFailed as exc:  # say where an unreadable value may have come from
+            raise CaptureFailed("; ".join([str(exc), *needs.substitution_findings(run.substituted)])) from exc
         return dataclasses.replace(job, findings=(*notes, *job.findings))
     trainer = next(((cmd, *argv) for cmd, argv in run.calls
                     if cmd in ("python", "python3") and argv and argv[0].endswith(".py")), None)

@@ -89,7 +89,12 @@ def model_of(flags: Flags) -> tuple[ModelArch, str]:
     given = ", ".join(f"{f} {v}" for f, v in zip(_DIMS, dims, strict=True) if v is not None) or "no model dims"
     why = (f"the model ({given}) is not among the known architectures ({', '.join(MODELS)})"
            + (f"; its dims are known, but it has {'; '.join(near)}" if near else ""))
-    # Stand-in: only the layer count and expert count are read by the checks that still run (layout).
+    # Stand-in: only the layer count and expert count are read by the checks that still run (layout). An argv that
+    # states no model at all (its model args were not seen: a launcher helper the stub does not model) does not say
+    # the model is dense: with EP > 1 the stand-in takes EP's experts, so the layout judges what the argv states.
+    ep = flags.int("--expert-model-parallel-size", 1) or 1
+    if not experts and not any(dims) and ep > 1:
+        experts = ep
     moe = MoE(num_experts=experts, router_topk=1, ffn_hidden_size=1, layer_freq="1") if experts else None
     return ModelArch(name="unknown", num_layers=dims[0] or 1, hidden_size=1, ffn_hidden_size=1,
                      num_attention_heads=1, vocab_size=1, rotary_base=1, attention=GQA(), moe=moe), why
