@@ -263,3 +263,24 @@ def test_rules_table_history_read_reports_orders_by_created_then_name(tmp_path):
     docs, errors = history_band.read_reports(tmp_path)
     assert [d["verdicts"][0]["summary"] for d in docs] == ["at 1 TFLOP/s", "at 2 TFLOP/s", "at 3 TFLOP/s"]
     assert errors == [] and history_band.read_reports(tmp_path / "missing") == ([], [])
+
+
+@pytest.mark.parametrize(("verdict", "last", "note"), [
+    (_v("at 80 TFLOP/s", details="own"), 1, "own\nband: 1 good run(s) of this check kept in --history (needs 3); "
+                                            "judged by the fixed floor alone"),  # one run kept: not yet a band
+    (_v("at -1 TFLOP/s", details="own"), 1, "own\nband: not judged: '-1 TFLOP/s' is negative"),
+    (_v("at -1 TFLOP/s", details="own"), 5, "own\nband: not judged: '-1 TFLOP/s' is negative"),
+    (_v("at -1 TFLOP/s"), 5, "band: not judged: '-1 TFLOP/s' is negative"),
+    (_v("no figure", details="own"), 1, "own"),
+])
+def test_rules_table_history_judge_all_notes(verdict, last, note):
+    [judged] = history_band.judge_all([verdict], BAND_REPORTS, [], profile="h200", last=last)
+    assert judged.details == note and judged.status is verdict.status
+
+
+def test_rules_table_history_judge_all_judges_every_verdict_in_order():
+    verdicts = [_v("no figure"), _v("at -1 TFLOP/s"), _v("at 80 TFLOP/s"), _v("at 99 TFLOP/s", node="node-b")]
+    judged = history_band.judge_all(verdicts, BAND_REPORTS, [], profile="h200", last=5)
+    assert [j.summary.split(";")[-1].strip() for j in judged][:2] == ["no figure", "at -1 TFLOP/s"]
+    assert [j.status for j in judged] == [Status.PASS, Status.PASS, Status.FAIL, Status.PASS]
+    assert "band: 0 good run(s)" in judged[3].details  # node-b has no history of its own
