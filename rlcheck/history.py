@@ -27,6 +27,12 @@ FIGURE_MAX = 1e6
 refused as absurd, never drawn."""
 GOOD = "PASS"
 """Only a passing run's figure joins the band a later run is compared with."""
+HIGHLIGHT_DROP = 0.05
+"""A node whose latest figure is this far below its own band (history_band.WARN_DROP) is drawn as one to look at."""
+LINES_UP_TO = 4
+"""Up to this many series of a unit are drawn as lines; more (a fleet) as one heat map per check: a row per node."""
+MAX_RUN_TICKS = 12
+"""Dates under a heat map: at most this many, evenly spaced, so they never overlap."""
 
 
 class HistoryError(ValueError):
@@ -187,9 +193,97 @@ def _plain(text: str) -> str:
     return safe(text).replace("$", r"\$")
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class FleetPanel:
+    """One check's figure at fleet scale: a row per node, worst first, a column per run."""
+
+    check_id: str
+    unit: str
+    nodes: tuple[str, ...]
+    """Worst first: a latest run that did not pass, then the largest drop against its own band."""
+    runs: tuple[str, ...]
+    changes: tuple[tuple[float | None, ...], ...]
+    """Per node and run: the figure against that node's band (-0.08: 8% below); None without a figure or band."""
+    flagged: tuple[tuple[bool, ...], ...]
+    """Per node and run: the run did not pass (WARN, FAIL, UNKNOWN)."""
+    highlighted: tuple[str, ...]
+    """Nodes to look at: latest run not passing, or latest figure HIGHLIGHT_DROP or more below its band."""
+
+
+def _latest_score(s: Series) -> tuple[int, float]:
+    last = s.points[-1]
+    return (0 if last.status != GOOD else 1, last.change if last.change is not None else 0.0)
+
+
+def fleet_panels(history: History, *, every: bool = False) -> list[FleetPanel]:
+    """The heat-map panels for every (check, unit) measured on more than LINES_UP_TO series (every: on any)."""
+    panels = []
+    keys = sorted({(s.check_id, p.unit) for s in history.series for p in s.points if p.figure is not None})
+    for check_id, unit in keys:
+        rows = [s for s in history.series if s.check_id == check_id
+                and any(p.figure is not None and p.unit == unit for p in s.points)]
+        if len(rows) <= LINES_UP_TO and not every:
+            continue
+        rows.sort(key=lambda s: (*_latest_score(s), s.node or ""))
+        runs = tuple(sorted({p.created for s in rows for p in s.points}))
+        at = {r: i for i, r in enumerate(runs)}
+        changes, flagged = [], []
+        for s in rows:
+            row: list[float | None] = [None] * len(runs)
+            bad = [False] * len(runs)
+            for p in s.points:
+                row[at[p.created]] = p.change if p.unit == unit else None
+                bad[at[p.created]] = p.status != GOOD
+            changes.append(tuple(row))
+            flagged.append(tuple(bad))
+        highlighted = tuple(s.node or s.check_id for s in rows if s.points[-1].status != GOOD
+                            or (s.points[-1].change is not None and s.points[-1].change <= -HIGHLIGHT_DROP))
+        panels.append(FleetPanel(check_id=check_id, unit=unit, nodes=tuple(s.node or s.check_id for s in rows),
+                                 runs=runs, changes=tuple(changes), flagged=tuple(flagged), highlighted=highlighted))
+    return panels
+
+
+def run_ticks(runs: tuple[str, ...], most: int = MAX_RUN_TICKS) -> list[int]:
+    """Which runs get a date under a heat map: every k-th so that at most `most` are written, the last always."""
+    if not runs:
+        return []
+    step = max(1, math.ceil(len(runs) / most))
+    ticks = list(range(0, len(runs), step))
+    if ticks[-1] != len(runs) - 1:
+        if len(ticks) == most:
+            ticks.pop()
+        ticks.append(len(runs) - 1)
+    return ticks
+
+
+def _draw_fleet(plt: Any, panels: list[FleetPanel]) -> Any:
+    fig, axes = plt.subplots(len(panels), 1, squeeze=False,
+                             figsize=(11, sum(1.5 + 0.28 * len(p.nodes) for p in panels)))
+    for ax, panel in zip(axes[:, 0], panels, strict=True):
+        grid = [[math.nan if c is None else 100.0 * c for c in row] for row in panel.changes]
+        image = ax.imshow(grid, aspect="auto", cmap="RdBu", vmin=-20, vmax=20, interpolation="nearest")
+        for y, row in enumerate(panel.flagged):
+            xs = [x for x, bad in enumerate(row) if bad]
+            ax.scatter(xs, [y] * len(xs), marker="x", color="black", s=18, linewidths=1)
+        ax.set_yticks(range(len(panel.nodes)))
+        ax.set_yticklabels([_plain(n) for n in panel.nodes], fontsize="small")
+        for label, node in zip(ax.get_yticklabels(), panel.nodes, strict=True):
+            if node in panel.highlighted:
+                label.set_color("darkred")
+                label.set_fontweight("bold")
+        ticks = run_ticks(panel.runs)
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([_plain(panel.runs[i][:16]) for i in ticks], rotation=30, ha="right", fontsize="small")
+        ax.set_title(_plain(f"{panel.check_id}: {panel.unit} against each node's own band (x: run not passing; "
+                            f"{len(panel.highlighted)} node(s) to look at, worst first)"), fontsize="medium")
+        fig.colorbar(image, ax=ax, label="% vs band median", fraction=0.03)
+    return fig
+
+
 def plot(history: History, path: Path) -> Path | None:
-    """The measured figures over the runs, one line per series and one panel per unit; None when no verdict has
-    a figure or matplotlib is missing."""
+    """The measured figures over the runs; None when no verdict has a figure or matplotlib is missing. Up to
+    LINES_UP_TO series per check: one panel of lines per unit; a fleet (more): one heat map per check, a row per
+    node worst first, the nodes to look at in bold red, the runs not passing crossed (fleet_panels)."""
     measured = [s for s in history.series if any(p.figure is not None for p in s.points)]
     if not measured:
         return None
@@ -200,6 +294,13 @@ def plot(history: History, path: Path) -> Path | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
+    if fleet_panels(history):  # a fleet: every check as a heat map, one scale for the eye
+        fig = _draw_fleet(plt, fleet_panels(history, every=True))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return path
     units = sorted({p.unit for s in measured for p in s.points if p.figure is not None})
     runs = sorted({p.created for s in measured for p in s.points})  # one x position per run, in time order
     fig, axes = plt.subplots(len(units), 1, figsize=(8, 4 * len(units)), squeeze=False)
@@ -209,11 +310,12 @@ def plot(history: History, path: Path) -> Path | None:
             if shown:
                 ax.plot([runs.index(p.created) for p in shown], [p.figure for p in shown], marker="o",
                         label=_plain(s.label))
-        ax.set_xticks(range(len(runs)))
-        ax.set_xticklabels([_plain(r) for r in runs], rotation=30, ha="right", fontsize="small")
+        ticks = run_ticks(tuple(runs))
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([_plain(runs[i]) for i in ticks], rotation=30, ha="right", fontsize="small")
         ax.set_ylabel(unit)
         ax.set_title(f"rlcheck history: {unit} per run")
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the lines, hiding none
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
