@@ -78,3 +78,12 @@ def test_progress_off_and_refused_values(pytester: pytest.Pytester):
     refused = pytester.runpytest_subprocess("--progress-s=-1", "--hardware=none")
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     assert "--progress-s=-1: seconds >= 0" in refused.stderr.str()
+
+
+def test_progress_while_conftest_files_load_before_the_session(pytester: pytest.Pytester):
+    """The start-up is covered too: a conftest.py that takes seconds to import (as one importing the stack does)."""
+    pytester.makeconftest('import time\ntime.sleep(3)\npytest_plugins = ["rlcheck.plugin"]')
+    pytester.makepyfile(test_quick="def test_quick():\n    pass\n")
+    result = pytester.runpytest_subprocess("--progress-s=1", "--hardware=none", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["rlcheck: starting (* s since the run began)", "*1 passed*"])
+    assert result.ret == 0

@@ -4,6 +4,8 @@ tests/data/golden/image.json; and the collectors' own small rules on injected in
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from rlcheck.hardware import get_profile
@@ -154,3 +156,24 @@ def test_rules_table_collect_mbridge_reads_slimes_release(monkeypatch, installed
     monkeypatch.setattr(image, "_has_module", {"slime": installed, "mbridge": True}.get)
     monkeypatch.setattr(metadata, "version", fake_version)
     assert image.collect_mbridge() == image.MbridgeObservation(has_mbridge=True, slime=slime)
+
+
+def test_has_module_finds_a_submodule_without_running_its_parents(tmp_path, monkeypatch):
+    """megatron.training's __init__ imports torch and the training loop: the lookup must not run it."""
+    package = tmp_path / "rl_parent_pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("raise RuntimeError('the parent ran')\n")
+    (package / "sub" / "__init__.py").write_text("raise RuntimeError('the child ran')\n")
+    (package / "sub" / "leaf.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert image._has_module("rl_parent_pkg.sub.leaf") is True
+    assert image._has_module("rl_parent_pkg.sub.missing") is False
+    assert image._has_module("rl_parent_pkg.leaf") is False
+    assert "rl_parent_pkg" not in sys.modules and "rl_parent_pkg.sub" not in sys.modules
+
+
+def test_installed_wheel_names_read_from_the_header_as_importlib_reads_them():
+    from importlib import metadata
+
+    dists = list(metadata.distributions())
+    assert [image._name_version(d) for d in dists] == [f"{d.metadata['Name']} {d.version}" for d in dists]

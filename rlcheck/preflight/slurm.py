@@ -41,17 +41,21 @@ def quick_checks() -> tuple[Check, ...]:
 
 def run_tier(checks: Sequence[Check], inputs: Inputs, budget_s: float,
              clock: Callable[[], float] = time.monotonic) -> list[Verdict]:
-    """Each check in a daemon thread against one deadline: a check still running at the deadline, and every
-    check after it, is UNKNOWN naming the budget (the thread is left behind; the process exits without it)."""
+    """Every check at once, each in a daemon thread, against one deadline: the tier takes as long as its slowest
+    check, not their sum. A check still running at the deadline is UNKNOWN naming the budget (its thread is left
+    behind; the process exits without it); one that hangs costs the others nothing. No budget: none starts."""
     deadline = clock() + budget_s
-    out: list[Verdict] = []
-    for check in checks:
-        left = deadline - clock()
-        box: list[list[Verdict]] = []
-        if left > 0:
+    boxes: list[list[list[Verdict]]] = [[] for _ in checks]
+    workers = []
+    if budget_s > 0:
+        for check, box in zip(checks, boxes, strict=True):
             worker = threading.Thread(target=lambda c=check, b=box: b.append(gate.run_safely(c, inputs)), daemon=True)
             worker.start()
-            worker.join(left)
+            workers.append(worker)
+    for worker in workers:
+        worker.join(max(deadline - clock(), 0.0))
+    out: list[Verdict] = []
+    for check, box in zip(checks, boxes, strict=True):
         if box:
             out.extend(box[0])
         else:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import platform
+import sys
 from collections.abc import Iterable, Mapping
-from importlib import util
+from importlib import machinery, util
+from typing import Any
 
 from rlcheck import catalog
 from rlcheck.hardware import HardwareProfile
@@ -16,8 +18,22 @@ FIRST_WITH_TRAINING = "0.17.0"  # megatron-core wheels ship megatron.training fr
 
 
 def _has_module(name: str) -> bool:
+    """name is where Python's import system finds it (sys.modules, then each parent's search path), found without
+    running any package's code: importlib's find_spec imports the parents, and megatron.training's __init__ imports
+    torch and Megatron's whole training loop (a minute on a loaded host, in a Slurm prolog that has 25 s)."""
     try:
-        return util.find_spec(name) is not None
+        parts = name.split(".")
+        spec = util.find_spec(parts[0])  # a top-level module: nothing runs
+        for i in range(1, len(parts)):
+            locations = spec.submodule_search_locations if spec is not None else None
+            if locations is None:  # not found, or a module that is no package
+                return False
+            child = ".".join(parts[:i + 1])
+            if ".".join(parts[:i]) in sys.modules:  # the parent is imported: its own __path__, as an import would
+                spec = util.find_spec(child)
+            else:
+                spec = machinery.PathFinder.find_spec(child, list(locations))
+        return spec is not None
     except (ImportError, ValueError):  # a parent package missing or broken
         return False
 
@@ -148,10 +164,25 @@ def foreign_wheels(machine: str, wheels: Iterable[tuple[str, str]]) -> tuple[str
                                for line in text.splitlines())))
 
 
+def _name_version(dist: Any) -> str:
+    """'name version' from the METADATA header's own lines: importlib's metadata parses the whole file as an e-mail
+    (seconds for an image's few hundred distributions); the parse stays the fallback for an odd header."""
+    head: dict[str, str] = {}
+    for line in (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "").splitlines():
+        if not line.strip():  # the header ends at the first blank line
+            break
+        field, sep, value = line.partition(": ")
+        if sep and field in ("Name", "Version"):
+            head.setdefault(field, value)
+    if "Name" in head and "Version" in head:
+        return f"{head['Name'].strip()} {head['Version'].strip()}"
+    return f"{dist.metadata['Name']} {dist.version}"
+
+
 def _installed_wheels() -> list[tuple[str, str]]:
     from importlib import metadata
 
-    return [(f"{d.metadata['Name']} {d.version}", d.read_text("WHEEL") or "") for d in metadata.distributions()]
+    return [(_name_version(d), d.read_text("WHEEL") or "") for d in metadata.distributions()]
 
 
 def collect_arch(machine: str | None = None, wheels: Iterable[tuple[str, str]] | None = None) -> ArchObservation:
