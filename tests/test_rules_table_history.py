@@ -284,3 +284,13 @@ def test_rules_table_history_judge_all_judges_every_verdict_in_order():
     assert [j.summary.split(";")[-1].strip() for j in judged][:2] == ["no figure", "at -1 TFLOP/s"]
     assert [j.status for j in judged] == [Status.PASS, Status.PASS, Status.FAIL, Status.PASS]
     assert "band: 0 good run(s)" in judged[3].details  # node-b has no history of its own
+
+
+@pytest.mark.parametrize(("value", "median", "seen", "status"), [
+    (0.25, 0.5, "0.2 GB/s is -50.0% against the median 0.5 GB/s", Status.FAIL),  # a median below 1 is still divided
+    (0.5, 0.5, "0.5 GB/s is +0.0% against the median 0.5 GB/s", Status.PASS),
+    (1.5, 1.0, "1.5 GB/s is +50.0% against the median 1.0 GB/s", Status.PASS),
+])
+def test_rules_table_history_band_change_of_small_figures(value, median, seen, status):
+    judged = history_band.judge(_v(f"at {value} GB/s"), [median] * 3, last=5)
+    assert judged.status is status and seen in judged.details
