@@ -15,6 +15,8 @@ def to_ere(pattern: str) -> str:
     """Good for the constructs the catalogue uses: (?:...), (?i:...), \\d \\w \\s inside and outside [...]."""
     pattern = re.sub(r"\(\?i:([^()]*)\)", lambda m: "(" + _case_insensitive(m.group(1)) + ")", pattern)
     pattern = pattern.replace("(?:", "(")
+    # POSIX brackets have no escapes: [^\n] would exclude '\' and 'n'. grep reads lines, so "not a newline" is '.'.
+    pattern = pattern.replace("[^\\n]", ".")
     out, i, in_class = [], 0, False
     while i < len(pattern):
         two = pattern[i:i + 2]

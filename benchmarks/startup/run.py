@@ -1,0 +1,119 @@
+"""What rlcheck adds where users wait at start-up: the pytest plugin in a run that never uses rlcheck, and the
+imports of `rlcheck scan`; side by side with the same run without rlcheck, in one run.
+
+Plugin: a project of one trivial test (no conftest.py, no rlcheck option), `python -m pytest -q`, with the plugin
+loaded by its entry point as pip installs it, against the same command with `-p no:rlcheck.plugin` (the baseline:
+pytest with every other installed plugin). Rounds interleave the two; the cost is the difference of the medians.
+Warm: Python's bytecode cache in place (every run after the first). Cold: an empty bytecode cache each run
+(PYTHONPYCACHEPREFIX: the first run after an install, for pytest as for rlcheck). Beside the wall times, the
+import time Python itself reports (-X importtime) of the entry module, and of the plugin's roles (what every run
+loaded before they were deferred), and the rlcheck modules each kind of run imports.
+
+Usage: python -m benchmarks.startup.run [--rounds N] [--cold-rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks import results_file
+
+GOAL = "the plugin adds < 50 ms to an unrelated pytest run, cold and warm (difference of medians)"
+PROBE = ("import sys\n\ndef test_probe():\n"
+         "    print('RLCHECK_MODULES', sorted(m for m in sys.modules if m.startswith('rlcheck')))\n")
+ROLES = ("rlcheck.plugin.options", "rlcheck.plugin.gating", "rlcheck.plugin.report", "rlcheck.plugin.junit",
+         "rlcheck.plugin.resources", "rlcheck.plugin.progress")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    drop = ("PYTHONDONTWRITEBYTECODE", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, **extra}
+
+
+def _pytest(project: Path, env: dict[str, str], *extra: str) -> tuple[float, str]:
+    argv = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *extra]
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=600, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stdout[-800:]}{done.stderr[-800:]}")
+    return elapsed, done.stdout
+
+
+def _modules(out: str) -> list[str]:
+    line = next(x for x in out.splitlines() if "RLCHECK_MODULES " in x)
+    return list(eval(line.split("RLCHECK_MODULES ", 1)[1]))  # noqa: S307 - the list our own probe printed
+
+
+def _importtime_ms(statement: str, env: dict[str, str]) -> float:
+    """Cumulative import time Python reports for the modules statement imports (pytest imported before, not counted),
+    the median of 5 runs."""
+    code = f"import pytest\nimport sys\nsys.stderr.write('MARK\\n')\n{statement}\n"
+    samples = []
+    for _ in range(5):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True,
+                              text=True, timeout=300, check=True)
+        after = done.stderr.split("MARK\n", 1)[1]
+        top = [line.split("|") for line in after.splitlines() if line.startswith("import time:")]
+        # top-level entries (no indentation in the name column) add up to the statement's cost
+        samples.append(sum(int(t[1]) for t in top if not t[2].startswith("  ") and t[2].strip()) / 1000)
+    return round(statistics.median(samples), 1)
+
+
+def _pair(project: Path, rounds: int, env_for: object) -> dict[str, object]:
+    runs: dict[str, list[float]] = {"with rlcheck": [], "without (-p no:rlcheck.plugin)": []}
+    for i in range(rounds):
+        env = env_for(i)  # type: ignore[operator]
+        runs["with rlcheck"].append(_pytest(project, env)[0])
+        runs["without (-p no:rlcheck.plugin)"].append(_pytest(project, env, "-p", "no:rlcheck.plugin")[0])
+    medians = {k: statistics.median(v) for k, v in runs.items()}
+    added_ms = (medians["with rlcheck"] - medians["without (-p no:rlcheck.plugin)"]) * 1000
+    return {"rounds": rounds, "median_s": {k: round(v, 3) for k, v in medians.items()},
+            "all_s": {k: [round(x, 3) for x in v] for k, v in runs.items()}, "added_ms": round(added_ms, 1),
+            "goal_met": added_ms < 50}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--cold-rounds", type=int, default=7)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="rlcheck-startup-") as tmp:
+        project = Path(tmp) / "project"
+        project.mkdir()
+        (project / "test_probe.py").write_text(PROBE)
+        warm_env = _env()
+        _, out = _pytest(project, warm_env)  # writes the bytecode caches; the entry point must have loaded
+        unrelated = _modules(out)
+        if "rlcheck.plugin" not in unrelated:
+            raise RuntimeError(f"the entry point did not load rlcheck.plugin: {unrelated}")
+        _, asked = _pytest(project, warm_env, "--hardware=none", "--progress-s=0")
+        warm = _pair(project, args.rounds, lambda i: warm_env)
+        cold = _pair(project, args.cold_rounds, lambda i: _env(PYTHONPYCACHEPREFIX=f"{tmp}/pyc-cold-{i}"))
+        entry_ms = _importtime_ms("import rlcheck.plugin", warm_env)
+        roles_ms = _importtime_ms("import " + ", ".join(ROLES), warm_env)
+    doc = {"goal": GOAL,
+           "warm": warm, "cold": cold,
+           "import_ms": {"rlcheck.plugin (what an unrelated run imports)": entry_ms,
+                         "the plugin's roles (what every run imported before they were deferred)": roles_ms},
+           "rlcheck_modules": {"unrelated run": unrelated, "unrelated run + --hardware=none": len(_modules(asked))},
+           "notes": ["added_ms = median wall time with the plugin - median without, the same command otherwise",
+                     "import_ms: -X importtime, cumulative, median of 5, with pytest imported first (not counted)",
+                     "a run that asks for rlcheck (an option of its own, -p rlcheck.plugin, a conftest.py naming "
+                     "it, its own tests) loads the roles as before"]}
+    path = results_file.write("startup", doc)
+    print(json.dumps(doc, indent=2))
+    print(f"written: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
