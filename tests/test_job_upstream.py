@@ -163,3 +163,21 @@ def test_job_written_before_secrets_were_recorded_still_fails_on_its_marker():
     legacy = _round_trip(_with_env(QWEN3_30B, HF_TOKEN=FAKE_HF), lambda doc: doc.pop("inline_secrets"))
     verdict = _verdict("recipe_no_inline_secrets", legacy, "h200")
     assert verdict.status is Status.FAIL and "env HF_TOKEN (redacted by rlcheck job capture)" in verdict.summary
+
+
+@pytest.mark.parametrize(("argv_tail", "temperature"), [
+    ((), 1.0),  # SLIME's default
+    (("--rollout-temperature", "0.8"), 0.8),
+    (("--rollout-temperature=1.2",), 1.2),
+    (("--rollout-temperature", "0.8", "--rollout-temperature", "1"), 1.0),  # argparse keeps the last
+])
+def test_job_reads_the_rollout_temperature_that_prices_a_logits_copy(argv_tail, temperature):
+    job = Job.from_dict({**QWEN3_30B.to_dict(), "argv": [*QWEN3_30B.argv, *argv_tail]}, "job.json")
+    assert to_recipe.read(job).recipe.rollout.temperature == temperature
+
+
+def test_job_rollout_temperature_that_is_no_number_is_named():
+    job = Job.from_dict({**QWEN3_30B.to_dict(), "argv": [*QWEN3_30B.argv, "--rollout-temperature", "hot"]},
+                        "job.json")
+    with pytest.raises(ValueError, match="--rollout-temperature 'hot': expected a number"):
+        to_recipe.read(job)

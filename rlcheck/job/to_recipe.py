@@ -54,6 +54,15 @@ class Flags:
         except ValueError as exc:
             raise ValueError(f"{flag} {raw!r}: expected an integer") from exc
 
+    def float(self, flag: str, default: float) -> float:
+        raw = self.values.get(flag)
+        if raw in (None, ""):
+            return default
+        try:
+            return float(raw)
+        except ValueError as exc:
+            raise ValueError(f"{flag} {raw!r}: expected a number") from exc
+
     def str(self, flag: str, default: str | None = None) -> str | None:
         return self.values.get(flag) or default
 
@@ -114,6 +123,7 @@ def _rollout(flags: Flags) -> tuple[Rollout, str]:
                    n_samples_per_prompt=n or 1, global_batch_size=global_batch, num_steps_per_rollout=steps,
                    steps_stated=stated is not None,
                    max_response_len=flags.int("--rollout-max-response-len", 8192) or 8192,
+                   temperature=flags.float("--rollout-temperature", 1.0),  # SLIME's default
                    max_tokens_per_gpu=flags.int("--max-tokens-per-gpu", 8192) if dynamic else None,
                    micro_batch_size=flags.int("--micro-batch-size", 1) or 1), missing
 
