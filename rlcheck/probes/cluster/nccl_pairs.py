@@ -126,11 +126,14 @@ def ring_rounds(ids: list[str]) -> list[list[tuple[str, str]]]:
         return []
     edges = [(ids[0], ids[1])] if len(ids) == 2 else [(ids[i], ids[(i + 1) % len(ids)]) for i in range(len(ids))]
     rounds: list[list[tuple[str, str]]] = []
+    busy: list[set[str]] = []  # the nodes of each round, kept as it grows: linear in the node count
     for edge in edges:
-        free = next((r for r in rounds if not {n for p in r for n in p} & set(edge)), None)
-        if free is None:
-            rounds.append(free := [])
-        free.append(edge)
+        i = next((i for i, nodes in enumerate(busy) if not nodes & set(edge)), len(rounds))
+        if i == len(rounds):
+            rounds.append([])
+            busy.append(set())
+        rounds[i].append(edge)
+        busy[i] |= set(edge)
     return rounds
 
 
