@@ -70,12 +70,14 @@ TARGETS = {
     # the GO / NO-GO gate (results/mutation_gate.json): what skips, what decides, what acts on a node
     "gating": ("rlcheck/plugin/gating.py", ["tests/test_rules_table_gating.py", "tests/test_plugin.py"]),
     "junit": ("rlcheck/plugin/junit.py", ["tests/test_plugin_ci.py", "tests/test_rules_table_junit.py"]),
-    "k8s_node": ("rlcheck/deploy/k8s_node.py", ["tests/test_k8s.py", "tests/test_k8s_api.py"]),
+    "k8s_node": ("rlcheck/deploy/k8s_node.py", ["tests/test_rules_table_k8s_node.py", "tests/test_k8s.py",
+                                                "tests/test_k8s_api.py"]),
     "slurm": ("rlcheck/preflight/slurm.py", ["tests/test_slurm.py", "tests/test_rules_table_slurm.py"]),
     "gpu_inventory": ("rlcheck/probes/gpu/gpu_inventory.py",
                       ["tests/test_probe_gpu_inventory.py", "tests/test_fault_matrix.py",
                        "tests/test_rules_table_gpu_inventory.py"]),
-    "report": ("rlcheck/report.py", ["tests/test_rules_table_decision.py", "tests/test_fault_matrix.py",
+    "report": ("rlcheck/report.py", ["tests/test_rules_table_report.py", "tests/test_rules_table_decision.py",
+                                     "tests/test_fault_matrix.py",
                                      "tests/test_history.py", "tests/test_plugin_exit.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
@@ -135,7 +137,21 @@ def run_target(name: str, timeout_s: float = 3600.0) -> dict[str, object]:
     with (work / "pyproject.toml").open("a", encoding="utf-8") as f:
         f.write(f"\n[tool.mutmut]\npaths_to_mutate = [{module!r}]\ntests_dir = {json.dumps(tests)}\n"
                 f"also_copy = {json.dumps(COPY)}\npytest_add_cli_args = {json.dumps(PYTEST_ARGS)}\n")
-    env = {"PYTHONPATH": str(TOOL), "PATH": "/usr/bin:/bin"}
+    # mutants/ first: a test's child process (pytester's runpytest_subprocess, `python -m pytest` from a temporary
+    # folder) imports the mutated rlcheck too, and with it sees the mutant under test (MUTANT_UNDER_TEST is in its
+    # environment); without it a child imports the checkout's own rlcheck (an editable install) or, on a machine
+    # where rlcheck is not installed (the device's copy), none at all. The folder exists before mutmut starts: Python
+    # remembers a path entry missing at its start as holding nothing, and would never import from it
+    (work / "mutants").mkdir()
+    # a child started while mutmut collects which tests reach which function (MUTANT_UNDER_TEST=stats) would record
+    # its hits through mutmut's config, which it reads from its own folder (a test's temporary one: no config there,
+    # and the child fails); a child's hits never reach mutmut anyway, so a child runs the original code then
+    children = work / "children"
+    children.mkdir()
+    (children / "sitecustomize.py").write_text(
+        "import os\nif os.environ.get('MUTANT_UNDER_TEST') == 'stats':\n    del os.environ['MUTANT_UNDER_TEST']\n",
+        encoding="utf-8")
+    env = {"PYTHONPATH": os.pathsep.join([str(children), str(work / "mutants"), str(TOOL)]), "PATH": "/usr/bin:/bin"}
     start = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run"], cwd=work, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
