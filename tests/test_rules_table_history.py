@@ -294,3 +294,9 @@ def test_rules_table_history_judge_all_judges_every_verdict_in_order():
 def test_rules_table_history_band_change_of_small_figures(value, median, seen, status):
     judged = history_band.judge(_v(f"at {value} GB/s"), [median] * 3, last=5)
     assert judged.status is status and seen in judged.details
+
+
+def test_rules_table_history_band_note_follows_the_verdicts_own_details():
+    judged = history_band.judge(_v("at 80 TFLOP/s", details="cuda:3 slowest"), [100.0] * 3, last=5)
+    assert judged.details == ("cuda:3 slowest\nband: 80.0 TFLOP/s is -20.0% against the median 100.0 TFLOP/s of the "
+                              "last 3 good run(s) of this cluster (WARN below -5%, FAIL below -10%)")

@@ -206,4 +206,22 @@ EQUIVALENT: dict[str, str] = {
         'check_id.split("_", 1)[0] -> split("_")[0]: the first part (the area) is the same',
     "rlcheck.preflight.slurm.x_own_verdicts__mutmut_38":
         'check_id.split("_", 1)[0] -> split("_", 2)[0]: the first part (the area) is the same',
+    # rlcheck/e2e/watch.py
+    "rlcheck.e2e.watch.x__shown__mutmut_1":
+        "<= SUPPORTING_SHOWN -> <: at exactly SUPPORTING_SHOWN numbers, the first SUPPORTING_SHOWN - 1 and the last "
+        "are all of them",
+    "rlcheck.e2e.watch.xǁWatcherǁphase_times__mutmut_4":
+        "range(loop + 1) -> range(loop + 2): the extra loop gets no milestone, and the empty loops are dropped",
+    # rlcheck/history_band.py
+    "rlcheck.history_band.x_read_reports__mutmut_4":
+        "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",
+    "rlcheck.history_band.x_read_reports__mutmut_16":
+        "sort key (created, name) -> the whole (created, name, report): two reports of one folder never share a file "
+        "name, so the report itself is never compared",
+    "rlcheck.history_band.x_judge_all__mutmut_17":
+        "a verdict without a note replaced by an equal copy (its details joined from itself alone): the same value",
+    "rlcheck.history_band.x_judge__mutmut_9":
+        "band_of(figures, unit) -> (figures, None): judge reads only the band's figures and median, never its unit",
+    "rlcheck.history_band.x_band_of__mutmut_7":
+        "last > 0 -> last > 1: a band of the last one run keeps one figure, fewer than MIN_RUNS (3): None either way",
 }

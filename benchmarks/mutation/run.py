@@ -79,6 +79,18 @@ TARGETS = {
     "report": ("rlcheck/report.py", ["tests/test_rules_table_report.py", "tests/test_rules_table_decision.py",
                                      "tests/test_fault_matrix.py",
                                      "tests/test_history.py", "tests/test_plugin_exit.py"]),
+    # the e2e judges (results/mutation_e2e.json): what stops a live run, how a recorded log is read and judged
+    "e2e_watch": ("rlcheck/e2e/watch.py", ["tests/test_watch.py", "tests/test_watch_incidents.py",
+                                           "tests/test_rules_table_e2e_watch.py", "tests/test_replay.py"]),
+    "e2e_slime_log": ("rlcheck/e2e/slime_log.py", ["tests/test_slime_log.py", "tests/test_watch.py",
+                                                   "tests/test_rules_table_e2e_slime_log.py", "tests/test_replay.py"]),
+    "e2e_slime_metrics": ("rlcheck/e2e/slime_metrics.py", ["tests/test_watch.py",
+                                                           "tests/test_rules_table_e2e_slime_metrics.py"]),
+    "e2e_replay": ("rlcheck/e2e/replay.py", ["tests/test_replay.py", "tests/test_watch_incidents.py",
+                                             "tests/test_rules_table_e2e_replay.py"]),
+    "history": ("rlcheck/history.py", ["tests/test_history.py", "tests/test_history_band.py",
+                                       "tests/test_rules_table_history.py"]),
+    "history_band": ("rlcheck/history_band.py", ["tests/test_history_band.py", "tests/test_rules_table_history.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
