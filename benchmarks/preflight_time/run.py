@@ -1,10 +1,13 @@
-"""Wall time of the main job, `pytest checks/ reproducers/`, on this machine: serial and with -n auto, against
-the baseline of a cold import of the stack (`import torch, ray, megatron.core, sglang.srt.server_args`) in the
-same run.
+"""Wall time of the main job, `pytest checks/ reproducers/`, on this machine, against the baseline of a cold import of
+the stack (`import torch, ray, megatron.core, sglang.srt.server_args`) in the same run.
 
-Each variant runs in a loopback-only network namespace (as CI does), Ray start included, and the
-result file records the times, the goal (the main job at most 5x the stack import) and how loaded the machine was.
-Usage: python -m benchmarks.preflight_time.run [--rounds N] [--variant serial ...]
+Variants (each a fresh interpreter in a loopback-only network namespace, as CI runs, Ray start included):
+  cold                     a first run on this image: an empty reproducer cache (RLCHECK_CACHE_DIR a new folder)
+  second run, same image   right after `cold`, with the folder it filled: kept reproducer verdicts are reused
+  cold, xdist -n auto      a first run spread over the cores
+Goals: cold at most 5x the stack import; a second run on the same image at most 1x. Every run also records the
+longest silence on its terminal (no output for that long; goal: none over 10 s) and when its first byte came.
+Usage: python -m benchmarks.preflight_time.run [--rounds N] [--variant NAME ...]
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import select
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,7 +28,12 @@ from benchmarks import results_file
 from rlcheck.process import subproc
 
 ROOT = Path(__file__).resolve().parents[2]
-VARIANTS = {"serial": [], "xdist -n auto": ["-n", "auto"]}
+VARIANTS = {"cold": [], "second run, same image": [], "cold, xdist -n auto": ["-n", "auto"]}
+REUSES = {"second run, same image": "cold"}
+"""A variant that runs on the cache folder another variant of the same round filled."""
+GOALS = {"cold": 5.0, "second run, same image": 1.0, "cold, xdist -n auto": 5.0}
+SILENCE_GOAL_S = 10.0
+STACK_IMPORT = "import torch, ray, megatron.core, sglang.srt.server_args"
 
 
 def command(extra: list[str], report_dir: str) -> list[str]:
@@ -34,18 +44,44 @@ def command(extra: list[str], report_dir: str) -> list[str]:
     return pytest
 
 
-def one_run(extra: list[str]) -> dict[str, object]:
+def watched(argv: list[str], env: dict[str, str], timeout_s: float) -> tuple[int | None, str, float, float, float]:
+    """Run argv, reading its terminal output as it comes: (exit, output, wall s, first output s, longest silence s)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=str(ROOT),
+                            start_new_session=True)
+    assert proc.stdout is not None
+    chunks, last, first, longest = [], start, None, 0.0
+    fd = proc.stdout.fileno()
+    while True:
+        if time.perf_counter() - start > timeout_s:
+            subproc.kill_group(proc)  # type: ignore[arg-type]
+            break
+        ready, _, _ = select.select([fd], [], [], 1.0)
+        if not ready:
+            continue
+        data = os.read(fd, 65536)
+        now = time.perf_counter()
+        if not data:
+            break
+        chunks.append(data)
+        longest, last = max(longest, now - last), now
+        first = now - start if first is None else first
+    code = proc.wait()
+    end = time.perf_counter()
+    longest = max(longest, end - last)
+    return code, b"".join(chunks).decode("utf-8", "replace"), end - start, first or 0.0, longest
+
+
+def one_run(extra: list[str], cache_dir: str) -> dict[str, object]:
+    env = os.environ | {"RLCHECK_CACHE_DIR": cache_dir}
     with tempfile.TemporaryDirectory() as report_dir:
-        start = time.perf_counter()
-        done = subproc.run(command(extra, report_dir), timeout_s=1800, cwd=str(ROOT))
-        wall_s = time.perf_counter() - start
-    summary = next((x for x in reversed(done.stdout.splitlines()) if re.search(r"\d+ (passed|failed)", x)), "")
-    decision = next((x for x in done.stdout.splitlines() if x.startswith("rlcheck GO") or
-                     x.startswith("rlcheck NO-GO")), "")
-    return {"wall_s": round(wall_s, 1), "exit": done.returncode, "pytest": summary.strip("= "), "decision": decision}
-
-
-STACK_IMPORT = "import torch, ray, megatron.core, sglang.srt.server_args"
+        code, out, wall_s, first_s, silence_s = watched(command(extra, report_dir), env, timeout_s=1800)
+    lines = out.splitlines()
+    summary = next((x for x in reversed(lines) if re.search(r"\d+ (passed|failed)", x)), "")
+    decision = next((x for x in lines if x.startswith(("rlcheck GO", "rlcheck NO-GO"))), "")
+    kept = next((x for x in lines if x.startswith("cache: ")), "")
+    return {"wall_s": round(wall_s, 1), "exit": code, "pytest": summary.strip("= "), "decision": decision,
+            "cache": kept, "first_output_s": round(first_s, 1), "longest_silence_s": round(silence_s, 1)}
 
 
 def stack_import_s() -> float:
@@ -57,40 +93,52 @@ def stack_import_s() -> float:
     return round(time.perf_counter() - start, 1)
 
 
+def one_round(variants: dict[str, list[str]], runs: dict[str, list[dict[str, object]]], imports: list[float]) -> None:
+    with tempfile.TemporaryDirectory(prefix="rlcheck-bench-cache-") as folder:
+        caches: dict[str, str] = {}
+        imports.append(stack_import_s())
+        for name, extra in variants.items():
+            caches[name] = caches.get(REUSES.get(name, ""), "") or str(Path(folder) / name.replace(" ", "_"))
+            runs[name].append(one_run(extra, caches[name]))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--variant", choices=sorted(VARIANTS), action="append",
-                        help="measure only these variants (default: all)")
+                        help="measure only these variants (default: all; the second run needs cold before it)")
     args = parser.parse_args(argv)
-    variants = {name: VARIANTS[name] for name in (args.variant or VARIANTS)}
+    variants = {name: VARIANTS[name] for name in VARIANTS if name in (args.variant or VARIANTS)}
     runs: dict[str, list[dict[str, object]]] = {name: [] for name in variants}
     imports: list[float] = []
     load = os.getloadavg()[0]
     for _ in range(args.rounds):
-        imports.append(stack_import_s())
-        for name, extra in variants.items():
-            runs[name].append(one_run(extra))
+        one_round(variants, runs, imports)
     medians = {name: statistics.median(float(str(r["wall_s"])) for r in rs) for name, rs in runs.items()}
+    silences = {name: max(float(str(r["longest_silence_s"])) for r in rs) for name, rs in runs.items()}
     baseline = statistics.median(imports)
     doc = {"runs": runs, "median_wall_s": medians,
            "baseline": {"what": f"cold `{STACK_IMPORT}` in one interpreter", "runs_s": imports,
                         "median_s": baseline},
            "ratio_to_baseline": {name: round(value / baseline, 2) for name, value in medians.items()},
-           "goal": "the main job (pytest checks/ reproducers/) at most 5x the cold stack import",
-           "goal_met": {name: value <= 5 * baseline for name, value in medians.items()},
+           "goal": {name: f"at most {GOALS[name]:g}x the cold stack import" for name in medians},
+           "goal_met": {name: value <= GOALS[name] * baseline for name, value in medians.items()},
+           "longest_silence_s": silences,
+           "silence_goal": f"no silence over {SILENCE_GOAL_S:g} s on the terminal",
+           "silence_goal_met": {name: value <= SILENCE_GOAL_S for name, value in silences.items()},
            "load_average_1m_before": round(load, 2),
            "load_average_1m_after": round(os.getloadavg()[0], 2),
-           "notes": ["the reproducers run the real SGLang, Megatron and uvicorn in child processes: Megatron and "
+           "notes": ["cold: an empty reproducer cache; second run: the cache folder the cold run of the same round "
+                     "filled (rlcheck.repro.cache: kept verdicts of this image stand in for the reproducers)",
+                     "the reproducers run the real SGLang, Megatron and uvicorn in child processes: Megatron and "
                      "SGLang children are forked from one warm interpreter per package set "
                      "(rlcheck.process.warm), side-directory children start cold; independent children of one "
-                     "reproducer run concurrently; two Ray heads (one with /bin/sh swapped, started in the "
-                     "background when its test starts); with -n auto each xdist worker starts its own Ray and warm "
+                     "reproducer run concurrently; with -n auto each xdist worker starts its own Ray and warm "
                      "interpreters on first use",
                      "the machine is shared with other sessions: compare the main job with the stack import of "
                      "the same run (ratio_to_baseline), not across runs"]}
     path = results_file.write("preflight_time", doc)
-    print(f"{medians} -> {path}")
+    print(f"{medians} (stack import {baseline} s; longest silences {silences}) -> {path}")
     return 0
 
 
