@@ -70,10 +70,10 @@ def _importtime_ms(statement: str, env: dict[str, str]) -> float:
 
 def _pair(project: Path, rounds: int, env_for: object) -> dict[str, object]:
     runs: dict[str, list[float]] = {"with rlcheck": [], "without (-p no:rlcheck.plugin)": []}
-    for i in range(rounds):
-        env = env_for(i)  # type: ignore[operator]
-        runs["with rlcheck"].append(_pytest(project, env)[0])
-        runs["without (-p no:rlcheck.plugin)"].append(_pytest(project, env, "-p", "no:rlcheck.plugin")[0])
+    for i in range(rounds):  # each run its own environment: a cold run never finds the other's bytecode
+        runs["with rlcheck"].append(_pytest(project, env_for(f"{i}-with"))[0])  # type: ignore[operator]
+        runs["without (-p no:rlcheck.plugin)"].append(
+            _pytest(project, env_for(f"{i}-without"), "-p", "no:rlcheck.plugin")[0])  # type: ignore[operator]
     medians = {k: statistics.median(v) for k, v in runs.items()}
     added_ms = (medians["with rlcheck"] - medians["without (-p no:rlcheck.plugin)"]) * 1000
     return {"rounds": rounds, "median_s": {k: round(v, 3) for k, v in medians.items()},
