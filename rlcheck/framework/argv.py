@@ -96,6 +96,17 @@ def _unresolved(name: str, matches: list[Option], schema: Schema) -> Finding | N
                                                       f"{fate}")
 
 
+def _given(tokens: list[str], flag: str) -> str | None:
+    """The last value the tokens give flag (--x v or --x=v), None where they do not give it."""
+    value = None
+    for i, token in enumerate(tokens):
+        if token == flag and i + 1 < len(tokens):
+            value = tokens[i + 1]
+        elif token.startswith(flag + "="):
+            value = token.partition("=")[2]
+    return value
+
+
 def options_of(argv: list[str] | tuple[str, ...]) -> list[str]:
     """The trainer's options: argv without its leading python and script tokens."""
     tokens = list(argv)
@@ -125,6 +136,10 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
         n = 0 if eq else _take(target, tokens[i + 1:])
         values = [inline] if eq else tokens[i + 1:i + 1 + n]
         i += 1 + n
+        if opt is not None and opt.when and _given(tokens, opt.when[0]) != opt.when[1]:
+            findings.append(Finding(flag=name, problem="unknown", text=f"{name}: {schema.framework} adds it only with "
+                                                                      f"{opt.when[0]} {opt.when[1]} ({opt.group}): "
+                                                                      "without it the parser exits"))
         if opt is None:
             found = _unresolved(name, matches, schema)
             if found is None:

@@ -8,15 +8,23 @@ added). A launch using them is judged by the schema of that image, not by Megatr
 
 Build (from a fetched SLIME tree; the output is committed under rlcheck/data/frameworks/components/):
     python -m rlcheck.framework.patch_flags PATCH ... --name slime-megatron-patch-v0.2.4 --source "THUDM/slime@..."
+
+Miles adds options three more ways, each a component of miles-main.json built by miles_components() from Miles'
+tree and the Megatron branch its docker/Dockerfile clones (radixark/Megatron-LM miles-main; its options beyond the
+release component: YaRN, the MoE router freezes), checked against those sources by
+tests/test_framework_miles_parsers.py: the FSDP backend's parser (one option per FSDPArgs field, only with
+--train-backend fsdp: the component's `when`) and a generate function's add_arguments (only with that
+--custom-generate-function-path).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +69,96 @@ def patch_options(text: str) -> list[dict[str, Any]]:
                              "dest": flag[2:].replace("-", "_"), "nargs": None, "choices": None,
                              "default": False if kind == "store_true" else None}
     return list(options.values())
+
+
+# --- options a framework adds outside its own add_argument literals (Miles) -----------------------------------------
+
+_SOURCE_ARGUMENT = re.compile(r"""\badd_argument\(\s*['"](--[A-Za-z0-9][A-Za-z0-9_-]*)['"]((?:.|\n){0,200}?)\)""")
+_CONFIG_FIELD = re.compile(r"^    ([a-z][a-z0-9_]*): ([A-Za-z][\w\[\] |]*?) = (\S+)", re.M)
+
+
+def _option(flag: str, kind: str, group: str, default: Any = None) -> dict[str, Any]:
+    return {"flags": [flag], "group": group, "kind": kind, "dest": flag[2:].replace("-", "_"), "nargs": None,
+            "choices": None, "default": False if kind == "store_true" and default is None else default}
+
+
+def source_options(text: str, group: str) -> list[dict[str, Any]]:
+    """The options of every add_argument('--x', ...) in a Python source (a module's add_arguments)."""
+    out: dict[str, dict[str, Any]] = {}
+    for m in _SOURCE_ARGUMENT.finditer(text):
+        out.setdefault(m.group(1), _option(m.group(1), _argument_kind(m.group(2)), group))
+    return list(out.values())
+
+
+def _factory_exclude(arguments: str) -> set[str]:
+    """The TransformerConfig fields Megatron's parser leaves out (the exclude list its ArgumentGroupFactory gets)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(arguments)):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "exclude" for t in node.targets):
+            names |= {e.value for e in getattr(node.value, "elts", ())
+                      if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return names
+
+
+def branch_options(arguments: str, config: str, known: set[str]) -> list[dict[str, Any]]:
+    """The options a Megatron branch's parser has that `known` (the release component's flags) lacks: its
+    add_argument literals and its TransformerConfig fields (Megatron's ArgumentGroupFactory: a bool field defaulting
+    to False is --x, one defaulting to True is --no-x; its exclude list is left out)."""
+    out = {o["flags"][0]: o for o in source_options(arguments, "branch: megatron/training/arguments.py")}
+    exclude = _factory_exclude(arguments)
+    for m in _CONFIG_FIELD.finditer(config):
+        name, kind = m.group(1), _field_kind(m.group(2))
+        if kind is None or name in exclude:
+            continue
+        flag = f"--{name.replace('_', '-')}"
+        if kind == "store_true" and m.group(3).startswith("True"):
+            flag, kind = f"--no-{name.replace('_', '-')}", "store_false"
+        out.setdefault(flag, _option(flag, kind, "branch: " + CONFIG_FILE))
+    return [o for f, o in sorted(out.items()) if f not in known]
+
+
+def dataclass_options(text: str, cls: str, group: str) -> list[dict[str, Any]]:
+    """The options Miles' FSDP parser builds from a dataclass's fields (build_fsdp_parser: --config, then one option
+    per field, '_' as '-'; a bool field is BooleanOptionalAction, T | None is T)."""
+    out = [_option("--config", "str", group)]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for st in node.body:
+                if not isinstance(st, ast.AnnAssign) or not isinstance(st.target, ast.Name) or st.target.id == "config":
+                    continue
+                ann = ast.unparse(st.annotation)
+                base = re.sub(r"\s*\|\s*None$", "", ann)
+                kind = "bool_optional" if base == "bool" else base
+                try:
+                    default = ast.literal_eval(st.value) if st.value is not None else None
+                except (ValueError, SyntaxError):
+                    default = None
+                out.append(_option(f"--{st.target.id.replace('_', '-')}", kind, group, default))
+    return out
+
+
+MILES_GENERATE_MODULES = ("multi_turn", "agentic_tool_call")
+"""Miles' generate functions with add_arguments (miles/rollout/generate_hub/<module>.py) its scripts name in
+--custom-generate-function-path; Miles calls their add_arguments on its parser only when that path is given."""
+MILES_FSDP_FILE = "miles/backends/fsdp_utils/arguments.py"
+
+
+def miles_components(read: Callable[[str, str], str], known: set[str], miles_source: str,
+                     megatron_source: str) -> dict[str, dict[str, Any]]:
+    """The components miles-main.json names beyond Megatron's release and SGLang, from the sources: read(tree, path)
+    gives a file of tree 'miles' (Miles) or 'megatron' (the Megatron branch its docker/Dockerfile clones); known is
+    the flags of the release component and Miles' own (the branch component holds only what they lack)."""
+    branch = branch_options(read("megatron", "megatron/training/arguments.py"), read("megatron", CONFIG_FILE), known)
+    out = {"miles-megatron-branch-main": (f"{megatron_source} megatron/training/arguments.py, {CONFIG_FILE}; only "
+                                          "the options the release component and Miles' own lack", branch),
+           "miles-fsdp-main": (f"{miles_source} {MILES_FSDP_FILE} FSDPArgs (build_fsdp_parser)",
+                               dataclass_options(read("miles", MILES_FSDP_FILE), "FSDPArgs", "fsdp: FSDPArgs"))}
+    for mod in MILES_GENERATE_MODULES:
+        path = f"miles/rollout/generate_hub/{mod}.py"
+        out[f"miles-generate-{mod.replace('_', '-')}-main"] = (
+            f"{miles_source} {path} generate.add_arguments",
+            source_options(read("miles", path), f"generate: miles.rollout.generate_hub.{mod}.generate"))
+    return {name: {"name": name, "source": source, "options": opts} for name, (source, opts) in out.items()}
 
 
 def component(patches: Iterable[Path], name: str, source: str) -> dict[str, Any]:

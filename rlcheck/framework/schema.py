@@ -44,6 +44,9 @@ class Option:
     default: Any = None
     required: bool = False
     """add_argument(required=True): the parser exits when the argv lacks it (SLIME's --rollout-batch-size)."""
+    when: tuple[str, str] | None = None
+    """(option, value): the framework adds this option only when the argv gives that option that value (Miles'
+    FSDP parser for --train-backend fsdp; a --custom-generate-function-path module's add_arguments)."""
 
     @property
     def takes_values(self) -> bool:
@@ -83,7 +86,8 @@ class Schema:
         return next(p for p in self.parsers if p.name == name)
 
 
-def _option(raw: dict[str, Any], parser: str, prefix: str = "", dest_prefix: str = "") -> Option:
+def _option(raw: dict[str, Any], parser: str, prefix: str = "", dest_prefix: str = "",
+            when: tuple[str, str] | None = None) -> Option:
     flags = tuple(prefix + f.lstrip("-") if prefix else f for f in raw["flags"])
     if raw["kind"] == "bool_optional":  # argparse adds the --no- form itself
         flags = tuple(dict.fromkeys(flags + tuple(f"--no-{f[2:]}" for f in flags if f.startswith("--")
@@ -91,7 +95,7 @@ def _option(raw: dict[str, Any], parser: str, prefix: str = "", dest_prefix: str
     choices = tuple(raw["choices"]) if raw.get("choices") is not None else None
     return Option(flags=flags, parser=parser, group=raw.get("group", ""), kind=raw["kind"],
                   dest=dest_prefix + raw.get("dest", ""), nargs=raw.get("nargs"), choices=choices,
-                  default=raw.get("default"), required=raw.get("required") is True)
+                  default=raw.get("default"), required=raw.get("required") is True, when=when)
 
 
 def _skipped(raw: dict[str, Any], skip: set[str]) -> bool:
@@ -116,7 +120,8 @@ def load(name: str, data_dir: Path = DATA_DIR) -> Schema:
         for o in part["options"]:
             if _skipped(o, skip):
                 continue
-            opt = _option(o, comp["parser"], comp.get("prefix", ""), comp.get("dest_prefix", ""))
+            when = tuple(comp["when"]) if comp.get("when") else None
+            opt = _option(o, comp["parser"], comp.get("prefix", ""), comp.get("dest_prefix", ""), when)
             if not known & set(opt.flags):  # the framework's own add_argument (or reset_arg) wins
                 options.append(opt)
                 known.update(opt.flags)
