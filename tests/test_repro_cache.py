@@ -246,3 +246,16 @@ def test_cache_corrupt_entry_is_named_and_the_reproducer_runs(repro_project, tmp
                                  "entry*; it ran again"])
     assert "cached" not in result.stdout.str().split("rlcheck verdicts")[1].split("cache:")[0]
     assert json.loads(entry.read_text())["body"]["payloads"], "the run that replaced it is kept"
+
+
+def test_cache_reused_under_xdist_workers(repro_project):
+    """Each worker looks its reproducers up in the same folder; the controller's report says what was reused."""
+    repro_project.makeconftest('pytest_plugins = ["rlcheck.plugin"]\nfrom rlcheck.repro import cache\n'
+                               'cache.rlcheck_term = lambda: "0.1.0+held"  # in every worker: others edit this tree\n')
+    repro_project.makepyfile(**{"reproducers/test_repro_x": REPRO.format(status="PASS")})
+    args = ("-n", "2", "--hardware=none", "-p", "no:cacheprovider")
+    repro_project.runpytest_subprocess(*args).stdout.fnmatch_lines(["cache: 0 reproducer verdict(s) reused, 1 kept*"])
+    second = repro_project.runpytest_subprocess(*args)
+    second.stdout.fnmatch_lines(["PASS    repro_x: fixed upstream*[[]cached: made 20*]",
+                                 "cache: 1 reproducer verdict(s) reused, 0 kept*"])
+    assert runs(repro_project) == 1
