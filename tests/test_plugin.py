@@ -89,13 +89,29 @@ def test_plugin_one_blocking_check_beside_reproducers_decides(project):
     assert result.ret == 0
 
 
-def test_plugin_skipped_check_recorded_with_reason(project):
+@pytest.fixture
+def gpu_less_host(project, monkeypatch):
+    """This machine as one with an NVIDIA driver that lists no GPU, whatever the host has (an H200 on the device
+    machine): an nvidia-smi on PATH that answers with no row, and the process's detection read afresh."""
+    from rlcheck.probes.node import gpus
+
+    folder = project.path / "bin"
+    folder.mkdir()
+    smi = folder / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nexit 0\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
+    monkeypatch.setattr(gpus, "_detected", [])
+    return project
+
+
+def test_plugin_skipped_check_recorded_with_reason(project, gpu_less_host):
     project.makepyfile(**{"checks/test_gpu": "import pytest\n@pytest.mark.gpu\ndef test_gpu_smoke(): pass\n"})
     result = project.runpytest("--hardware=none", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["SKIP    gpu_smoke: needs a CUDA GPU (sm_90+): found none"])
 
 
-def test_plugin_markers_skip_naming_what_is_missing(project):
+def test_plugin_markers_skip_naming_what_is_missing(project, gpu_less_host):
     project.makepyfile(test_marked=MARKED)
     result = project.runpytest("--hardware=none", "--quick", "-rs")
     result.assert_outcomes(skipped=5)
@@ -106,7 +122,7 @@ def test_plugin_markers_skip_naming_what_is_missing(project):
         "*slow (more than about 30 s): skipped by --quick*"])
 
 
-def test_plugin_ray_address_lifts_cluster_skip(project):
+def test_plugin_ray_address_lifts_cluster_skip(project, gpu_less_host):
     project.makepyfile(test_marked=MARKED)
     result = project.runpytest("--hardware=b300", "--ray-address=ray://127.0.0.1:10001", "-rs")
     result.assert_outcomes(passed=3, skipped=2)
