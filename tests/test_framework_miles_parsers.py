@@ -158,3 +158,16 @@ def test_miles_fsdp_component_matches_the_live_parser():
 
     live = {(o["flags"][0], o["kind"]) for o in from_argparse(arguments.build_fsdp_parser())}
     assert live == {(o["flags"][0], o["kind"]) for o in _committed("miles-fsdp-main")["options"]}
+
+
+def test_options_a_generate_function_outside_the_schema_may_add_are_named_not_judged():
+    """A --custom-generate-function-path module rlcheck holds no options of (a user's own): Miles calls its
+    add_arguments, which cannot be read without importing it, so its options WARN by name instead of FAILing."""
+    own = [*TRAIN, "--custom-generate-function-path", "my_pkg.rollout.generate", "--my-max-turns", "3"]
+    verdict = fa.evaluate(own, MILES, "declared miles main")
+    assert verdict.status is Status.WARN
+    assert "--my-max-turns" in verdict.summary and "my_pkg.rollout.generate" in verdict.details
+    assert fa.evaluate([*TRAIN, "--my-max-turns", "3"], MILES, "x").status is Status.FAIL
+    # a module whose options the schema holds: a misspelt one still FAILs; a known option's bad value still FAILs
+    assert fa.evaluate([*TRAIN, *MULTI_TURN, "--generate-max-turn", "3"], MILES, "x").status is Status.FAIL
+    assert fa.evaluate([*own, "--rollout-batch-size", "x"], MILES, "x").status is Status.FAIL

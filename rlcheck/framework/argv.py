@@ -96,6 +96,10 @@ def _unresolved(name: str, matches: list[Option], schema: Schema) -> Finding | N
                                                       f"{fate}")
 
 
+CUSTOM_GENERATE = "--custom-generate-function-path"
+"""Miles calls add_arguments of the function this names on its parser: options only that function knows."""
+
+
 def _given(tokens: list[str], flag: str) -> str | None:
     """The last value the tokens give flag (--x v or --x=v), None where they do not give it."""
     value = None
@@ -145,6 +149,11 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
             if found is None:
                 opaque.append(name)
                 continue
+            custom = _given(tokens, CUSTOM_GENERATE) if schema.framework == "miles" else None
+            if found.problem == "unknown" and custom and custom not in schema.generate_paths:
+                found = Finding(flag=name, problem="custom", text=f"{name}: not an option of {schema.framework} "
+                                f"{schema.version}; {CUSTOM_GENERATE} {custom} may add it (its generate function's "
+                                "add_arguments, which rlcheck cannot read without importing it): not judged")
             findings.append(found)
         if target is None:
             continue
@@ -172,8 +181,15 @@ def evaluate(argv: list[str] | tuple[str, ...], schema: Schema, how: str) -> Ver
     if not findings:
         return Verdict(status=Status.PASS, failure_id="framework-arg-rejected", details="\n".join(notes),
                        summary=f"{count} option(s) all accepted by {which}")
-    blocking = [f for f in findings if f.problem not in OVERRIDES]
+    unjudged = [f for f in findings if f.problem == "custom"]
+    blocking = [f for f in findings if f.problem not in OVERRIDES and f.problem != "custom"]
     overrides = [f for f in findings if f.problem in OVERRIDES]
+    notes = [f.text for f in unjudged] + notes
+    if not blocking and unjudged:
+        return Verdict(status=Status.WARN, failure_id="framework-arg-rejected",
+                       details="\n".join([f.text for f in overrides] + notes),
+                       summary=f"{count} option(s) read by {which}; {len(unjudged)} not judged (a custom generate "
+                               f"function may add them): {', '.join(f.flag for f in unjudged[:4])}")
     if not blocking:  # the parser accepts it; the trainer gets the last value of each option
         return Verdict(status=Status.WARN, failure_id="framework-arg-rejected",
                        details="\n".join([f.text for f in overrides] + notes),

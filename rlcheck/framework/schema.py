@@ -76,6 +76,11 @@ class Schema:
     """Option prefixes added by a package outside the schema (SLIME's --router-* from sglang_router): accepted, not
     type-checked, and named in the verdict's details."""
 
+    @property
+    def generate_paths(self) -> frozenset[str]:
+        """The --custom-generate-function-path values whose add_arguments options the schema holds."""
+        return frozenset(o.when[1] for o in self.options if o.when and o.when[0] == "--custom-generate-function-path")
+
     by_flag: dict[str, Option] = dataclasses.field(default_factory=dict, compare=False, repr=False)
     """Option string -> its option (filled from options)."""
 
