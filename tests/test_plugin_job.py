@@ -96,7 +96,7 @@ def test_plugin_job_bash_script_bad_batch_is_no_go(project, tmp_path):
     script.write_text((JOBS / "launch.sh").read_text().replace("--rollout-batch-size 12", "--rollout-batch-size 13"))
     result = _run(project, script)
     result.stdout.fnmatch_lines([
-        "FAIL    recipe_batch: rollout_batch_size 13 x n_samples_per_prompt 8 = 104 != global_batch_size 96*",
+        "FAIL    recipe_batch: global_batch_size 96 != rollout_batch_size 13 x n_samples_per_prompt 8 // *= 104*",
         f"rlcheck NO-GO: * for job {script} (bash) on hardware h200: *recipe_batch FAIL*"])
 
 

@@ -43,8 +43,10 @@ BATCH = [
     # 4b: 16 prompts x 8 = 128 samples, global 128, 1 step, micro 1, DP 16
     ("as-shipped", _4b(), Status.PASS, "16 x 8 = 128 samples = 1 step(s) of 128, DP 16"),
     ("fewer-samples-than-steps", _rollout(_4b(), global_batch_size=64, num_steps_per_rollout=2,
-                                          rollout_batch_size=15), Status.FAIL, "= 120 != global_batch_size 64 x"),
-    ("more-samples-than-steps", _rollout(_4b(), rollout_batch_size=17), Status.FAIL, "= 136 != global_batch_size"),
+                                          rollout_batch_size=15), Status.FAIL,
+     "global_batch_size 64 != rollout_batch_size 15 x n_samples_per_prompt 8 // num_steps_per_rollout 2 = 60"),
+    ("more-samples-than-steps", _rollout(_4b(), rollout_batch_size=17), Status.FAIL,
+     "global_batch_size 128 != rollout_batch_size 17 x"),
     ("two-steps-exact", _rollout(_4b(), global_batch_size=64, num_steps_per_rollout=2), Status.PASS, "2 step(s)"),
     ("micro-2-divides", _rollout(_4b(), micro_batch_size=2), Status.PASS, "DP 16"),
     ("micro-3-does-not-divide", _rollout(_4b(), micro_batch_size=3), Status.FAIL,
@@ -203,7 +205,9 @@ STEPS = [
     # prompts, samples, global batch, --num-steps-per-rollout (None: unset), status, fragment
     (24, 8, 96, None, Status.PASS, "192 samples = 2 step(s) of 96, DP"),
     (24, 8, 96, 2, Status.PASS, "192 samples = 2 step(s) of 96"),
-    (24, 8, 96, 1, Status.FAIL, "= 192 != global_batch_size 96 x num_steps_per_rollout 1 = 96"),
+    (24, 8, 96, 1, Status.FAIL, "global_batch_size 96 != rollout_batch_size 24 x n_samples_per_prompt 8 // "
+                                "num_steps_per_rollout 1 = 192"),
+    (25, 1, 8, 3, Status.WARN, "25 samples per rollout are 3 global batch(es) of 8 and 1 left over"),  # 25 // 3 = 8
     (25, 8, 96, None, Status.WARN, "200 samples per rollout are 2 global batch(es) of 96 and 8 left over"),
     (8, 8, 96, None, Status.FAIL, "64 samples per rollout < global batch 96: no optimizer step"),
     (12, 8, 96, None, Status.PASS, "96 samples = 1 step(s) of 96"),

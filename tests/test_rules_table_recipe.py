@@ -43,10 +43,10 @@ def _remedy(failure_id: str) -> str:
 
 
 def test_rules_table_batch_every_problem_in_the_details_in_order():
-    # 17 x 8 = 136 != 128; 128 % (3 x 16); 136 >= 128 so the third rule stays quiet
+    # 17 x 8 // 1 = 136 != 128; 128 % (3 x 16); 136 >= 128 so the third rule stays quiet
     verdict = recipe_rules.evaluate_batch(_swap(_4b(), "rollout", rollout_batch_size=17, micro_batch_size=3))
-    first = ("rollout_batch_size 17 x n_samples_per_prompt 8 = 136 != global_batch_size 128 x num_steps_per_rollout 1 "
-             "= 128")
+    first = ("global_batch_size 128 != rollout_batch_size 17 x n_samples_per_prompt 8 // num_steps_per_rollout 1 "
+             "= 136 (SLIME asserts it)")
     assert verdict.status is Status.FAIL and verdict.summary == first
     assert verdict.details == first + "\nglobal_batch_size 128 is not divisible by micro batch 3 x DP 16"
     assert verdict.remedy == _remedy("batch-size-mismatch") and verdict.failure_id == "batch-size-mismatch"
@@ -61,11 +61,45 @@ def test_rules_table_batch_fewer_samples_than_one_step():
 @given(rollout_batch=st.integers(1, 40), n_samples=st.integers(1, 16), global_batch=st.integers(1, 256),
        steps=st.integers(1, 4), micro=st.integers(1, 4))
 def test_rules_table_batch_fails_exactly_when_a_rule_breaks(rollout_batch, n_samples, global_batch, steps, micro):
+    # SLIME: global == prompts x samples // steps (integer division), asserted only with the steps stated
     recipe = _swap(_4b(), "rollout", rollout_batch_size=rollout_batch, n_samples_per_prompt=n_samples,
                    global_batch_size=global_batch, num_steps_per_rollout=steps, micro_batch_size=micro)
     samples, dp = rollout_batch * n_samples, recipe.data_parallel
-    broken = samples != global_batch * steps or global_batch % (micro * dp) != 0 or samples < global_batch
-    assert recipe_rules.evaluate_batch(recipe).status is (Status.FAIL if broken else Status.PASS)
+    broken = global_batch != samples // steps or global_batch % (micro * dp) != 0 or samples < global_batch
+    left = samples - steps * global_batch
+    expected = Status.FAIL if broken else Status.WARN if left else Status.PASS
+    assert recipe_rules.evaluate_batch(recipe).status is expected
+
+
+@FEW
+@given(rollout_batch=st.integers(1, 40), n_samples=st.integers(1, 16), global_batch=st.integers(1, 256),
+       micro=st.integers(1, 4))
+def test_rules_table_batch_unset_steps_asserts_nothing_and_warns_on_what_is_left(rollout_batch, n_samples,
+                                                                                 global_batch, micro):
+    recipe = _swap(_4b(), "rollout", rollout_batch_size=rollout_batch, n_samples_per_prompt=n_samples,
+                   global_batch_size=global_batch, num_steps_per_rollout=max(1, rollout_batch * n_samples //
+                                                                             global_batch),
+                   micro_batch_size=micro, steps_stated=False)
+    samples, dp = rollout_batch * n_samples, recipe.data_parallel
+    broken = global_batch % (micro * dp) != 0 or samples < global_batch
+    expected = Status.FAIL if broken else Status.WARN if samples % global_batch else Status.PASS
+    assert recipe_rules.evaluate_batch(recipe).status is expected
+
+
+@pytest.mark.parametrize(("rollout_batch", "global_batch", "status", "summary"), [
+    # 49 x 1 // 3 = 16: SLIME accepts it and leaves 1 sample a rollout unused
+    (49, 16, Status.WARN, "49 samples per rollout are 3 global batch(es) of 16 and 1 left over: SLIME drops them every "
+                          "rollout"),
+    (48, 16, Status.PASS, "48 x 1 = 48 samples = 3 step(s) of 16, DP 16"),
+    (50, 16, Status.WARN, "50 samples per rollout are 3 global batch(es) of 16 and 2 left over"),
+    (49, 32, Status.FAIL, "global_batch_size 32 != rollout_batch_size 49 x n_samples_per_prompt 1 // "
+                          "num_steps_per_rollout 3 = 16 (SLIME asserts it)"),
+])
+def test_rules_table_batch_stated_steps_by_integer_division(rollout_batch, global_batch, status, summary):
+    verdict = recipe_rules.evaluate_batch(_swap(_4b(), "rollout", rollout_batch_size=rollout_batch,
+                                                n_samples_per_prompt=1, global_batch_size=global_batch,
+                                                num_steps_per_rollout=3))
+    assert verdict.status is status and verdict.summary.startswith(summary), verdict.render()
 
 
 LAYOUT_WHOLE = [

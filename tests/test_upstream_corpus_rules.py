@@ -65,10 +65,7 @@ def _status(check_id: str, job: Job, framework: str = "slime==main") -> tuple[St
     ({"num_steps_per_rollout": "1", "global_batch_size": "256"}, False),
     ({"num_steps_per_rollout": "1", "global_batch_size": "128"}, True),
     # SLIME's // : 34 x 8 = 272 // 3 = 90, so 90 is accepted (2 samples a rollout go unused), 92 is not
-    pytest.param({"rollout_batch_size": "34", "num_steps_per_rollout": "3", "global_batch_size": "90"}, False,
-                 marks=pytest.mark.xfail(strict=True, reason="recipe_batch asserts prompts x samples == global x "
-                                         "steps, SLIME global == prompts x samples // steps: a false FAIL to fix in "
-                                         "rlcheck/probes/recipe/recipe_rules.py once the probes move is committed")),
+    ({"rollout_batch_size": "34", "num_steps_per_rollout": "3", "global_batch_size": "90"}, False),
     ({"rollout_batch_size": "34", "num_steps_per_rollout": "3", "global_batch_size": "92"}, True),
     ({"global_batch_size": "128"}, False),  # steps unset: nothing asserted, two optimizer steps per rollout
     ({"global_batch_size": "96"}, False),   # unset: 256 = 2 x 96 + 64 left over (a WARN, not SLIME's assert)

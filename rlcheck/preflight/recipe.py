@@ -82,7 +82,7 @@ CHECKS = (
           judges="GPUs per node the launch states (`ray start --num-gpus`, RayJob worker groups) against the profile",
           judge=evaluate_shape),
     Check(id="recipe_batch", guards=("batch-size-mismatch",), needs=frozenset({Need.LAUNCH, Need.RECIPE, Need.BATCH}),
-          judges="rollout_batch_size x n_samples = global_batch x steps; global batch divides by micro batch x DP",
+          judges="global_batch = rollout_batch_size x n_samples // steps; global batch divides by micro batch x DP",
           judge=lambda obs, i: recipe_rules.evaluate_batch(i.recipe)),
     Check(id="recipe_layout", guards=("parallel-layout-mismatch",),
           judges="world size divisible by TP x PP x CP and by EP x expert-TP x PP; experts over EP",

@@ -21,17 +21,17 @@ def _fail(failure_id: str, summary: str, details: str = "") -> Verdict:
 
 
 def evaluate_batch(recipe: Recipe) -> Verdict:
-    """SLIME's batch rules: with --num-steps-per-rollout stated, prompts x samples = global batch x steps (it
-    asserts); unset, nothing is asserted and trailing samples that fill no global batch are dropped (WARN). Always:
-    at least one optimizer step per rollout (SLIME asserts at run time) and Megatron's global batch divisible by
-    micro batch x DP."""
+    """SLIME's batch rules (slime_validate_args): with --num-steps-per-rollout stated, the global batch must equal
+    prompts x samples // steps (it asserts, integer division); unset, nothing is asserted. Either way the samples no
+    global batch takes are dropped every rollout (WARN). Always: at least one optimizer step per rollout (SLIME
+    asserts at run time) and Megatron's global batch divisible by micro batch x DP."""
     r, dp = recipe.rollout, recipe.data_parallel
-    samples, steps = r.rollout_batch_size * r.n_samples_per_prompt, r.global_batch_size * r.num_steps_per_rollout
+    samples = r.rollout_batch_size * r.n_samples_per_prompt
     problems = []
-    if r.steps_stated and samples != steps:
-        problems.append(f"rollout_batch_size {r.rollout_batch_size} x n_samples_per_prompt {r.n_samples_per_prompt}"
-                        f" = {samples} != global_batch_size {r.global_batch_size} x num_steps_per_rollout "
-                        f"{r.num_steps_per_rollout} = {steps}")
+    if r.steps_stated and r.global_batch_size != samples // r.num_steps_per_rollout:
+        problems.append(f"global_batch_size {r.global_batch_size} != rollout_batch_size {r.rollout_batch_size} x "
+                        f"n_samples_per_prompt {r.n_samples_per_prompt} // num_steps_per_rollout "
+                        f"{r.num_steps_per_rollout} = {samples // r.num_steps_per_rollout} (SLIME asserts it)")
     if dp and r.global_batch_size % (r.micro_batch_size * dp):
         problems.append(f"global_batch_size {r.global_batch_size} is not divisible by micro batch "
                         f"{r.micro_batch_size} x DP {dp}")
@@ -40,14 +40,14 @@ def evaluate_batch(recipe: Recipe) -> Verdict:
     if problems:
         return _fail("batch-size-mismatch", problems[0], "\n".join(problems))
     how = "" if r.steps_stated else " (--num-steps-per-rollout unset: SLIME trains the global batches it holds)"
-    if not r.steps_stated and samples % r.global_batch_size:
+    steps = r.num_steps_per_rollout if r.steps_stated else samples // r.global_batch_size
+    if left := samples - steps * r.global_batch_size:
         return Verdict(status=Status.WARN, failure_id="batch-size-mismatch",
-                       summary=f"{samples} samples per rollout are {samples // r.global_batch_size} global batch(es) "
-                               f"of {r.global_batch_size} and {samples % r.global_batch_size} left over: SLIME drops "
-                               f"them every rollout{how}")
+                       summary=f"{samples} samples per rollout are {steps} global batch(es) of {r.global_batch_size} "
+                               f"and {left} left over: SLIME drops them every rollout{how}")
     return Verdict(status=Status.PASS, failure_id="batch-size-mismatch",
                    summary=f"{r.rollout_batch_size} x {r.n_samples_per_prompt} = {samples} samples = "
-                           f"{r.num_steps_per_rollout} step(s) of {r.global_batch_size}, DP {dp}{how}")
+                           f"{steps} step(s) of {r.global_batch_size}, DP {dp}{how}")
 
 
 def evaluate_layout(recipe: Recipe) -> Verdict:
