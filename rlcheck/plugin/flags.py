@@ -72,7 +72,8 @@ def add(parser: pytest.Parser) -> None:
     group.addoption("--no-cache", action="store_true",
                     help="run every reproducer and keep no verdict (default: a reproducer whose verdict was kept for "
                          "this image, rlcheck and reproducer source reuses it; the report says which and when "
-                         "they were made; folder: $RLCHECK_CACHE_DIR, else $XDG_CACHE_HOME/rlcheck/reproducers)")
+                         "they were made; folder: reproducers/ in $RLCHECK_CACHE_DIR, else "
+                         "$XDG_CACHE_HOME/rlcheck, else ~/.cache/rlcheck)")
     group.addoption("--rm-url", default=None, metavar="URL",
                     help="remote-rm e2e case: the reward service's /score URL as the cluster reaches it")
     group.addoption("--dry-run", action="store_true",
