@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from rlcheck.plugin.items import enforced_key, kind_of_item, verdicts_key
 from rlcheck.plugin.options import get_context
-from rlcheck.plugin.report import enforced_key, kind_of_item, verdicts_key
 from rlcheck.repro import cache
 from rlcheck.verdict import Verdict
 

@@ -11,21 +11,15 @@ import pytest
 
 from rlcheck import history_band, report
 from rlcheck.framework.detect import Installed
+from rlcheck.plugin.items import enforced_key, kind_of, kind_of_item, verdicts_key
 from rlcheck.plugin.junit import suite_properties, verdict_properties
 from rlcheck.plugin.options import get_context
 from rlcheck.repro.reproduce import Reproduction, judge
 from rlcheck.verdict import Status, Verdict
 
 PLUGIN_DIR = Path(__file__).resolve().parent
-verdicts_key = pytest.StashKey[list[str]]()
-"""The verdicts a test recorded, as JSON: carried on its report (also from xdist workers), not in JUnit."""
-enforced_key = pytest.StashKey[BaseException]()
-"""The failure or skip record_verdict raised for the verdicts themselves (a kept reproducer run ends with it)."""
 history_key = pytest.StashKey[tuple[list[dict[str, Any]], list[str]]]()
 """The reports kept in --history, read once per run (for the band of measured figures)."""
-KINDS = {"checks": "check", "reproducers": "reproducer", "testcases": "case"}
-PACKAGED_CHECKS = Path(__file__).resolve().parents[1] / "checks"
-"""rlcheck/checks/ of this installed copy: its tests are checks wherever pytest's rootdir puts their node ids."""
 
 
 def framework_context(framework: Installed | None, judged: str = "") -> dict[str, Any]:
@@ -35,18 +29,6 @@ def framework_context(framework: Installed | None, judged: str = "") -> dict[str
         return {"name": None, "version": None, "source": "", "judged": judged or "not detected"}
     return {"name": framework.framework, "version": framework.version, "source": framework.source,
             "judged": judged or framework.describe()}
-
-
-def kind_of(nodeid: str) -> str:
-    return KINDS.get(nodeid.split("/", 1)[0], "test")
-
-
-def kind_of_item(item: pytest.Item) -> str:
-    """Checks shipped in the package are checks even when run from site-packages (`rlcheck preflight`,
-    `pytest --pyargs rlcheck.checks`), where the node id does not start with checks/."""
-    if Path(item.path).resolve().parent == PACKAGED_CHECKS:
-        return "check"
-    return kind_of(item.nodeid)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -210,7 +192,7 @@ class VerdictCollector:
                    "framework": framework_context(ctx.framework, ctx.framework_judged()),
                    "job": {"path": ctx.job_path, "format": ctx.job_format, "error": ctx.job_error} if ctx.job_path
                    else None}
-        from rlcheck.plugin import cache  # imports this module: loaded once both are
+        from rlcheck.plugin import cache  # lazily: the cache role loads after the report
 
         if (kept := cache.summary_of(self.config)) is not None:
             context["cache"] = kept.summary()
@@ -258,7 +240,7 @@ class VerdictCollector:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from rlcheck.plugin import cache  # imports this module; lazily, so pytest loads the plugin as it did
+    from rlcheck.plugin import cache  # lazily, so pytest loads the plugin as it did
 
     cache.register(config)  # controller and xdist workers alike: each looks its reproducers up
     if not hasattr(config, "workerinput"):  # xdist workers send their reports to the controller
