@@ -35,4 +35,7 @@ def test_rules_table_e2e_harness_healthy_edge_values_pass(local_ray, tmp_path, s
 def test_rules_table_e2e_harness_broken_edge_values_fail(local_ray, tmp_path, shape, fragment):
     result, verdict = run(local_ray, tmp_path, loops=1, shape=shape)
     assert verdict.status is Status.FAIL and result.end.kind == "invariant", verdict.render()
-    assert fragment in verdict.summary and verdict.failure_id is None and result.job_status == "STOPPED"
+    assert fragment in verdict.summary and verdict.failure_id is None
+    # the runner stops the job at the broken invariant; a one-loop stand-in may have ended by the time the stop
+    # lands (that the stop comes in bound is test_e2e_harness's)
+    assert result.job_status in ("STOPPED", "SUCCEEDED"), result.job_status
