@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 
 from rlcheck import catalog
 from rlcheck.framework.schema import NUMERIC, Option, Schema
@@ -100,15 +101,15 @@ CUSTOM_GENERATE = "--custom-generate-function-path"
 """Miles calls add_arguments of the function this names on its parser: options only that function knows."""
 
 
-def _given(tokens: list[str], flag: str) -> str | None:
-    """The last value the tokens give flag (--x v or --x=v), None where they do not give it."""
-    value = None
-    for i, token in enumerate(tokens):
-        if token == flag and i + 1 < len(tokens):
-            value = tokens[i + 1]
+def option(argv: Sequence[str], flag: str) -> str | None:
+    """The value argparse keeps for `flag` (the last one given; `--flag v` or `--flag=v`), or None."""
+    found = None
+    for i, token in enumerate(argv):
+        if token == flag and i + 1 < len(argv):
+            found = argv[i + 1]
         elif token.startswith(flag + "="):
-            value = token.partition("=")[2]
-    return value
+            found = token[len(flag) + 1:]
+    return found
 
 
 def options_of(argv: list[str] | tuple[str, ...]) -> list[str]:
@@ -140,7 +141,7 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
         n = 0 if eq else _take(target, tokens[i + 1:])
         values = [inline] if eq else tokens[i + 1:i + 1 + n]
         i += 1 + n
-        if opt is not None and opt.when and _given(tokens, opt.when[0]) != opt.when[1]:
+        if opt is not None and opt.when and option(tokens, opt.when[0]) != opt.when[1]:
             findings.append(Finding(flag=name, problem="unknown", text=f"{name}: {schema.framework} adds it only with "
                                                                       f"{opt.when[0]} {opt.when[1]} ({opt.group}): "
                                                                       "without it the parser exits"))
@@ -149,7 +150,7 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
             if found is None:
                 opaque.append(name)
                 continue
-            custom = _given(tokens, CUSTOM_GENERATE) if schema.framework == "miles" else None
+            custom = option(tokens, CUSTOM_GENERATE) if schema.framework == "miles" else None
             if found.problem == "unknown" and custom and custom not in schema.generate_paths:
                 found = Finding(flag=name, problem="custom", text=f"{name}: not an option of {schema.framework} "
                                 f"{schema.version}; {CUSTOM_GENERATE} {custom} may add it (its generate function's "

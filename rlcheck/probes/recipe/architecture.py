@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from rlcheck import catalog
+from rlcheck.framework.argv import option
 from rlcheck.probes.node.packages import package_root
 from rlcheck.probes.recipe import model_registry
 from rlcheck.probes.recipe.hf_config import HfConfigObservation, collect_hf_config
 from rlcheck.probes.recipe.model_registry import KnownList
-from rlcheck.probes.recipe.sample_caps import option
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "architecture-unsupported"

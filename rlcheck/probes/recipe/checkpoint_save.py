@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from packaging.version import InvalidVersion, Version
 
 from rlcheck import catalog
+from rlcheck.framework.argv import option
 from rlcheck.framework.detect import Installed
 from rlcheck.probes.node.packages import package_root
-from rlcheck.probes.recipe.sample_caps import option
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "checkpoint-save-failed"

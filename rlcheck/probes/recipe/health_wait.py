@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlcheck import catalog
+from rlcheck.framework.argv import option
 from rlcheck.hardware import HardwareProfile
-from rlcheck.probes.recipe.sample_caps import option
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "rollout-health-check-killed-engine"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rlcheck import catalog
-from rlcheck.probes.recipe.sample_caps import option
+from rlcheck.framework.argv import option
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "model-config-mismatch"

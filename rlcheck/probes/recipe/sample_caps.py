@@ -13,20 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rlcheck import catalog
+from rlcheck.framework.argv import option
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "cuda-oom"
-
-
-def option(argv: Sequence[str], flag: str) -> str | None:
-    """The value argparse keeps for `flag` (the last one given; `--flag v` or `--flag=v`), or None."""
-    found = None
-    for i, token in enumerate(argv):
-        if token == flag and i + 1 < len(argv):
-            found = argv[i + 1]
-        elif token.startswith(flag + "="):
-            found = token[len(flag) + 1:]
-    return found
 
 
 def int_option(argv: Sequence[str], flag: str) -> int | None:
