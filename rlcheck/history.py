@@ -280,27 +280,7 @@ def _draw_fleet(plt: Any, panels: list[FleetPanel]) -> Any:
     return fig
 
 
-def plot(history: History, path: Path) -> Path | None:
-    """The measured figures over the runs; None when no verdict has a figure or matplotlib is missing. Up to
-    LINES_UP_TO series per check: one panel of lines per unit; a fleet (more): one heat map per check, a row per
-    node worst first, the nodes to look at in bold red, the runs not passing crossed (fleet_panels)."""
-    measured = [s for s in history.series if any(p.figure is not None for p in s.points)]
-    if not measured:
-        return None
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    if fleet_panels(history):  # a fleet: every check as a heat map, one scale for the eye
-        fig = _draw_fleet(plt, fleet_panels(history, every=True))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        return path
+def _draw_lines(plt: Any, measured: list[Series]) -> Any:
     units = sorted({p.unit for s in measured for p in s.points if p.figure is not None})
     runs = sorted({p.created for s in measured for p in s.points})  # one x position per run, in time order
     fig, axes = plt.subplots(len(units), 1, figsize=(8, 4 * len(units)), squeeze=False)
@@ -316,6 +296,28 @@ def plot(history: History, path: Path) -> Path | None:
         ax.set_ylabel(unit)
         ax.set_title(f"rlcheck history: {unit} per run")
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the lines, hiding none
+    return fig
+
+
+def plot(history: History, path: Path) -> Path | None:
+    """The measured figures over the runs; None when no verdict has a figure or matplotlib is missing. Up to
+    LINES_UP_TO series per check: one panel of lines per unit; a fleet (more): one heat map per check, a row per
+    node worst first, the nodes to look at in bold red, the runs not passing crossed (fleet_panels)."""
+    measured = [s for s in history.series if any(p.figure is not None for p in s.points)]
+    if not measured:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    panels = fleet_panels(history, every=True)
+    if any(len(panel.nodes) > LINES_UP_TO for panel in panels):  # a fleet: every check as a heat map
+        fig = _draw_fleet(plt, panels)
+    else:
+        fig = _draw_lines(plt, measured)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
