@@ -17,6 +17,7 @@ import pytest
 from _pytest._code import ExceptionInfo
 
 from rlcheck.framework.detect import Installed
+from rlcheck.plugin import items as plugin_items
 from rlcheck.plugin import report as plugin_report
 from rlcheck.plugin.report import VerdictCollector, enforce, kind_of, report_kind, synthesized, verdict_id
 from rlcheck.verdict import Status, Verdict
@@ -334,12 +335,12 @@ def test_verdict_contract_rule_framework_context_defaults_to_the_framework_line(
 
 ITEM_KINDS = [
     # where the test file lies, its node id (relative to pytest's rootdir), kind
-    (plugin_report.PACKAGED_CHECKS / "test_recipe.py", "../site-packages/rlcheck/checks/test_recipe.py::test_recipe",
+    (plugin_items.PACKAGED_CHECKS / "test_recipe.py", "../site-packages/rlcheck/checks/test_recipe.py::test_recipe",
      "check"),  # a packaged check is a check whatever its node id says
-    (plugin_report.PACKAGED_CHECKS / "test_recipe.py", "test_recipe.py::test_recipe", "check"),
+    (plugin_items.PACKAGED_CHECKS / "test_recipe.py", "test_recipe.py::test_recipe", "check"),
     (Path("/elsewhere/checks/test_recipe.py"), "checks/test_recipe.py::test_recipe", "check"),
     (Path("/elsewhere/tests/test_recipe.py"), "tests/test_recipe.py::test_recipe", "test"),
-    (plugin_report.PACKAGED_CHECKS / "sub" / "test_x.py", "reproducers/test_x.py::test_x", "reproducer"),
+    (plugin_items.PACKAGED_CHECKS / "sub" / "test_x.py", "reproducers/test_x.py::test_x", "reproducer"),
 ]
 
 
