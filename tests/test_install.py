@@ -25,6 +25,7 @@ def _build_wheel(tmp: Path) -> Path:
     src.mkdir()
     shutil.copy(ROOT / "pyproject.toml", src)
     shutil.copy(ROOT / "README.md", src)
+    shutil.copy(ROOT / "LICENSE", src)
     shutil.copytree(ROOT / "rlcheck", src / "rlcheck", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     out = tmp / "dist"
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
@@ -65,6 +66,18 @@ def test_wheel_carries_every_data_file_the_checks_and_the_entry_point(wheel):
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "[pytest11]\nrlcheck.plugin = rlcheck.plugin" in text
+
+
+def test_wheel_declares_its_license_and_carries_the_license_text(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    (meta,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    headers = zipfile.ZipFile(wheel).read(meta).decode()
+    assert "License-Expression: Apache-2.0" in headers.splitlines()
+    assert "License-File: LICENSE" in headers.splitlines()
+    (license_file,) = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+    text = zipfile.ZipFile(wheel).read(license_file).decode()
+    assert text == (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in text and "Version 2.0" in text
 
 
 def test_installed_wheel_runs_the_preflight_from_an_empty_directory(wheel, tmp_path):

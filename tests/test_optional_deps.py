@@ -72,3 +72,17 @@ def test_preflight_without_ray_names_what_to_install_once_per_check_and_no_trace
     assert f"UNKNOWN cluster_reachable: could not run (setup): Failed: {line}" in out
     assert "rlcheck NO-GO" in out
     assert len(out.splitlines()) < 40, out
+
+
+def test_rayjob_yaml_without_pyyaml_says_what_to_install_in_one_line(tmp_path):
+    """A RayJob manifest read where PyYAML is missing: exit 2, one line naming the manifest, the package and the
+    way around it (the launch script); the same manifest with PyYAML is read (the other side)."""
+    manifest = Path(__file__).parent / "data" / "jobs" / "rayjob.yaml"
+    done = _run_without("yaml", ["job", "show", str(manifest)], tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    (line,) = done.stderr.splitlines()
+    assert str(manifest) in line and "needs PyYAML" in line and "pip install" in line and "launch script" in line
+    read = _run_without("nothing_named_so", ["job", "show", str(manifest)], tmp_path)
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout)["source_format"] == "rayjob"
