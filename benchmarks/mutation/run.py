@@ -38,63 +38,79 @@ ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".mutation"
 TOOL = Path(os.environ.get("RLCHECK_MUTMUT_SITE") or ROOT / ".sidecar" / "mutmut")
 MUTMUT = "mutmut==3.8.1"
-# target -> (module to mutate, the self-tests that judge it)
+# target -> (module to mutate, the self-tests that judge it, by file name: each is found anywhere under tests/, so a
+# test file moved into a wing's folder (tests/probes/<wing>/) stays in its targets)
 TARGETS = {
     "recipe_rules": ("rlcheck/probes/recipe/recipe_rules.py",
-                     ["tests/test_rules_recipe.py", "tests/test_probe_recipe_rules.py", "tests/test_registry.py",
-                      "tests/test_rules_table_recipe.py", "tests/test_probe_pp_split.py"]),
+                     ["test_rules_recipe.py", "test_probe_recipe_rules.py", "test_registry.py",
+                      "test_rules_table_recipe.py", "test_probe_pp_split.py"]),
     "node_evaluate": ("rlcheck/probes/cluster/node_evaluate.py",
-                      ["tests/test_rules_image_node.py", "tests/test_probe_node.py", "tests/test_registry.py",
-                       "tests/test_rules_table_node.py"]),
+                      ["test_rules_image_node.py", "test_probe_node.py", "test_registry.py",
+                       "test_rules_table_node.py"]),
     "image": ("rlcheck/probes/image/image.py",
-              ["tests/test_rules_image_node.py", "tests/test_probe_image.py", "tests/test_registry.py",
-               "tests/test_rules_table_image.py"]),
-    "memory": ("rlcheck/probes/recipe/memory.py", ["tests/test_probe_memory.py", "tests/test_rules_table_memory.py"]),
+              ["test_rules_image_node.py", "test_probe_image.py", "test_registry.py",
+               "test_rules_table_image.py"]),
+    "memory": ("rlcheck/probes/recipe/memory.py", ["test_probe_memory.py", "test_rules_table_memory.py"]),
     "memory_kv": ("rlcheck/probes/recipe/memory_kv.py",
-                  ["tests/test_probe_memory_kv.py", "tests/test_rules_table_memory.py"]),
+                  ["test_probe_memory_kv.py", "test_rules_table_memory.py"]),
     "memory_params": ("rlcheck/probes/recipe/memory_params.py",
-                      ["tests/test_probe_memory.py", "tests/test_probe_memory_kv.py",
-                       "tests/test_rules_table_memory.py", "tests/test_rules_table_memory_params.py"]),
+                      ["test_probe_memory.py", "test_probe_memory_kv.py",
+                       "test_rules_table_memory.py", "test_rules_table_memory_params.py"]),
     "sample_caps": ("rlcheck/probes/recipe/sample_caps.py",
-                    ["tests/test_rules_table_sample_caps.py", "tests/test_probe_field_caps.py"]),
+                    ["test_rules_table_sample_caps.py", "test_probe_field_caps.py"]),
     "gpu_health_judges": ("rlcheck/probes/cluster/node_health.py",  # the judges of gpu_health.py's readings
-                          ["tests/test_probe_gpu_health.py", "tests/test_rules_table_gpu_health.py"]),
-    "payload": ("rlcheck/reward/payload.py", ["tests/test_reward_payload.py", "tests/test_rules_table_payload.py"]),
-    "verdict_contract": ("rlcheck/plugin/report.py", ["tests/test_plugin_contract.py",
-                                                      "tests/test_rules_table_verdict_contract.py",
-                                                      "tests/test_plugin_ci.py", "tests/test_history_band.py"]),
-    "scan": ("rlcheck/scan.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py", "tests/test_scan_inputs.py"]),
-    "scan_engines": ("rlcheck/scan_engines.py", ["tests/test_scan.py", "tests/test_rules_table_scan.py",
-                                                 "tests/test_scan_inputs.py"]),
-    "catalog": ("rlcheck/catalog.py", ["tests/test_catalog.py", "tests/test_rules_table_catalog.py"]),
+                          ["test_probe_gpu_health.py", "test_rules_table_gpu_health.py"]),
+    "payload": ("rlcheck/reward/payload.py", ["test_reward_payload.py", "test_rules_table_payload.py"]),
+    "verdict_contract": ("rlcheck/plugin/report.py", ["test_plugin_contract.py",
+                                                      "test_rules_table_verdict_contract.py",
+                                                      "test_plugin_ci.py", "test_history_band.py"]),
+    "scan": ("rlcheck/scan.py", ["test_scan.py", "test_rules_table_scan.py", "test_scan_inputs.py"]),
+    "scan_engines": ("rlcheck/scan_engines.py", ["test_scan.py", "test_rules_table_scan.py",
+                                                 "test_scan_inputs.py"]),
+    "catalog": ("rlcheck/catalog.py", ["test_catalog.py", "test_rules_table_catalog.py"]),
     # the GO / NO-GO gate (results/mutation_gate.json): what skips, what decides, what acts on a node
-    "gating": ("rlcheck/plugin/gating.py", ["tests/test_rules_table_gating.py", "tests/test_plugin.py"]),
-    "junit": ("rlcheck/plugin/junit.py", ["tests/test_plugin_ci.py", "tests/test_rules_table_junit.py"]),
-    "k8s_node": ("rlcheck/deploy/k8s_node.py", ["tests/test_rules_table_k8s_node.py", "tests/test_k8s.py",
-                                                "tests/test_k8s_api.py"]),
-    "slurm": ("rlcheck/preflight/slurm.py", ["tests/test_slurm.py", "tests/test_rules_table_slurm.py"]),
+    "gating": ("rlcheck/plugin/gating.py", ["test_rules_table_gating.py", "test_plugin.py"]),
+    "junit": ("rlcheck/plugin/junit.py", ["test_plugin_ci.py", "test_rules_table_junit.py"]),
+    "k8s_node": ("rlcheck/deploy/k8s_node.py", ["test_rules_table_k8s_node.py", "test_k8s.py",
+                                                "test_k8s_api.py"]),
+    "slurm": ("rlcheck/preflight/slurm.py", ["test_slurm.py", "test_rules_table_slurm.py"]),
     "gpu_inventory": ("rlcheck/probes/gpu/gpu_inventory.py",
-                      ["tests/test_probe_gpu_inventory.py", "tests/test_fault_matrix.py",
-                       "tests/test_rules_table_gpu_inventory.py"]),
-    "report": ("rlcheck/report.py", ["tests/test_rules_table_report.py", "tests/test_rules_table_decision.py",
-                                     "tests/test_fault_matrix.py",
-                                     "tests/test_history.py", "tests/test_plugin_exit.py"]),
+                      ["test_probe_gpu_inventory.py", "test_fault_matrix.py",
+                       "test_rules_table_gpu_inventory.py"]),
+    "report": ("rlcheck/report.py", ["test_rules_table_report.py", "test_rules_table_decision.py",
+                                     "test_fault_matrix.py",
+                                     "test_history.py", "test_plugin_exit.py"]),
     # the e2e judges (results/mutation_e2e.json): what stops a live run, how a recorded log is read and judged
-    "e2e_watch": ("rlcheck/e2e/watch.py", ["tests/test_watch.py", "tests/test_watch_incidents.py",
-                                           "tests/test_rules_table_e2e_watch.py", "tests/test_replay.py"]),
-    "e2e_slime_log": ("rlcheck/e2e/slime_log.py", ["tests/test_slime_log.py", "tests/test_watch.py",
-                                                   "tests/test_rules_table_e2e_slime_log.py", "tests/test_replay.py"]),
-    "e2e_slime_metrics": ("rlcheck/e2e/slime_metrics.py", ["tests/test_watch.py",
-                                                           "tests/test_rules_table_e2e_slime_metrics.py"]),
-    "e2e_replay": ("rlcheck/e2e/replay.py", ["tests/test_replay.py", "tests/test_watch_incidents.py",
-                                             "tests/test_rules_table_e2e_replay.py"]),
-    "history": ("rlcheck/history.py", ["tests/test_history.py", "tests/test_history_band.py",
-                                       "tests/test_rules_table_history.py"]),
-    "history_band": ("rlcheck/history_band.py", ["tests/test_history_band.py", "tests/test_rules_table_history.py"]),
+    "e2e_watch": ("rlcheck/e2e/watch.py", ["test_watch.py", "test_watch_incidents.py",
+                                           "test_rules_table_e2e_watch.py", "test_replay.py"]),
+    "e2e_slime_log": ("rlcheck/e2e/slime_log.py", ["test_slime_log.py", "test_watch.py",
+                                                   "test_rules_table_e2e_slime_log.py", "test_replay.py"]),
+    "e2e_slime_metrics": ("rlcheck/e2e/slime_metrics.py", ["test_watch.py",
+                                                           "test_rules_table_e2e_slime_metrics.py"]),
+    "e2e_replay": ("rlcheck/e2e/replay.py", ["test_replay.py", "test_watch_incidents.py",
+                                             "test_rules_table_e2e_replay.py"]),
+    "history": ("rlcheck/history.py", ["test_history.py", "test_history_band.py",
+                                       "test_rules_table_history.py"]),
+    "history_band": ("rlcheck/history_band.py", ["test_history_band.py", "test_rules_table_history.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
         "reproducers/"]
+
+
+def test_paths(names: list[str], tests_root: Path | None = None) -> list[str]:
+    """Each self-test file name as its path under tests/ (relative to the checkout), wherever it lies below it.
+    A name found nowhere, or in more than one folder, is an error naming it: the target would judge nothing, or the
+    wrong file."""
+    tests_root = tests_root or ROOT / "tests"
+    paths = []
+    for name in names:
+        found = sorted(p for p in tests_root.rglob(name) if p.is_file() and "__pycache__" not in p.parts)
+        if len(found) != 1:
+            where = ", ".join(str(p.relative_to(tests_root.parent)) for p in found) or "nowhere"
+            raise SystemExit(f"self-test {name!r} must be one file under {tests_root}: found {where}")
+        paths.append(found[0].relative_to(tests_root.parent).as_posix())
+    return paths
 
 
 def ensure_tool() -> None:
@@ -141,7 +157,8 @@ def _copy_files(work: Path) -> str:
 
 
 def run_target(name: str, timeout_s: float = 3600.0) -> dict[str, object]:
-    module, tests = TARGETS[name]
+    module, names = TARGETS[name]
+    tests = test_paths(names)
     work = WORK / name
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
