@@ -5,6 +5,7 @@ Each accepted where Miles accepts it; misspelt, or given without what adds it, i
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import textwrap
@@ -62,6 +63,54 @@ def test_miles_option_without_what_adds_it_fails_naming_it():
     assert fa.evaluate([*TRAIN, "--train-backend", "fsdp", "--fsdp-cpu-offload"], MILES, "x").status is Status.PASS
     finding = fa.judge(["--generate-max-turns", "4"], MILES)[0][0]
     assert "--custom-generate-function-path miles.rollout.generate_hub.multi_turn.generate" in finding.text
+
+
+# --- the backend: Megatron's parser (the default) or the FSDP parser, never both ------------------------------------
+
+FSDP = ["--train-backend", "fsdp"]
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    # Megatron's options are on Megatron's parser only: --train-backend fsdp builds the FSDP parser without them
+    ([*FSDP, "--save-retain-interval", "2"], [("--save-retain-interval", "unknown")]),
+    ([*FSDP, "--tensor-model-parallel-size", "2"], [("--tensor-model-parallel-size", "unknown")]),
+    ([*FSDP, "--beta-fast", "32"], [("--beta-fast", "unknown")]),  # the Megatron branch's too
+    (["--save-retain-interval", "2", "--tensor-model-parallel-size", "2"], []),  # the default backend: megatron
+    (["--train-backend", "megatron", "--save-retain-interval", "2"], []),
+    (["--train-backend=megatron", "--beta-fast", "32"], []),
+    # an option both parsers have, each its own way: Megatron's --fp16 (store_true), FSDPArgs' fp16 (--no-fp16 too)
+    ([*FSDP, "--lr", "1e-5", "--fp16", "--no-fp16", "--adam-beta2", "0.98", "--wandb-project", "p"], []),
+    (["--fp16", "--lr", "1e-5"], []),
+    (["--no-fp16"], [("--no-fp16", "unknown")]),
+    # Miles' own options and SGLang's are added to either parser
+    ([*FSDP, "--rollout-batch-size", "8", "--sglang-mem-fraction-static", "0.5", "--use-kl-loss"], []),
+    # the FSDP parser is argparse's default: it takes a unique prefix (set, and reported) and exits on an ambiguous one
+    ([*FSDP, "--attn-impl", "sdpa"], [("--attn-impl", "abbreviation")]),
+    ([*FSDP, "--lr-warmup", "3"], [("--lr-warmup", "ambiguous")]),
+    (["--attn-impl", "sdpa"], [("--attn-impl", "unknown")]),  # Megatron's parser: allow_abbrev=False
+    ([*FSDP, "--save-retain", "2"], [("--save-retain", "unknown")]),  # no prefix of an option it lacks
+])
+def test_miles_backend_decides_which_parser_reads_the_options(argv, expected):
+    assert problems(argv) == expected
+
+
+def test_megatron_option_with_fsdp_backend_fails_naming_flag_and_backend():
+    verdict = fa.evaluate([*TRAIN, *FSDP, "--save-retain-interval", "2"], MILES, "declared miles main")
+    assert verdict.status is Status.FAIL
+    assert "--save-retain-interval" in verdict.summary and "--train-backend fsdp" in verdict.summary
+    assert "--train-backend megatron" in verdict.summary  # what would add it
+    assert fa.evaluate([*TRAIN, "--save-retain-interval", "2"], MILES, "x").status is Status.PASS
+    assert fa.evaluate([*TRAIN, *FSDP, "--fsdp-cpu-offload", "--dp-replicate-size", "2"], MILES, "x").status \
+        is Status.PASS
+    left_out = fa.judge(["--no-fp16"], MILES)[0][0].text
+    assert "leaves --train-backend out (megatron, its default)" in left_out and "--train-backend fsdp" in left_out
+
+
+@pytest.mark.parametrize("name", ["slime-main", "slime-v0.3.1", "slime-v0.2.4"])
+def test_slime_has_no_fsdp_backend(name):
+    """SLIME's pre-parse offers --train-backend megatron only: fsdp is a choice its parser refuses."""
+    assert fa.judge(["--train-backend", "fsdp"], load(name))[0][0].problem == "choice"
+    assert fa.judge(["--train-backend", "megatron"], load(name))[0] == []
 
 
 # --- the rules that read the sources (on small texts written here) -------------------------------------------------
@@ -126,8 +175,9 @@ def _committed(name):
 def test_miles_schema_names_each_component_with_what_adds_it():
     raw = json.loads((DATA_DIR / "miles-main.json").read_text())
     when = {c["name"]: c.get("when") for c in raw["components"]}
-    assert when["miles-megatron-branch-main"] is None
+    assert when["miles-megatron-branch-main"] == when["megatron-core-0.19.2"] == ["--train-backend", "megatron"]
     assert when["miles-fsdp-main"] == ["--train-backend", "fsdp"]
+    assert raw["parsers"]["main"] == {"abbrev": False, "lenient": False, "abbrev_when": ["--train-backend", "fsdp"]}
     for mod in pf.MILES_GENERATE_MODULES:
         assert when[f"miles-generate-{mod.replace('_', '-')}-main"] == [
             "--custom-generate-function-path", f"miles.rollout.generate_hub.{mod}.generate"]
@@ -149,6 +199,64 @@ def test_miles_components_match_the_pinned_sources():
     built = pf.miles_components(read, known, "", "")
     for name in NAMES:
         assert built[name]["options"] == _committed(name)["options"], name
+
+
+def _show(repo, commit, path):
+    return subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{path}"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def _function(text, name):
+    return next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+def _called(node):
+    return {n.func.id if isinstance(n.func, ast.Name) else n.func.attr for n in ast.walk(node)
+            if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
+
+
+def test_miles_backend_rule_matches_the_pinned_source():
+    """Miles 31f1ca96's parse_args: `--train-backend megatron` parses with Megatron's parse_args (Miles' options added),
+    anything else with load_fsdp_args, whose build_fsdp_parser is a plain argparse parser (allow_abbrev left at its
+    default) of FSDPArgs plus Miles' options, importing nothing of Megatron; --train-backend's choices and default are
+    the schema's. So Megatron's components hold only with megatron (the default), the FSDP one only with fsdp."""
+    repo, commit = MIRRORS["miles"]
+    if not (repo / "HEAD").is_file():
+        pytest.skip("the pinned Miles tree is not on this machine")
+    arguments = _show(repo, commit, "miles/utils/arguments.py")
+    branch = next(n for n in ast.walk(_function(arguments, "parse_args")) if isinstance(n, ast.If)
+                  and ast.unparse(n.test) == "backend == 'megatron'")
+    assert "megatron_parse_args" in _called(ast.Module(body=branch.body, type_ignores=[]))
+    assert "load_fsdp_args" in _called(ast.Module(body=branch.orelse, type_ignores=[]))
+    assert "load_fsdp_args" not in _called(ast.Module(body=branch.body, type_ignores=[]))
+    megatron = _show(repo, commit, "miles/backends/megatron_utils/arguments.py")
+    assert "from megatron.training.arguments import parse_args" in megatron
+    fsdp = _show(repo, commit, pf.MILES_FSDP_FILE)
+    imported = {a.name for n in ast.walk(ast.parse(fsdp)) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(ast.parse(fsdp)) if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported and not [m for m in imported if "megatron" in m], imported
+    made = [n for n in ast.walk(_function(fsdp, "build_fsdp_parser")) if isinstance(n, ast.Call)
+            and ast.unparse(n.func) == "argparse.ArgumentParser"]
+    assert len(made) == 1 and "allow_abbrev" not in {k.arg for k in made[0].keywords}
+    assert "parse_args" in _called(_function(fsdp, "load_fsdp_args"))  # strict: an unknown option exits
+    train = next(n for n in ast.walk(_function(arguments, "add_train_arguments")) if isinstance(n, ast.Call)
+                 and n.args and ast.literal_eval(n.args[0]) == "--train-backend")
+    kw = {k.arg: ast.literal_eval(k.value) for k in train.keywords if k.arg in ("choices", "default")}
+    option = MILES.by_flag["--train-backend"]
+    assert (list(option.choices), option.default) == (kw["choices"], kw["default"])
+    assert kw == {"choices": ["megatron", "fsdp"], "default": "megatron"}
+
+
+@pytest.mark.parametrize(("commit", "name"), [("624b824", "slime-main"), ("a6272da", "slime-v0.3.1")])
+def test_slime_backend_choices_match_the_pinned_source(commit, name):
+    repo = Path("/work/.mirror/THUDM+slime/repo")
+    if not (repo / "HEAD").is_file():
+        pytest.skip("the pinned SLIME tree is not on this machine")
+    pre = _function(_show(repo, commit, "slime/utils/arguments.py"), "_pre_parse_mode")
+    call = next(n for n in ast.walk(pre) if isinstance(n, ast.Call) and n.args
+                and isinstance(n.args[0], ast.Constant) and n.args[0].value == "--train-backend")
+    choices = next(ast.literal_eval(k.value) for k in call.keywords if k.arg == "choices")
+    assert choices == list(load(name).by_flag["--train-backend"].choices) == ["megatron"]
 
 
 def test_miles_fsdp_component_matches_the_live_parser():

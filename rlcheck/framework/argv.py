@@ -3,10 +3,12 @@
 SLIME parses its argv twice: Megatron's parser with SLIME's options added, with unknown options ignored
 (parse_known_args, no abbreviations), and a separate SGLang parser that takes unique prefixes of its options
 (argparse's default). An option neither knows is dropped without a word; a prefix of an SGLang option sets that
-option. Miles adds everything to Megatron's parser and parses strictly: an unknown option is an error. Both exit on a
-value of the wrong type, a choice not offered, or an ambiguous prefix. The last of two values given for one option
-wins: upstream scripts override a model script's value that way on purpose (--moe-token-dispatcher-type alltoall,
-then flex), so it is reported as a WARN naming both values and the winner, never as an error.
+option. Miles adds everything to Megatron's parser and parses strictly: an unknown option is an error; with
+`--train-backend fsdp` it builds its FSDP parser instead (FSDPArgs' options and Miles' own, none of Megatron's, and
+argparse's default allow_abbrev), so there a Megatron option is an error and a unique prefix sets an option. Both
+exit on a value of the wrong type, a choice not offered, or an ambiguous prefix. The last of two values given for one
+option wins: upstream scripts override a model script's value that way on purpose (--moe-token-dispatcher-type
+alltoall, then flex), so it is reported as a WARN naming both values and the winner, never as an error.
 """
 
 from __future__ import annotations
@@ -37,12 +39,24 @@ def _is_flag(token: str) -> bool:
     return token.startswith("-") and len(token) > 1 and not _NEGATIVE.match(token)
 
 
-def _resolve(name: str, schema: Schema) -> tuple[Option | None, list[Option]]:
-    """(the option exactly, or the options of abbreviating parsers that this name is a prefix of)."""
-    if name in schema.by_flag:
-        return schema.by_flag[name], []
-    prefixed = [p.name for p in schema.parsers if p.abbrev]
-    matches = {id(o): o for o in schema.options if o.parser in prefixed
+def holds(when: tuple[str, str] | None, tokens: Sequence[str], schema: Schema) -> bool:
+    """Whether a condition of the schema (Option.when, Parser.abbrev_when) holds for these options: the option's
+    value in the argv, else its default (Miles' --train-backend left out is megatron)."""
+    if when is None:
+        return True
+    given = option(tokens, when[0])
+    default = schema.by_flag[when[0]].default if when[0] in schema.by_flag else None
+    return (given if given is not None else default) == when[1]
+
+
+def _resolve(name: str, schema: Schema, tokens: Sequence[str]) -> tuple[Option | None, list[Option]]:
+    """(the option exactly: the variant whose condition holds, else the first, whose `when` says what adds it; or the
+    options of abbreviating parsers, as this argv builds them, that this name is a prefix of)."""
+    if name in schema.variants:
+        found = schema.variants[name]
+        return next((o for o in found if holds(o.when, tokens, schema)), found[0]), []
+    prefixed = [p.name for p in schema.parsers if p.abbrev or (p.abbrev_when and holds(p.abbrev_when, tokens, schema))]
+    matches = {id(o): o for o in schema.options if o.parser in prefixed and holds(o.when, tokens, schema)
                for f in o.flags if f.startswith(name) and name.startswith("--")}
     return None, list(matches.values())
 
@@ -82,9 +96,11 @@ def _check_values(flag: str, opt: Option, values: list[str]) -> list[Finding]:
 
 def _unresolved(name: str, matches: list[Option], schema: Schema) -> Finding | None:
     if len(matches) == 1:
+        when = schema.parser(matches[0].parser).abbrev_when
+        why = f" (with {when[0]} {when[1]} {schema.framework} builds it with argparse's allow_abbrev)" if when else ""
         return Finding(flag=name, problem="abbreviation",
-                       text=f"{name}: not an option, but the {matches[0].parser} parser takes it as an abbreviation of "
-                            f"{matches[0].flags[0]} and sets that")
+                       text=f"{name}: not an option, but the {matches[0].parser} parser{why} takes it as an "
+                            f"abbreviation of {matches[0].flags[0]} and sets that")
     if matches:
         return Finding(flag=name, problem="ambiguous", text=f"{name}: ambiguous abbreviation of "
                                                             f"{', '.join(m.flags[0] for m in matches[:4])}: the parser "
@@ -95,6 +111,19 @@ def _unresolved(name: str, matches: list[Option], schema: Schema) -> Finding | N
     fate = "dropped without a word (parse_known_args)" if lenient else "rejected: unrecognized arguments"
     return Finding(flag=name, problem="unknown", text=f"{name}: no {schema.framework} {schema.version} parser has it: "
                                                       f"{fate}")
+
+
+def _not_added(name: str, tokens: Sequence[str], schema: Schema) -> Finding:
+    """An option the framework adds only under conditions this argv meets none of: its parser exits."""
+    found = schema.variants[name]
+    adds = " or ".join(dict.fromkeys(f"{o.when[0]} {o.when[1]} ({o.group})" for o in found if o.when))
+    flag = next(o.when[0] for o in found if o.when)
+    given = option(tokens, flag)
+    default = schema.by_flag[flag].default if flag in schema.by_flag else None
+    here = (f"this argv gives {flag} {given}" if given is not None
+            else "without it" if default is None else f"this argv leaves {flag} out ({default}, its default)")
+    return Finding(flag=name, problem="unknown", text=f"{name}: {schema.framework} adds it only with {adds}; {here}: "
+                                                      "the parser exits (unrecognized arguments)")
 
 
 CUSTOM_GENERATE = "--custom-generate-function-path"
@@ -136,15 +165,13 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
             continue
         count += 1
         name, eq, inline = token.partition("=")
-        opt, matches = _resolve(name, schema)
+        opt, matches = _resolve(name, schema, tokens)
         target = opt or (matches[0] if len(matches) == 1 else None)
         n = 0 if eq else _take(target, tokens[i + 1:])
         values = [inline] if eq else tokens[i + 1:i + 1 + n]
         i += 1 + n
-        if opt is not None and opt.when and option(tokens, opt.when[0]) != opt.when[1]:
-            findings.append(Finding(flag=name, problem="unknown", text=f"{name}: {schema.framework} adds it only with "
-                                                                      f"{opt.when[0]} {opt.when[1]} ({opt.group}): "
-                                                                      "without it the parser exits"))
+        if opt is not None and opt.when and not holds(opt.when, tokens, schema):
+            findings.append(_not_added(name, tokens, schema))
         if opt is None:
             found = _unresolved(name, matches, schema)
             if found is None:

@@ -45,8 +45,9 @@ class Option:
     required: bool = False
     """add_argument(required=True): the parser exits when the argv lacks it (SLIME's --rollout-batch-size)."""
     when: tuple[str, str] | None = None
-    """(option, value): the framework adds this option only when the argv gives that option that value (Miles'
-    FSDP parser for --train-backend fsdp; a --custom-generate-function-path module's add_arguments)."""
+    """(option, value): the framework adds this option only when that option has that value in the argv, or by its
+    default when the argv leaves it out (Miles: Megatron's options only with --train-backend megatron, its default;
+    the FSDP parser's only with --train-backend fsdp; a --custom-generate-function-path module's add_arguments)."""
 
     @property
     def takes_values(self) -> bool:
@@ -60,6 +61,13 @@ class Parser:
     """argparse allow_abbrev: a unique prefix of an option selects it."""
     lenient: bool
     """parse_known_args: an option it does not know is dropped without a word, not an error."""
+    abbrev_when: tuple[str, str] | None = None
+    """(option, value): with that value (see Option.when) the framework builds this parser with argparse's default
+    allow_abbrev=True (Miles' FSDP parser for --train-backend fsdp; Megatron's parser has allow_abbrev=False)."""
+
+    def __post_init__(self) -> None:
+        if self.abbrev_when is not None:  # JSON gives a list
+            object.__setattr__(self, "abbrev_when", tuple(self.abbrev_when))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -82,10 +90,16 @@ class Schema:
         return frozenset(o.when[1] for o in self.options if o.when and o.when[0] == "--custom-generate-function-path")
 
     by_flag: dict[str, Option] = dataclasses.field(default_factory=dict, compare=False, repr=False)
-    """Option string -> its option (filled from options)."""
+    """Option string -> its first option (filled from options)."""
+    variants: dict[str, tuple[Option, ...]] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """Option string -> every option holding it, each under its own `when` (Megatron's --fp16 with --train-backend
+    megatron, the FSDP parser's --fp16/--no-fp16 with fsdp), in load order."""
 
     def __post_init__(self) -> None:
-        self.by_flag.update({f: o for o in self.options for f in o.flags})
+        for o in self.options:
+            for f in o.flags:
+                self.by_flag.setdefault(f, o)
+                self.variants[f] = (*self.variants.get(f, ()), o)
 
     def parser(self, name: str) -> Parser:
         return next(p for p in self.parsers if p.name == name)
@@ -118,18 +132,24 @@ def load(name: str, data_dir: Path = DATA_DIR) -> Schema:
         raise FileNotFoundError(f"no argument schema {name!r} in {data_dir}: there are {there}")
     raw = json.loads(path.read_text(encoding="utf-8"))
     options = [_option(o, o["parser"]) for o in raw["options"]]
-    known = {f for o in options for f in o.flags}
+    known: dict[str, set[tuple[str, str] | None]] = {}  # flag -> the conditions it is already held under
+    for opt in options:
+        for f in opt.flags:
+            known.setdefault(f, set()).add(None)
     for comp in raw.get("components", ()):
         part = json.loads((data_dir / "components" / f"{comp['name']}.json").read_text(encoding="utf-8"))
         skip = set(comp.get("skip", ()))
+        when = tuple(comp["when"]) if comp.get("when") else None
         for o in part["options"]:
             if _skipped(o, skip):
                 continue
-            when = tuple(comp["when"]) if comp.get("when") else None
             opt = _option(o, comp["parser"], comp.get("prefix", ""), comp.get("dest_prefix", ""), when)
-            if not known & set(opt.flags):  # the framework's own add_argument (or reset_arg) wins
+            # The framework's own add_argument (or reset_arg) wins, and so does an earlier component under the same
+            # condition; under another condition the flag is a variant (Megatron's --fp16 and the FSDP parser's).
+            if not any(None in known.get(f, ()) or when in known.get(f, ()) for f in opt.flags):
                 options.append(opt)
-                known.update(opt.flags)
+                for f in opt.flags:
+                    known.setdefault(f, set()).add(when)
     parsers = tuple(Parser(name=n, **p) for n, p in raw["parsers"].items())
     source = f"{raw['source']} (+ {', '.join(c['name'] for c in raw.get('components', ()))})"
     return Schema(name=name, framework=raw["framework"], version=raw["version"], source=source, parsers=parsers,
