@@ -249,7 +249,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scan)
     if only in ALONE:
         return parser
-    from rlcheck import cli_baseline, cli_k8s, cli_run
+    from rlcheck import cli_baseline, cli_k8s, cli_run, option_table
 
     p = sub.add_parser("catalog", help="list the known-failure catalogue")
     p.add_argument("--json", action="store_true")
@@ -261,7 +261,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_docs)
     p = sub.add_parser("render", help="the exact argv, runtime env, resources and KubeRay manifests of a recipe")
     p.add_argument("recipe", metavar="RECIPE")
-    p.add_argument("--hardware", required=True, metavar="NAME", help="hardware profile (h100, h200, b200, ...)")
+    option_table.add(p, option_table.HARDWARE_PROFILE)
     p.add_argument("--format", default="json", choices=("json", "yaml", "shell"))
     p.add_argument("--image", default="rlcheck/slime-training:slime0.2.4-sgl0.5.12.post1",
                    help="training image for the manifests")
@@ -270,7 +270,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--replay", required=True, type=Path, metavar="LOG", help="the job's log file")
     p.add_argument("--case", metavar="ID", help="the e2e case it ran (its deadlines and loops)")
     p.add_argument("--loops", type=int, metavar="N", help="GRPO loops the run was to complete (default: the case's, 3)")
-    p.add_argument("--framework", metavar="slime==VERSION", help="default: detected from the log")
+    option_table.add(p, option_table.FRAMEWORK_OF_LOG)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_watch)
     _job(sub)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rlcheck import option_table
 from rlcheck.scan_output import safe
 
 EXIT_OK, EXIT_UNJUDGED = 0, 2
@@ -55,8 +56,7 @@ def add_baseline(sub: argparse._SubParsersAction) -> None:
     source.add_argument("--report", type=Path, metavar="REPORT_JSON",
                         help="a healthy run's report.json (rlcheck-report/report.json of pytest checks/ on a GPU node)")
     source.add_argument("--measure", action="store_true", help="run the bf16 GEMM and all-reduce measure here instead")
-    p.add_argument("--hardware", default=None, metavar="NAME",
-                   help="the profile the baseline is for (default: the report's profile, or the detected one)")
+    option_table.add(p, option_table.HARDWARE_OF_BASELINE)
     p.add_argument("--fraction", type=float, default=FRACTION,
                    help=f"floor = fraction x the figure (default: {FRACTION:g})")
     p.add_argument("-o", "--out", type=Path, default=None, metavar="FILE",

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlcheck import hardware, secret_guard
+from rlcheck import hardware, option_table, secret_guard
 from rlcheck.scan_output import safe
 from rlcheck.verdict import Status, Verdict
 
@@ -152,20 +152,17 @@ def cmd_apply_node_status(args: argparse.Namespace) -> int:
 
 
 def add_k8s(sub: argparse._SubParsersAction) -> None:
-    from rlcheck.deploy import k8s_manifests, levels, manifests
-    from rlcheck.recipes import DEFAULT_RECIPE
+    from rlcheck.deploy import k8s_manifests, manifests
 
     p = sub.add_parser("k8s", help="Kubernetes: render the preflight Job / node-status DaemonSet; apply a node's "
                                    "verdict as label, taint and annotation")
     k8s = p.add_subparsers(dest="k8s_command", required=True, parser_class=type(p))
     r = k8s.add_parser("render", help="manifests for a hardware profile, as YAML (kubectl apply -f -) or JSON")
     r.add_argument("--kind", required=True, choices=k8s_manifests.KINDS)
-    r.add_argument("--hardware", required=True, metavar="NAME", help="hardware profile (h100, h200, b200, ...)")
-    r.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe the checks judge against")
+    option_table.add(r, option_table.HARDWARE_PROFILE, option_table.RECIPE)
     r.add_argument("--image", default=manifests.DEFAULT_IMAGE, help="an image with rlcheck installed")
     r.add_argument("--namespace", default=k8s_manifests.NAMESPACE)
-    r.add_argument("--ray-address", default="", metavar="URL",
-                   help="preflight-job: the Ray dashboard (default: the head service of the recipe's RayCluster)")
+    option_table.add(r, option_table.RAY_DASHBOARD)
     r.add_argument("--ray-namespace", default="", help="preflight-job: the RayCluster's namespace (default: "
                                                         "--namespace)")
     r.add_argument("--every-s", type=int, default=900, metavar="S", help="preflight-daemonset: seconds between passes")
@@ -187,13 +184,7 @@ def add_k8s(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--report", type=Path, metavar="REPORT_JSON",
                    help="a recorded report.json (its verdicts about this machine or naming NAME) instead of running "
                         "the quick tier")
-    a.add_argument("--hardware", default="auto", metavar="NAME", help="profile, auto (detect) or none (default: auto)")
-    a.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe the image checks judge against")
-    a.add_argument("--level", default="quick", choices=levels.LEVELS,
-                   help="quick (default, 25 s): the counters tier, safe beside a job; standard (120 s): + bf16 GEMM; "
-                        "long (420 s): + NCCL all-reduce. standard and long load the GPUs: run them on an idle node")
-    a.add_argument("--budget-s", type=float, default=None, metavar="S",
-                   help="time for the whole level; checks not judged by then are UNKNOWN (default: the level's)")
+    option_table.add(a, option_table.HARDWARE, option_table.RECIPE, option_table.LEVEL, option_table.BUDGET_S)
     a.add_argument("--kubectl", default="kubectl", metavar="PATH", help="the kubectl to patch with (default: PATH's)")
     a.add_argument("--via", default="auto", choices=("auto", "kubectl", "api"),
                    help="how to apply: kubectl, or the Kubernetes API with the pod's service account (no kubectl "
@@ -206,5 +197,5 @@ def add_k8s(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--metrics-file", type=Path, metavar="FILE.prom",
                    help="also write node-health metrics in Prometheus text format here, for node-exporter's "
                         "textfile collector (e.g. /var/lib/node_exporter/textfile/rlcheck.prom)")
-    a.add_argument("--dry-run", action="store_true", help="print the patch as JSON; change nothing")
+    option_table.add(a, option_table.DRY_RUN_PATCH)
     a.set_defaults(func=cmd_apply_node_status)

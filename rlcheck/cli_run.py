@@ -10,6 +10,8 @@ import socket
 import sys
 from pathlib import Path
 
+from rlcheck import option_table
+
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     """The checks shipped in the package, through pytest and rlcheck's plugin: the same run as `pytest checks/`
@@ -63,18 +65,9 @@ def cmd_slurm(args: argparse.Namespace) -> int:
 
 
 def add_slurm(sub: argparse._SubParsersAction) -> None:
-    from rlcheck.recipes import DEFAULT_RECIPE
-
     p = sub.add_parser("slurm", help="Slurm prolog / epilog: the quick per-node tier; drains this node on FAIL")
     p.add_argument("phase", choices=("prolog", "epilog"))
-    p.add_argument("--level", default="quick", choices=("quick", "standard", "long"),
-                   help="quick (default, 25 s): the counters tier, safe in a prolog; standard (120 s): + bf16 GEMM; "
-                        "long (420 s): + NCCL all-reduce (both load the GPUs: for an idle node, e.g. a health-check "
-                        "job, never a prolog beside a starting job)")
-    p.add_argument("--budget-s", type=float, default=None, metavar="S",
-                   help="time for the whole level; checks not judged by then are UNKNOWN (default: the level's)")
-    p.add_argument("--hardware", default="auto", metavar="NAME", help="profile, auto (detect) or none (default: auto)")
-    p.add_argument("--recipe", default=DEFAULT_RECIPE, help="recipe the image checks judge against")
+    option_table.add(p, option_table.LEVEL, option_table.BUDGET_S, option_table.HARDWARE, option_table.RECIPE)
     p.add_argument("--report", type=Path, metavar="REPORT_JSON",
                    help="act on a recorded report.json (e.g. this node's last preflight) instead of running checks")
     p.add_argument("--scontrol", default="scontrol", metavar="PATH", help="the scontrol to drain with")

@@ -15,11 +15,10 @@ from rlcheck.framework.detect import FRAMEWORKS, Installed, parse_declared, reso
 from rlcheck.framework.schema import DEFAULT_SCHEMA
 from rlcheck.job import capture
 from rlcheck.job.job import Job, judged_framework
+from rlcheck.option_table import HARDWARE_SPECIAL
 from rlcheck.probes.node import gpus
 from rlcheck.process import reach
 from rlcheck.recipes import RECIPE_IDS
-
-HARDWARE_SPECIAL = ("auto", "none")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
