@@ -66,9 +66,10 @@ def parse_declared(text: str) -> Installed:
                      source="--framework")
 
 
-def _checkout_version(package_dir: Path, timeout_s: float = 10.0) -> tuple[str | None, str]:
-    """(release version, how) of a source checkout: its exact tag, else its commit (main, how starting 'git
-    commit'); (None, why) when git cannot say."""
+def checkout_version(package_dir: Path, timeout_s: float = 10.0) -> tuple[str | None, str]:
+    """(release version, how) of a source checkout (package_dir: its package, whose parent is the tree): its exact
+    tag, else its commit (main, how starting 'git commit'); (None, why) when git cannot say. A version file in the
+    tree (setup.py) is not read: main carries the last release's there."""
     root = str(package_dir.parent)
     try:
         tag = subproc.run(["git", "-C", root, "describe", "--tags", "--exact-match"], timeout_s=timeout_s)
@@ -93,7 +94,7 @@ def collect_installed() -> Installed:
             places = list(spec.submodule_search_locations or ())
             if not places:
                 return Installed(framework=name, source="no package metadata")
-            version, how = _checkout_version(Path(places[0]))
+            version, how = checkout_version(Path(places[0]))
             return Installed(framework=name, version=version, main=how.startswith("git commit"), source=how)
     return Installed(framework=None)
 

@@ -44,7 +44,9 @@ class Job:
     framework: str = "unknown"
     """slime, miles or unknown (the RayJob image, a Miles launcher, else the trainer path and working dir)."""
     framework_version: str | None = None
-    """Its version when the launch states it (a RayJob image tag such as slimerl/slime:v0.3.1); None: not stated."""
+    """Its version when the launch states it: a RayJob image tag such as slimerl/slime:v0.3.1, or the git checkout a
+    captured script lives in ('0.3.1' at a release tag, 'main' between tags); None: not stated, or not known (a tree
+    without git)."""
     source: str
     """The file (or recipe id) the Job was captured from."""
     source_format: str

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rlcheck.framework.detect import checkout_version
 from rlcheck.job import needs, sandbox
 from rlcheck.job.job import Job, framework_of
 from rlcheck.job.submit import CaptureFailed, from_submit
@@ -88,11 +89,11 @@ def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "
         raise CaptureFailed(f"{path}: not run: {exc}") from exc
     job = _job_of(path, run, fmt)
     if fmt != "miles-py":
-        if tree is None or tree[0] == job.framework:
-            return job
-        return dataclasses.replace(job, framework=tree[0], findings=(
-            *job.findings, f"judged as {tree[0]}: the script lives in a {tree[0]} tree (its package, or a train.py "
-                           f"importing it, above the script)"))
+        if tree is not None and tree[0] != job.framework:
+            job = dataclasses.replace(job, framework=tree[0], findings=(
+                *job.findings, f"judged as {tree[0]}: the script lives in a {tree[0]} tree (its package, or a train.py "
+                               f"importing it, above the script)"))
+        return with_tree_version(job, tree)
     stubbed = sorted({argv[0] for cmd, argv in run.calls if cmd == "miles-stub" and argv})
     seen = [f"Miles helper {name} is not modelled by rlcheck's stub: what it adds to the launch is not judged"
             for name in stubbed]
@@ -101,7 +102,27 @@ def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "
                  job.nodes)
     # A SLIME launcher under the same helpers (slime.utils.external_utils.command_utils) is SLIME's job.
     framework = "slime" if tree_framework(path) == "slime" or _slime_launcher(path) else "miles"
-    return dataclasses.replace(job, framework=framework, nodes=nodes or None, findings=(*job.findings, *seen))
+    job = dataclasses.replace(job, framework=framework, nodes=nodes or None, findings=(*job.findings, *seen))
+    return with_tree_version(job, tree)
+
+
+def with_tree_version(job: Job, tree: tuple[str, Path] | None) -> Job:
+    """The job with the version of the framework tree it was captured from (checkout_version: a release tag, else
+    main), and a finding saying how that was known, or that the release is unknown (no git)."""
+    if tree is None or tree[0] != job.framework or job.framework_version:
+        return job
+    version, how = checkout_version(tree[1] / tree[0])
+    if version is None and how.startswith("git commit"):
+        version = "main"
+    if version is not None:
+        note = (f"{tree[0]} {version}: the tree it lives in ({tree[1]}) is a git checkout at {how.split(' (')[0]}; "
+                f"judged by that version's schema unless --framework says otherwise")
+    else:
+        why = how.removeprefix("no package metadata, and ").removeprefix("no package metadata and ")
+        note = (f"{tree[0]} release unknown: {why} in the tree it lives in ({tree[1]}; a version file there is not "
+                f"trusted: main keeps the last release's); judged by {tree[0]}'s default schema unless --framework "
+                f"{tree[0]}==VERSION (or ==main) says which")
+    return dataclasses.replace(job, framework_version=version, findings=(*job.findings, note))
 
 
 def _slime_launcher(path: Path) -> bool:
