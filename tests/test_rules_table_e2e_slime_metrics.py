@@ -39,6 +39,7 @@ def test_rules_table_e2e_slime_metrics_heads(line, what, index, role):
     "rollout 3: {",  # nothing after the brace
     "rollout 3: {'a' 1.0}",  # no ': ' after the key
     "rollout 3: {'a",  # the key never closes
+    "rollout 3: {X'a': 1}", "rollout 3: {XaX: 1}",  # a word before the quote, a letter for a quote
     "Timer train end (elapsed: 1.0s)",
 ])
 def test_rules_table_e2e_slime_metrics_not_metric_lines(line):
@@ -52,6 +53,7 @@ def test_rules_table_e2e_slime_metrics_not_metric_lines(line):
     ("np.uint64(3)", 3.0), ("np.float16(nan)", math.nan), ("int32(4)", 4.0),
     ("tensor(-0.25, device='cuda:0')", -0.25), ("tensor(0.5)", 0.5), ("tensor(nan, device='cuda:0')", math.nan),
     ("True", "True"), ("False", "False"), ("None", "None"), ("'x, y'", "'x, y'"), ("[1, 2]", "[1, 2]"),
+    ("np.float64()", ""), ("tensor()", ""), ("tensor( )", ""),  # wrapped nothing: no number, the empty text
     ("np.float64(1, 2)", "np.float64(1, 2)"), ("np.bool_(True)", "np.bool_(True)"), ("decimal(1)", "decimal(1)"),
 ])
 def test_rules_table_e2e_slime_metrics_values(text, value):
@@ -86,6 +88,14 @@ def test_rules_table_e2e_slime_metrics_number_and_nonfinite(value, number, nonfi
     ("{'a': 'x}, y', 'b': 1.0}", {"a": "'x}, y'", "b": 1.0}, True),  # quotes hide , and }
     ("{'a': 1.0, 'b': 'never closed, 'c': 2.0}", {"a": 1.0, "b": "'never closed, 'c': 2.0}"}, False),
     ("{'a': 1.0} trailing text", {"a": 1.0}, True),
+    ("{'a': 1.0, ", {"a": 1.0}, False),  # cut right after a separator: nothing past the end is read
+    ("{'a': 1.0,", {"a": 1.0}, False),
+    ("{'': 1.0, 'b': 2.0}", {"": 1.0, "b": 2.0}, True),  # an empty key
+    ("{'a': '', 'b': 2.0}", {"a": "''", "b": 2.0}, True),  # an empty quoted value
+    ("{'a': X, 'b': 2.0}", {"a": "X", "b": 2.0}, True),  # a bare word: no quote, no bracket, no separator
+    ("{'a': (X, 1), 'b': 2.0}", {"a": "(X, 1)", "b": 2.0}, True),
+    ("{'a': [(1, 2), (3, 4)], 'b': 5.0}", {"a": "[(1, 2), (3, 4)]", "b": 5.0}, True),  # closed, then a comma, nested
+    ("{'a': ((1), 2), 'b': 5.0}", {"a": "((1), 2)", "b": 5.0}, True),
 ])
 def test_rules_table_e2e_slime_metrics_dict_shapes(body, values, complete):
     parsed = parse_metrics("perf 0: " + body)
