@@ -73,6 +73,7 @@ TARGETS = {
     "junit": ("rlcheck/plugin/junit.py", ["test_plugin_ci.py", "test_rules_table_junit.py"]),
     "k8s_node": ("rlcheck/deploy/k8s_node.py", ["test_rules_table_k8s_node.py", "test_k8s.py",
                                                 "test_k8s_api.py"]),
+    "k8s_api": ("rlcheck/deploy/k8s_api.py", ["test_k8s_api.py", "test_k8s_api_hostile.py", "test_k8s_node_health.py"]),
     "slurm": ("rlcheck/preflight/slurm.py", ["test_slurm.py", "test_rules_table_slurm.py"]),
     "gpu_inventory": ("rlcheck/probes/gpu/gpu_inventory.py",
                       ["test_probe_gpu_inventory.py", "test_fault_matrix.py",
