@@ -25,6 +25,8 @@ from benchmarks.fanout_scale.measure import RESULT as MEASURED
 RESULT = "RLCHECK_SCALE_SIZE "
 ROOT = Path(__file__).resolve().parents[2]
 OBJECT_STORE_BYTES = 80 << 20
+JOIN_TIMEOUT_S = 180.0
+"""How long every added node has to register (Ray's own default, 30 s, is too short for 64 nodes started at once)."""
 
 
 def available_mib() -> float:
@@ -93,7 +95,7 @@ def start(nodes: int, min_available_mib: float) -> tuple[Any, float, float, list
             t = time.perf_counter()
             cluster.add_node(**common, **ports(), resources={f"fake_node_{i}": 1})
             each.append(round(time.perf_counter() - t, 2))
-        cluster.wait_for_nodes()
+        cluster.wait_for_nodes(timeout=JOIN_TIMEOUT_S)
     except BaseException:
         cluster.shutdown()
         raise
