@@ -153,19 +153,11 @@ def _where(v: dict[str, Any]) -> str:
     return f"{v['check_id']} @ {v['node']}" if v.get("node") else str(v["check_id"])
 
 
-def _what_to_fix(verdicts: list[dict[str, Any]]) -> list[str]:
-    """FAIL and UNKNOWN first (they block), then WARN, each with its fix and details; stable within a status."""
+def _what_to_fix(verdicts: list[dict[str, Any]], scale: bool = False) -> list[str]:
+    """FAIL and UNKNOWN first (they block), then WARN, each with its fix and details; stable within a status. At
+    scale, the per-node verdicts of one check, status and fix are one section (report_nodes.fix_sections)."""
     bad = sorted((v for v in verdicts if v["status"] in FIX_ORDER), key=lambda v: FIX_ORDER[v["status"]])
-    if not bad:
-        return []
-    out = ["## What to fix", ""]
-    for v in bad:
-        out += [f"### {v['status']} {_where(v)}", "", v["summary"], ""]
-        if v["remedy"]:
-            out += [f"Fix: {v['remedy']}", ""]
-        if v["details"]:
-            out += ["```", v["details"], "```", ""]
-    return out
+    return ["## What to fix", "", *report_nodes.fix_sections(bad, _where, group=scale)] if bad else []
 
 
 def _cache_lines(kept: dict[str, Any] | None) -> list[str]:
@@ -194,7 +186,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
             *_cache_lines(doc.get("cache")), ""]
     scale = report_nodes.at_scale(doc["verdicts"])  # many nodes: failing nodes first, the rest grouped
     out += report_nodes.failing_nodes(doc["verdicts"], _cell) if scale else []
-    out += _what_to_fix(doc["verdicts"])
+    out += _what_to_fix(doc["verdicts"], scale)
     out += ["## Every verdict", "", "| status | check @ node | summary | known failure |", "|---|---|---|---|"]
     out += report_nodes.grouped_rows(doc["verdicts"], _cell, _where) if scale else [
         f"| {v['status']} | {_cell(_where(v))} | {_cell(v['summary'])} | {v['failure_id'] or ''} |"

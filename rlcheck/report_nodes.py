@@ -3,7 +3,9 @@
 A run over many nodes makes one verdict per check and node: 15 per-node checks on 256 nodes is 3,840 rows. From
 SCALE_NODES nodes on, report.md leads with a table of the nodes that block (each with its failing checks), and in
 "Every verdict" the per-node verdicts that do not need a reader (PASS and SKIP) are one row per check and status,
-naming how many nodes and the first few of them; FAIL, UNKNOWN and WARN rows stay one per node.
+naming how many nodes and the first few of them; FAIL, UNKNOWN and WARN rows stay one per node. "What to fix" is
+one section per check, status and fix (fix_sections): every node it names, each node's own words up to DETAILED
+nodes, the fix once and the first node's details; a check failing on 1,000 nodes is one section, not 1,000.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ SCALE_NODES = 8
 """From this many nodes named in the verdicts, report.md groups them; below it every verdict is its own row."""
 NAMED = 5
 """Nodes named in a grouped row before '+N more'."""
+DETAILED = 10
+"""Nodes of a What-to-fix section whose own summary is listed; the rest are named (every one) and are in report.json."""
 BLOCKING = ("FAIL", "UNKNOWN")
 GROUPED = ("PASS", "SKIP")
 
@@ -75,4 +79,41 @@ def grouped_rows(verdicts: list[dict[str, Any]], cell: Any, where: Any) -> list[
                            f"| {cell(said)} | {v['failure_id'] or ''} |")
                 continue
         out.append(f"| {v['status']} | {cell(where(v))} | {cell(v['summary'])} | {v['failure_id'] or ''} |")
+    return out
+
+
+def fix_sections(bad: list[dict[str, Any]], where: Any, group: bool = True) -> list[str]:
+    """'What to fix' sections for verdicts already in fix order, each with its summary, fix and details. With
+    group (at scale), per-node verdicts of one check, status and fix are one section at the place of the first
+    (every node named; the summaries of the first DETAILED listed, the fix once, the first node's details); a
+    verdict of the whole run, or one node alone, is a section of its own."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for v in bad:
+        if group and v.get("node"):
+            groups.setdefault((v["status"], v["check_id"], v["remedy"] or ""), []).append(v)
+    out: list[str] = []
+    done: set[tuple[str, str, str]] = set()
+    for v in bad:
+        key = (v["status"], v["check_id"], v["remedy"] or "")
+        members = groups.get(key, [v]) if v.get("node") else [v]
+        if len(members) > 1:
+            if key in done:
+                continue
+            done.add(key)
+            nodes = [m["node"] for m in members]
+            out += [f"### {v['status']} {v['check_id']} on {len(nodes)} nodes", "", f"Nodes: {', '.join(nodes)}", ""]
+            if len({m["summary"] for m in members}) == 1:
+                out += [v["summary"], ""]
+            else:
+                out += [f"- {m['node']}: {m['summary']}" for m in members[:DETAILED]]
+                rest = len(members) - DETAILED
+                out += [f"- {rest} more node(s): each one's summary is in report.json"] if rest > 0 else []
+                out.append("")
+        else:
+            out += [f"### {v['status']} {where(v)}", "", v["summary"], ""]
+        if v["remedy"]:
+            out += [f"Fix: {v['remedy']}", ""]
+        if v["details"]:
+            said = [f"(details of {v['node']}; every node's are in report.json)", ""] if len(members) > 1 else []
+            out += [*said, "```", v["details"], "```", ""]
     return out

@@ -73,3 +73,54 @@ def test_report_nodes_one_node_of_a_check_and_status_keeps_its_own_row():
     verdicts = [*_cluster(SCALE_NODES, {}), _verdict("SKIP", "cluster_node_efa", "no EFA here", "gpu-000")]
     md = render_markdown(_doc(verdicts))
     assert "| SKIP | cluster_node_efa @ gpu-000 | no EFA here |  |" in md.splitlines()
+
+
+def _fixable(status: str, check_id: str, summary: str, node: str, remedy: str = "drain and reseat",
+             details: str = "") -> dict[str, object]:
+    return {**_verdict(status, check_id, summary, node), "remedy": remedy, "details": details}
+
+
+def _fix_part(md: str) -> list[str]:
+    return md[md.index("## What to fix"):md.index("## Every verdict")].splitlines()
+
+
+def test_report_nodes_what_to_fix_is_one_section_per_check_status_and_fix_at_scale():
+    n = report_nodes.DETAILED + 3
+    verdicts = [_fixable("FAIL", "cluster_node_xid", f"Xid 79 on GPU {i}", f"gpu-{i:03d}", details=f"dmesg {i}")
+                for i in range(n)]
+    verdicts += [_fixable("FAIL", "cluster_node_ecc", "uncorrectable ECC", f"gpu-{i:03d}") for i in (1, 2)]
+    verdicts += [_fixable("FAIL", "cluster_node_xid", "Xid 48", "gpu-900", remedy="replace the GPU")]  # other fix
+    verdicts += [_fixable("WARN", "cluster_node_clocks", "clocks low", "gpu-005")]  # one node alone
+    verdicts += [_fixable("FAIL", "recipe_batch", "192 != 96", "", remedy="set --global-batch-size")]  # the run's
+    fix = _fix_part(render_markdown(_doc(verdicts)))
+    heads = [line for line in fix if line.startswith("### ")]
+    assert heads == [f"### FAIL cluster_node_xid on {n} nodes", "### FAIL cluster_node_ecc on 2 nodes",
+                     "### FAIL cluster_node_xid @ gpu-900", "### FAIL recipe_batch",
+                     "### WARN cluster_node_clocks @ gpu-005"]
+    every_node = ", ".join(f"gpu-{i:03d}" for i in range(n))
+    assert f"Nodes: {every_node}" in fix  # every node named, none left out
+    listed = [line for line in fix if line.startswith("- gpu-")]
+    assert listed == [f"- gpu-{i:03d}: Xid 79 on GPU {i}" for i in range(report_nodes.DETAILED)]
+    assert "- 3 more node(s): each one's summary is in report.json" in fix
+    assert fix.count("Fix: drain and reseat") == 3  # xid group, ecc group, the lone WARN
+    assert "(details of gpu-000; every node's are in report.json)" in fix
+    assert "dmesg 0" in fix and "dmesg 1" not in fix
+    ecc = fix[fix.index("### FAIL cluster_node_ecc on 2 nodes"):fix.index("### FAIL cluster_node_xid @ gpu-900")]
+    assert ecc == ["### FAIL cluster_node_ecc on 2 nodes", "", "Nodes: gpu-001, gpu-002", "", "uncorrectable ECC", "",
+                   "Fix: drain and reseat", ""]  # one summary shared by all: said once, no list
+
+
+def test_report_nodes_what_to_fix_lists_exactly_detailed_nodes_without_a_more_line():
+    verdicts = [_fixable("UNKNOWN", "cluster_node_shm", f"no answer {i}", f"n{i:02d}")
+                for i in range(max(report_nodes.DETAILED, SCALE_NODES))]
+    fix = _fix_part(render_markdown(_doc(verdicts)))
+    assert len([line for line in fix if line.startswith("- n")]) == report_nodes.DETAILED
+    assert not any("more node(s)" in line for line in fix)
+
+
+def test_report_nodes_what_to_fix_below_scale_keeps_a_section_per_verdict():
+    verdicts = [_fixable("FAIL", "cluster_node_xid", "Xid 79", f"gpu-{i}", details="dmesg") for i in range(2)]
+    fix = _fix_part(render_markdown(_doc(verdicts)))
+    assert [line for line in fix if line.startswith("### ")] == ["### FAIL cluster_node_xid @ gpu-0",
+                                                                 "### FAIL cluster_node_xid @ gpu-1"]
+    assert fix.count("```") == 4 and not any(line.startswith("Nodes: ") for line in fix)
