@@ -166,7 +166,8 @@ def cmd_job(args: argparse.Namespace) -> int:
     from rlcheck.job import capture, job
 
     try:
-        captured = capture.capture(args.path, args.job_format, capture.parse_env(args.job_env, os.environ))
+        captured = capture.capture(args.path, args.job_format, capture.parse_env(args.job_env, os.environ),
+                                   args.script_args)
     except capture.JobFormatError as exc:
         print(f"rlcheck job: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -189,14 +190,34 @@ def _job(sub: argparse._SubParsersAction) -> None:
     from rlcheck.job.capture import CAPTURE_FORMATS
 
     p = sub.add_parser("job", help="capture a launch (script, Miles launcher, ray job submit line, RayJob, argv JSON) "
-                                   "as a Job")
+                                   "as a Job", usage="%(prog)s {capture,show} PATH [-o FILE] [--job-format FORMAT] "
+                                                    "[--job-env NAME[=VALUE]]... [-- ARG...]",
+                       epilog="ARG...: after --, the script's own arguments, as `bash SCRIPT ARG...` or `python "
+                              "LAUNCHER.py ARG...` would get them (rlcheck job capture run.sh -- p2p 0 10.0.0.1); "
+                              "only for a script or a Miles launcher")
     p.add_argument("action", choices=("capture", "show"))
     p.add_argument("path", metavar="PATH")
     p.add_argument("-o", "--output", metavar="FILE", help="capture: write the Job JSON here (pass it to --job)")
     p.add_argument("--job-format", default=None, choices=CAPTURE_FORMATS, help="override format detection")
     p.add_argument("--job-env", action="append", default=[], metavar="NAME[=VALUE]",
                    help="a variable for the script in the sandbox (repeatable; NAME alone passes this shell's value)")
-    p.set_defaults(func=cmd_job)
+    p.set_defaults(func=cmd_job, script_args=[])
+    p.__class__ = _JobParser
+
+
+class _JobParser(_Parser):
+    """`rlcheck job`: what follows the first `--` is the script's own arguments (`bash SCRIPT ARG...`), never read as
+    rlcheck's options, wherever rlcheck's options stand."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        tokens = list(sys.argv[1:] if args is None else args)
+        at = tokens.index("--") if "--" in tokens else len(tokens)
+        parsed, extra = super().parse_known_args(tokens[:at], namespace)
+        if extra:
+            self.error(f"unrecognized arguments: {' '.join(extra)} (a script's own arguments go after --: "
+                       f"rlcheck job capture SCRIPT -- ARG...)")
+        parsed.script_args = tokens[at + 1:]
+        return parsed, []
 
 
 def _reward_service(sub: argparse._SubParsersAction) -> None:

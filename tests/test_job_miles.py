@@ -33,8 +33,11 @@ def test_miles_launcher_is_the_same_launch_as_the_other_formats():
     assert (job.source_format, job.framework, job.nodes, job.gpus_per_node) == ("miles-py", "miles", 2, 8)
     assert job.argv == job.intended_argv == tuple(LAUNCH.argv())
     env = job.env_dict()
-    assert set(LAUNCH.env) <= set(job.env)  # the launch's own variables, plus what Miles' executor adds:
+    own = dict(LAUNCH.env)  # the launch's own variables, plus what Miles' executor adds:
+    assert {k: v for k, v in own.items() if k != "PYTHONPATH"}.items() <= env.items()
     assert (env["PYTHONUNBUFFERED"], env["MASTER_ADDR"], env["no_proxy"]) == ("1", "127.0.0.1", "127.0.0.1,127.0.0.1")
+    # Miles' PYTHONPATH: its repo (where the launcher runs from), then the launcher's Megatron
+    assert env["PYTHONPATH"].split(":") == [str(Path.cwd()), own["PYTHONPATH"]]
     assert [f for f in job.findings if "Miles helper" in f or "not seen" in f] == []
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rlcheck import secret_guard
-from rlcheck.job import bounded, typed
+from rlcheck.job import bounded, sandbox, typed
 from rlcheck.job.job import FORMATS, Job, framework_of
 from rlcheck.job.rayjob import read_rayjob
 from rlcheck.job.sandbox import check_env
@@ -85,18 +85,31 @@ def detect(path: Path) -> str:
     raise JobFormatError(f"{path}: cannot tell its format; pass --job-format, one of {', '.join(CAPTURE_FORMATS)}")
 
 
-def capture(path: str | Path, fmt: str | None = None, env: Sequence[tuple[str, str]] = ()) -> Job:
-    """The Job of a launch file; env: variables for a script run in the sandbox (--job-env)."""
+SCRIPT_FORMATS = ("bash", "miles-py")
+"""The formats that run in the sandbox: the only ones that take variables' effects and arguments of their own."""
+
+
+def capture(path: str | Path, fmt: str | None = None, env: Sequence[tuple[str, str]] = (),
+            args: Sequence[str] = ()) -> Job:
+    """The Job of a launch file; env: variables for a script run in the sandbox (--job-env); args: the script's own
+    arguments (`rlcheck job capture SCRIPT -- ARG...`), only for a script (JobFormatError otherwise)."""
     path = Path(path)
     if fmt is not None and fmt not in CAPTURE_FORMATS:
         raise JobFormatError(f"--job-format={fmt!r}: one of {', '.join(CAPTURE_FORMATS)}")
     if not path.is_file():
         raise JobFormatError(f"--job={str(path)!r}: no such file")
     fmt = fmt or detect(path)
+    if args and fmt not in SCRIPT_FORMATS:
+        raise JobFormatError(f"{path}: a {fmt} file takes no arguments; arguments after -- are for a launch script "
+                             f"run in the sandbox ({', '.join(SCRIPT_FORMATS)})")
+    try:
+        args = sandbox.check_args(args)
+    except ValueError as exc:
+        raise JobFormatError(str(exc)) from exc
     known = job_env_secrets(env)
     secret_guard.remember(known.values())
-    if fmt in ("bash", "miles-py"):
-        return with_job_env_secrets(capture_script(path, env, fmt), known)
+    if fmt in SCRIPT_FORMATS:
+        return with_job_env_secrets(capture_script(path, env, fmt, args), known)
     text = _read(path)
     readers = {"job-json": _job_json, "argv-json": _argv_json, "rayjob": _rayjob, "ray-submit": _submit_line}
     return with_job_env_secrets(readers[fmt](text, str(path)), known)

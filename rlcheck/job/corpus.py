@@ -4,9 +4,10 @@ blocking FAILs it is expected to get and why each is a real defect of the script
 
 `build` captures a checked-out tree (slow: one sandbox per script, retried with the variables capture says it lacks)
 and keeps what a person judged in the document it rewrites (the hardware each is judged on, the reasons for its
-expected FAILs, why a script that is not captured cannot be: `error_why`). The self-test replays every recorded
-entry through the recipe checks (fast: no sandbox) and `python tests/test_upstream_corpus.py review FILE` marks the
-FAILs not yet judged (tests/test_upstream_corpus.py).
+expected FAILs, why a script that is not captured cannot be: `error_why`, the arguments a script is run with as its
+usage line asks: `script_args`). The self-test replays every recorded entry through the recipe checks (fast: no
+sandbox) and `python tests/test_upstream_corpus.py review FILE` marks the FAILs not yet judged
+(tests/test_upstream_corpus.py).
 
     python -m rlcheck.job.corpus build TREE --repo THUDM/slime --commit SHA --framework slime==main -o FILE.json
 """
@@ -56,9 +57,11 @@ def _scrub(text: str, root: Path) -> str:
     return text.replace(str(root.resolve()) + "/", "").replace(str(root.resolve()), ".")
 
 
-def capture_one(root: Path, rel: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Capture one script from the tree's root (as its README says to run it), retrying with each variable capture
-    names as missing: {'needs': [[round's names]...], 'job_env': {...}, 'job': {...} | 'error': why}."""
+def capture_one(root: Path, rel: str, env: Mapping[str, str] | None = None, args: Sequence[str] = ()
+                ) -> dict[str, Any]:
+    """Capture one script from the tree's root (as its README says to run it) with the arguments a person chose for
+    it (args: `bash SCRIPT ARG...`), retrying with each variable capture names as missing:
+    {'needs': [[round's names]...], 'job_env': {...}, 'job': {...} | 'error': why}."""
     given = dict(env or {})
     needs: list[list[str]] = []
     here = os.getcwd()
@@ -66,7 +69,7 @@ def capture_one(root: Path, rel: str, env: Mapping[str, str] | None = None) -> d
     try:
         for _ in range(_MAX_ROUNDS):
             try:
-                job = capture.capture(Path(rel), env=tuple(given.items()))
+                job = capture.capture(Path(rel), env=tuple(given.items()), args=args)
             except (capture.CaptureFailed, capture.JobFormatError) as exc:
                 why = _scrub(str(exc), root)
                 names = [n for n in _NEEDS.findall(why) if n not in given]
@@ -85,8 +88,9 @@ def capture_one(root: Path, rel: str, env: Mapping[str, str] | None = None) -> d
 
 def build(root: Path, repo: str, commit: str, framework: str, old: Mapping[str, Any] | None = None,
           only: Sequence[str] = ()) -> dict[str, Any]:
-    """A corpus document for the tree: every launch captured and judged; an old document's hardware, job_env and
-    reasons for expected FAILs are kept (they are judgements, not captures)."""
+    """A corpus document for the tree: every launch captured and judged; an old document's hardware, job_env, script
+    arguments and reasons (for expected FAILs, for a script not captured) are kept: they are judgements, not
+    captures."""
     kept = {e["path"]: e for e in (old or {}).get("scripts", ())}
     entries = []
     for rel in launch_files(root):
@@ -96,10 +100,11 @@ def build(root: Path, repo: str, commit: str, framework: str, old: Mapping[str, 
                 entries.append(prev)
             continue
         print(f"capture {rel}", file=sys.stderr, flush=True)
-        got = capture_one(root, rel, prev.get("job_env_given"))
+        got = capture_one(root, rel, prev.get("job_env_given"), prev.get("script_args", ()))
         entry: dict[str, Any] = {"path": rel, "hardware": prev.get("hardware", "h200"), **got}
-        if "job_env_given" in prev:
-            entry["job_env_given"] = prev["job_env_given"]
+        for kept_key in ("job_env_given", "script_args"):
+            if kept_key in prev:
+                entry[kept_key] = prev[kept_key]
         if "job" in got and "expected_fail" in prev:
             entry["expected_fail"] = prev["expected_fail"]
         if "error" in got and "error_why" in prev:

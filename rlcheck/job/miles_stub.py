@@ -9,9 +9,13 @@ TRAIN_ARGS` through `bash -c`. Here:
 - `execute_train` builds those same two commands (the runtime env vars Miles documents it sets, the model args of
   scripts/models/<megatron_model_type>.py beside the launcher) and runs them through `bash -c`, where the
   sandbox's fake `ray` records them, so the capture reads them like a bash launcher's;
+- `execute_train_npu` (only Miles' NPU image has it: docker/npu_patch/miles.patch) launches as that patch does;
+  `resolve_extra_env_vars` and the `GENERATION_HARDWARE` table return what Miles' own do;
 - `exec_command_cpu`/`exec_command_gpu` run their command through `bash -c` too (fakes record; a command that
   fails, such as a download without network, does not stop the launcher);
-- `dataclass_cli` and `typer.run` call the launcher's main with its defaults (MILES_SCRIPT_<FIELD> overrides);
+- `dataclass_cli` and `typer.run` call the launcher's main with its defaults (MILES_SCRIPT_<FIELD> overrides, and
+  the launcher's own arguments `--field-name VALUE` / `--flag` / `--no-flag` over those; a typer app's command named
+  first runs that command);
 - SLIME's Python launchers (`slime.utils.external_utils.command_utils`, the helpers Miles forked) run the same way;
 - any other `miles.*` (or `slime.*`) name is a placeholder that formats as '' and is recorded as
   `miles-stub NAME`, so the capture can say which helper's share of the launch it could not see.
@@ -107,41 +111,107 @@ def _model_args(model_type: Any) -> str:
     return " ".join(shlex.quote(token) for token in module.model_args().split())
 
 
-def _runtime_env(config: Any, num_gpus_fsdp: bool, extra: dict[str, str], megatron_path: str) -> dict[str, str]:
-    """The env vars Miles' execute_train puts in --runtime-env-json (its documented behaviour, not its code)."""
+def _parse_extra_env_vars(text: str) -> Any:
+    """A launcher's extra_env_vars text as Miles reads it: JSON when it parses, else space-separated NAME=VALUE items
+    (each value is what lies between the first and second '='; an item without '=' raises IndexError, as in Miles)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        out = {}
+        for item in text.split(" "):
+            if item.strip():
+                parts = item.split("=")
+                out[parts[0]] = parts[1]
+        return out
+
+
+def resolve_extra_env_vars(extra_env_vars: dict[str, str], config: Any) -> dict[str, str]:
+    """The launcher's own env vars with the config's extra_env_vars text over them (Miles' resolve_extra_env_vars)."""
+    return {**extra_env_vars, **_parse_extra_env_vars(getattr(config, "extra_env_vars", "") or "")}
+
+
+def _coredump(config: Any, output_dir: str) -> dict[str, str]:
+    """CUDA's core-dump variables, set when the config asks for cuda_core_dump."""
+    if not getattr(config, "cuda_core_dump", False):
+        return {}
+    return {"CUDA_ENABLE_COREDUMP_ON_EXCEPTION": "1", "CUDA_COREDUMP_SHOW_PROGRESS": "1",
+            "CUDA_COREDUMP_GENERATION_FLAGS": "skip_nonrelocated_elf_images,skip_global_memory,skip_shared_memory,"
+                                              "skip_local_memory,skip_constbank_memory",
+            "CUDA_COREDUMP_FILE": f"{output_dir}/cuda_coredump_%h.%p.%t"}
+
+
+def _runtime_env(config: Any, fsdp: bool, extra: dict[str, str], megatron_path: str) -> dict[str, str]:
+    """The env vars Miles' execute_train puts in --runtime-env-json (its behaviour at 31f1ca96, not its code)."""
     master = os.environ.get("MASTER_ADDR", "127.0.0.1")
-    env = {"PYTHONUNBUFFERED": "1", **({} if num_gpus_fsdp else {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}),
-           "NCCL_NVLS_ENABLE": os.environ.get("NCCL_NVLS_ENABLE") or "0",
+    env = {"PYTHONUNBUFFERED": "1", **({} if fsdp else {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}),
+           "NCCL_NVLS_ENABLE": os.environ.get("NCCL_NVLS_ENABLE") or "0",  # the fake nvidia-smi shows no NVLink
            **{k: os.environ[k] for k in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_DEBUG", "NCCL_DEBUG_FILE")
               if k in os.environ},
-           "no_proxy": f"127.0.0.1,{master}", "MASTER_ADDR": master, **extra}
-    text = getattr(config, "extra_env_vars", "") or ""
-    if text:
-        try:
-            env.update(json.loads(text))
-        except ValueError:
-            env.update(tuple(item.split("=", 1)) for item in text.split() if "=" in item)
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in (megatron_path, env.get("PYTHONPATH")) if p))
+           "no_proxy": f"127.0.0.1,{master}", "MASTER_ADDR": master,
+           **_coredump(config, getattr(config, "output_dir", "/root/shared_data")),
+           **resolve_extra_env_vars(extra, config)}
+    # PYTHONPATH: the repo, Megatron, then what the env vars and the caller's environment give, once each
+    paths = [str(Path.cwd()), megatron_path]
+    for more in (env.get("PYTHONPATH"), os.environ.get("PYTHONPATH")):
+        paths += more.split(os.pathsep) if more else []
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env
+
+
+def _nodes(config: Any) -> None:
+    with open(os.environ["RLCHECK_RECORD"], "a", encoding="utf-8") as out:  # the cluster shape Miles assumes
+        out.write(json.dumps({"cmd": "miles-nodes", "argv": [str(getattr(config, "num_nodes", 1))]}) + "\n")
 
 
 def execute_train(train_args: str, num_gpus_per_node: int, megatron_model_type: Any, train_script: str = "train.py",
                   before_ray_job_submit: Any = None, extra_env_vars: Any = None, config: Any = None,
                   megatron_path: str = "/root/Megatron-LM") -> None:
     """Start the head and submit the job as Miles would, through the sandbox's fake `ray`."""
-    with open(os.environ["RLCHECK_RECORD"], "a", encoding="utf-8") as out:  # the cluster shape Miles assumes
-        out.write(json.dumps({"cmd": "miles-nodes", "argv": [str(getattr(config, "num_nodes", 1))]}) + "\n")
-    external_ray = _bool_env("MILES_SCRIPT_EXTERNAL_RAY")
-    if not external_ray:
+    _nodes(config)
+    fsdp = "--train-backend fsdp" in train_args
+    if not _bool_env("MILES_SCRIPT_EXTERNAL_RAY"):
         _bash(f"ray start --head --node-ip-address {os.environ.get('MASTER_ADDR', '127.0.0.1')} "
               f"--num-gpus {num_gpus_per_node} --disable-usage-stats")
     if before_ray_job_submit is not None:
         before_ray_job_submit()
-    env = _runtime_env(config, "--train-backend fsdp" in train_args, dict(extra_env_vars or {}), megatron_path)
+    env = _runtime_env(config, fsdp, dict(extra_env_vars or {}), megatron_path)
     if _bool_env("MILES_SCRIPT_ENABLE_RAY_SUBMIT", "1"):
         address = "" if "RAY_ADDRESS" in os.environ else '--address="http://127.0.0.1:8265" '
         _bash(f"ray job submit {address}--runtime-env-json={shlex.quote(json.dumps({'env_vars': env}))} "
               f"-- python3 {train_script} {_model_args(megatron_model_type)} {train_args}")
+
+
+# The NPU image's Ascend toolkit places and HCCL ports, as its execute_train_npu sets them.
+_NPU_ENV = {"RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES": "1",
+            "ASCEND_TOOLKIT_HOME": "/home/w00664509/ascend-toolkit/latest/",
+            "ASCEND_OPP_PATH": "/home/w00664509/cann8.5.2/ascend-toolkit/latest/opp/",
+            "ASCEND_AICPU_PATH": "/home/w00664509/cann8.5.2/ascend-toolkit/latest/",
+            "ASCEND_HOME_PATH": "/home/w00664509/cann8.5.2/ascend-toolkit/latest/",
+            "set_env_path": "/home/w00664509/cann8.5.2/nnal/atb/set_env.sh", "HYDRA_FULL_ERROR": "1",
+            "HCCL_HOST_SOCKET_PORT_RANGE": "60000-60050", "HCCL_NPU_SOCKET_PORT_RANGE": "61000-61050"}
+
+
+def execute_train_npu(train_args: str, num_gpus_per_node: int, megatron_model_type: Any,
+                      train_script: str = "train.py", before_ray_job_submit: Any = None, extra_env_vars: Any = None,
+                      config: Any = None, megatron_path: str = "/root/Megatron-LM") -> None:
+    """The Ascend NPU launch: Miles' command_utils at 31f1ca96 has no execute_train_npu; its NPU image adds it
+    (docker/npu_patch/miles.patch). As that patch launches: SLIME_SCRIPT_* switches, `ray start` without
+    --num-gpus, the Ascend runtime env (no PYTHONPATH), the fixed dashboard address."""
+    _record("the launcher calls execute_train_npu, which only Miles' NPU image has (docker/npu_patch/miles.patch; "
+            "a plain Miles install stops with ImportError): captured as that image launches it", "miles-note")
+    _nodes(config)
+    master = os.environ.get("MASTER_ADDR", "127.0.0.1")
+    if not _bool_env("SLIME_SCRIPT_EXTERNAL_RAY"):
+        _bash(f"ray start --head --node-ip-address {master} --disable-usage-stats")
+    if before_ray_job_submit is not None:
+        before_ray_job_submit()
+    env = {"CUDA_DEVICE_MAX_CONNECTIONS": "1", **_NPU_ENV, "NCCL_NVLS_ENABLE": "0", "no_proxy": f"127.0.0.1,{master}",
+           "MASTER_ADDR": master, **_coredump(config, "/root/shared_data"), **dict(extra_env_vars or {}),
+           **_parse_extra_env_vars(getattr(config, "extra_env_vars", "") or "")}
+    if _bool_env("SLIME_SCRIPT_ENABLE_RAY_SUBMIT", "1"):
+        _bash(f"ray job submit --address=\"http://127.0.0.1:8265\" --runtime-env-json="
+              f"{shlex.quote(json.dumps({'env_vars': env}))} -- python3 {train_script} "
+              f"{_model_args(megatron_model_type)} {train_args}")
 
 
 def _bool_env(name: str, default: str = "false") -> bool:
@@ -159,7 +229,9 @@ class ExecuteTrainConfig:
 
 
 def dataclass_cli(func: Any = None, **_: Any) -> Any:
-    """The launcher's main with its ScriptArgs defaults; MILES_SCRIPT_<FIELD> overrides a field, as in Miles."""
+    """The launcher's main with its ScriptArgs defaults; MILES_SCRIPT_<FIELD> overrides a field and the launcher's
+    command line (`--field-name VALUE`, `--flag` / `--no-flag` for a bool: typer's options of the fields) overrides
+    that, as in Miles."""
     def wrap(inner: Any) -> Any:
         def main() -> Any:
             cls = next(iter(inner.__annotations__.values()))
@@ -167,9 +239,38 @@ def dataclass_cli(func: Any = None, **_: Any) -> Any:
             hints, env = _hints(cls), {f.name: f"MILES_SCRIPT_{f.name.upper()}" for f in dataclasses.fields(cls)}
             overrides = {f.name: field_value(f.name, hints.get(f.name, f.type), os.environ[env[f.name]])
                          for f in dataclasses.fields(cls) if env[f.name] in os.environ}
+            overrides.update(cli_values(cls, hints, sys.argv[1:]))
+            del sys.argv[1:]
             return inner(cls(**overrides))
+        main.__name__ = main.__qualname__ = inner.__name__  # typer names the command after the launcher's function
         return main
     return wrap(func) if func is not None else wrap
+
+
+def cli_values(cls: Any, hints: dict[str, Any], argv: list[str]) -> dict[str, Any]:
+    """The fields a launcher's command line sets, read as typer reads a dataclass's options; SystemExit(2) naming
+    the option, as click does, for one the fields do not have, a missing value or a positional argument."""
+    fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)}
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        name, eq, inline = token[2:].partition("=") if token.startswith("--") else ("", "", "")
+        field = fields.get(name) or fields.get(name.removeprefix("no-"))
+        if field is None:
+            what = f"No such option: {token}" if token.startswith("-") else f"Got unexpected extra argument ({token})"
+            raise SystemExit(f"Error: {what} (the launcher's options: --{', --'.join(fields)})")
+        kind = hints.get(field.name, field.type)
+        if kind in (bool, "bool"):
+            out[field.name] = not name.startswith("no-") or name in fields
+            i += 1
+            continue
+        if not eq and i + 1 >= len(argv):
+            raise SystemExit(f"Error: Option '{token}' requires an argument.")
+        raw = inline if eq else argv[i + 1]
+        out[field.name] = field_value(field.name, kind, raw, f"--{name} {raw}")
+        i += 1 if eq else 2
+    return out
 
 
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
@@ -182,28 +283,29 @@ def _hints(cls: Any) -> dict[str, Any]:
         return {}
 
 
-def field_value(name: str, kind: Any, raw: str) -> Any:
-    """MILES_SCRIPT_<NAME>'s string as the field's type (int, float, bool, a Literal's values, str); a bad value is
-    a ValueError naming the field and what it allows."""
+def field_value(name: str, kind: Any, raw: str, given: str = "") -> Any:
+    """MILES_SCRIPT_<NAME>'s string (or the command line's, `given` saying where) as the field's type (int, float,
+    bool, a Literal's values, str); a bad value is a ValueError naming the field and what it allows."""
+    where = given or f"MILES_SCRIPT_{name.upper()}={raw!r}"
     args = [a for a in typing.get_args(kind) if a is not type(None)]
     if typing.get_origin(kind) is typing.Literal:
         allowed = {str(a): a for a in args}
         if raw not in allowed:
-            raise ValueError(f"MILES_SCRIPT_{name.upper()}={raw!r}: {name} is one of {', '.join(allowed)}")
+            raise ValueError(f"{where}: {name} is one of {', '.join(allowed)}")
         return allowed[raw]
     if args and typing.get_origin(kind) is not None:  # Optional[X] / X | None: X
         kind = args[0]
     kind = {"int": int, "float": float, "bool": bool, "str": str}.get(kind, kind) if isinstance(kind, str) else kind
     if kind is bool:
         if raw.lower() not in _BOOLS:
-            raise ValueError(f"MILES_SCRIPT_{name.upper()}={raw!r}: {name} is a bool: true/false, 1/0 or yes/no")
+            raise ValueError(f"{where}: {name} is a bool: true/false, 1/0 or yes/no")
         return _BOOLS[raw.lower()]
     if kind in (int, float):
         try:
             return kind(raw)
         except ValueError:
             article = "an int" if kind is int else "a float"
-            raise ValueError(f"MILES_SCRIPT_{name.upper()}={raw!r}: {name} is {article}") from None
+            raise ValueError(f"{where}: {name} is {article}") from None
     return raw
 
 
@@ -233,22 +335,29 @@ def create_run_id() -> str:
 
 
 _HARDWARE_GPUS = {"H100": 8, "H200": 8, "B200": 8, "B300": 8, "GB200": 4, "GB300": 4, "MI350X": 8, "MI355X": 8}
+GENERATION_HARDWARE = {"H100": "Hopper", "GB200": "Blackwell", "GB300": "Blackwell"}
+"""Miles' table of the GPU generation of a hardware name; only these three (H200 is not in it: a KeyError there,
+as in Miles)."""
+_EXEC = {"exec_command_cpu": _bash, "exec_command_gpu": _bash, "exec_command_multi_node": _noop}
 _KNOWN: dict[str, Any] = {
-    "execute_train": execute_train, "exec_command_cpu": _bash, "exec_command_gpu": _bash,
+    "execute_train": execute_train, "execute_train_npu": execute_train_npu, **_EXEC,
+    "resolve_extra_env_vars": resolve_extra_env_vars, "GENERATION_HARDWARE": GENERATION_HARDWARE,
     "ExecuteTrainConfig": ExecuteTrainConfig, "dataclass_cli": dataclass_cli, "get_default_wandb_args": _wandb_args,
     "create_run_id": create_run_id, "get_bool_env_var": _bool_env, "NUM_GPUS_OF_HARDWARE": _HARDWARE_GPUS,
     "shell_safe_model_args": _model_args, "repo_base_dir": Path.cwd(), "moe_layer_freq": moe_layer_freq,
     **dict.fromkeys(("convert_checkpoint", "hf_download_dataset", "rsync_simple", "fp8_cast_bf16",
-                     "ssh_start_ray_workers", "exec_command_multi_node"), _noop),
+                     "ssh_start_ray_workers"), _noop),
 }
+_MODULES = {**dict.fromkeys(_CMDS, _KNOWN), "miles.utils.external_utils.exec_command": _EXEC}
+"""The modules whose names the stub models: Miles' (and SLIME's) command_utils, Miles' exec_command."""
 
 
 class _MilesModule(types.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        if self.__name__ in _CMDS and attr in _KNOWN:
-            return _KNOWN[attr]
+        if attr in _MODULES.get(self.__name__, {}):
+            return _MODULES[self.__name__][attr]
         return Unknown(f"{self.__name__}.{attr}")
 
 
@@ -281,6 +390,8 @@ class _App:
     def __call__(self) -> Any:
         if not self.commands:
             return None
+        if sys.argv[1:] and sys.argv[1] in self.commands:  # the command the launcher's arguments name
+            return self.commands[sys.argv.pop(1)]()
         chosen = "train" if "train" in self.commands else list(self.commands)[-1]
         if len(self.commands) > 1:
             _record(f"the launcher's typer commands are {', '.join(self.commands)}: judged {chosen!r}", "miles-note")
@@ -305,7 +416,7 @@ def main() -> int:
     launcher = Path(sys.argv[1]).resolve()
     _LAUNCHER.append(launcher)
     sys.meta_path.insert(0, _Finder())
-    sys.argv = [str(launcher)]
+    sys.argv = [str(launcher), *sys.argv[2:]]  # the launcher's own arguments (rlcheck job capture L.py -- ARG...)
     sys.path.insert(0, str(launcher.parent))
     runpy.run_path(str(launcher), run_name="__main__")
     return 0

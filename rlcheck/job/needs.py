@@ -69,6 +69,25 @@ def missing_variables(script_text: str, output: Sequence[str], set_at_exit: Iter
     return [n for n in unset if n in required or n in set(_TESTED.findall(script_text))]
 
 
+# A script reading its own arguments: $1, ${2:-x}, $#, "$@" (outside single quotes and comments).
+_POSITIONAL = re.compile(r"\$(?:[1-9#@*]|\{[1-9#@*])")
+_POSITIONAL_UNSET = re.compile(r"(?:^|[\s:])[1-9]: (?:parameter null or not set|parameter not set|unbound variable)")
+_USAGE = re.compile(r"\busage\b", re.IGNORECASE)
+
+
+def wants_arguments(script_text: str, output: Sequence[str], given: Sequence[str]) -> str:
+    """'' or the sentence telling the user to pass the script's own arguments: it read them (`$1`, `$#`), none were
+    given, and it stopped on one (bash's `${1:?}` message) or printed a usage line."""
+    code = "\n".join(line for line in script_text.splitlines() if not line.lstrip().startswith("#"))
+    if given or not _POSITIONAL.search(_SINGLE_QUOTED.sub("", code)):
+        return ""
+    if not any(_POSITIONAL_UNSET.search(line) or _USAGE.search(line) for line in output):
+        return ""
+    usage = next((line.strip() for line in output if _USAGE.search(line) and not line.startswith("+")), "")
+    return (f"the script stops for want of its own arguments{f' ({usage})' if usage else ''}: pass them after --: "
+            f"rlcheck job capture SCRIPT -- ARG...")
+
+
 def how_to_pass(names: Sequence[str]) -> str:
     """'' or the sentence telling the user which --job-env to give."""
     if not names:

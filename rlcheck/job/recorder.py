@@ -3,8 +3,8 @@
 Run as `python3 recorder.py NAME ARGS...` by the shims the sandbox puts first on PATH (rlcheck.job.sandbox.FAKES);
 it writes to $RLCHECK_RECORD and touches nothing else. A record already at $RLCHECK_RECORD_CAP bytes takes no more
 (the call fails, saying so). `stdout` says where the call's output went: "capture" (the sandbox's own output),
-"substitution" (a pipe the script reads, as in `$(python3 ...)`: the stand-in answered nothing there) or
-"file".
+"substitution" (a pipe the script reads, as in `$(python3 ...)`: the stand-in answered nothing there), "file", or
+"status" (a call answered by its exit status alone, as `nc -z HOST PORT` is: "open").
 
 A framework's pure model-argument helper (Miles' `python3 miles/utils/external_utils/model_args_utils.py qwen3-4B`,
 which prints the model's Megatron flags from scripts/models/<type>.py: standard library only, no network, no GPU)
@@ -30,6 +30,12 @@ def is_pure_helper(name: str, args: list[str]) -> bool:
             and os.path.isfile(args[0]) and not args[1].startswith("-"))
 
 
+def answers_by_status(name: str, args: list[str]) -> bool:
+    """A call whose answer is its exit status alone, which the fake's 0 gives (`nc -z HOST PORT`: the port is open;
+    it prints nothing even when real): its output is not a missing answer."""
+    return name == "nc" and any(a.startswith("-") and not a.startswith("--") and "z" in a for a in args)
+
+
 def _stdout_kind() -> str:
     try:
         where = os.readlink("/proc/self/fd/1")
@@ -47,7 +53,7 @@ def main() -> int:
     cap = int(os.environ.get("RLCHECK_RECORD_CAP") or _DEFAULT_CAP)
     helper = is_pure_helper(name, args)
     line = json.dumps({"cmd": "helper" if helper else name, "argv": args, "cwd": os.getcwd(),
-                       "stdout": _stdout_kind()}) + "\n"
+                       "stdout": "status" if answers_by_status(name, args) else _stdout_kind()}) + "\n"
     with open(os.environ["RLCHECK_RECORD"], "a", encoding="utf-8", errors="replace") as out:
         if out.tell() + len(line.encode("utf-8", errors="replace")) > cap:
             print(f"rlcheck: the call record is full ({cap} bytes): `{name}` not recorded", file=sys.stderr)

@@ -8,7 +8,8 @@ in it, `setsid` children included), and the mount table rlcheck.job.confine sets
 launched from when that holds it (SLIME users run `bash scripts/run-x.sh` from the repo root), else its repo's
 root (the nearest parent with .git), else its own directory: relative `source ./scripts/models/x.sh` resolves.
 The commands a launch would use to reach the cluster, the GPUs or the network (FAKES: a script waiting `until curl
--sf http://teacher/health_generate` goes on at once, an `hf download` downloads nothing) are shims on PATH that
+-sf http://teacher/health_generate` goes on at once, as does one waiting `until nc -z HEAD 6379`: the port is
+"open"; an `hf download` downloads nothing) are shims on PATH that
 record their argv and exit 0. The user's variables (--job-env) join the sandbox's own environment, which is
 otherwise empty.
 Output is read up to a cap (its tail kept), the call record up to a cap, both decoded with replacement.
@@ -37,7 +38,7 @@ from pathlib import Path
 from rlcheck.job import bounded, confine
 
 FAKES = ("ray", "python", "python3", "pkill", "nvidia-smi", "sleep", "aws", "kubectl", "curl", "wget", "hf",
-         "huggingface-cli")
+         "huggingface-cli", "nc")
 TIMEOUT_S = 30.0
 FILE_SIZE_CAP_BYTES = 256 << 20
 """RLIMIT_FSIZE of every process in the sandbox: no file it writes grows past this (a sparse record included)."""
@@ -110,6 +111,14 @@ def check_env(env: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     return tuple(env)
 
 
+def check_args(args: Sequence[str]) -> tuple[str, ...]:
+    """The script's own arguments; ValueError names one a command line cannot carry (a NUL byte)."""
+    for arg in args:
+        if not isinstance(arg, str) or "\0" in arg:
+            raise ValueError(f"script argument {arg!r}: a command-line argument is a string without NUL bytes")
+    return tuple(args)
+
+
 def _own_files() -> tuple[str, ...]:
     """What the fakes need: rlcheck's interpreter (and its prefixes) and its package."""
     exe = os.path.realpath(sys.executable)
@@ -166,11 +175,13 @@ def start_dir(script: str | None, cwd: str) -> str:
 
 
 def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[tuple[str, str]] = (),
-        script: str | None = None, checkout: tuple[str, str] | None = None) -> Run:
+        script: str | None = None, checkout: tuple[str, str] | None = None, args: Sequence[str] = ()) -> Run:
     """Run command (e.g. ['bash', '/abs/launch.sh']) in a fresh sandbox; script: the launch file, whose directory
     (and the start directory, see start_dir) the script sees read-only; without one it starts in its empty HOME.
     env: the user's variables (--job-env) on top of the sandbox's own. checkout: (the framework tree the script lives
-    in, the path the framework's image keeps it at), shown there read-only (rlcheck.job.confine)."""
+    in, the path the framework's image keeps it at), shown there read-only (rlcheck.job.confine). args: the script's
+    own arguments (`rlcheck job capture SCRIPT -- ARG...`), appended to command; a file they name is not brought
+    into view (only the command's and the script's are)."""
     why = available()
     if why:
         raise SandboxUnavailable(f"{why}; capture where it is allowed (`rlcheck job capture SCRIPT -o job.json`) "
@@ -192,7 +203,7 @@ def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[t
                "RLCHECK_BASH_ENV": f"{tmp}/bin/bash_env", "RLCHECK_PY": sys.executable,
                "RLCHECK_RECORDER": str(_RECORDER)}
         prologue = confine.prologue(layout)
-        argv = [*_UNSHARE, "bash", "--norc", "--noprofile", "-c", prologue, "sandbox", *command]
+        argv = [*_UNSHARE, "bash", "--norc", "--noprofile", "-c", prologue, "sandbox", *command, *check_args(args)]
         code, out, ended = _run(argv, {**dict(check_env(env)), **own}, timeout_s)
         text, over = bounded.read_capped(str(record))
     return _result(code, out, ended, text, over)

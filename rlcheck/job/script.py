@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rlcheck import secret_guard
 from rlcheck.framework.detect import checkout_version
 from rlcheck.job import needs, sandbox
 from rlcheck.job.job import Job, framework_of
@@ -28,21 +30,23 @@ def _ray_start_gpus(run: sandbox.Run) -> int | None:
     return None
 
 
-def _failed(path: Path, run: sandbox.Run, what: str) -> CaptureFailed:
+def _failed(path: Path, run: sandbox.Run, what: str, args: Sequence[str] = ()) -> CaptureFailed:
     why = "its time limit ended it" if run.timed_out else f"it exited {run.returncode}"
     seen = ", ".join(sorted({" ".join((cmd, *argv[:1])) for cmd, argv in run.calls})) or "none"
     tail = " | ".join(run.stderr_tail) or "(no output)"
-    wanted = needs.how_to_pass(_missing(path, run)) if run.returncode else ""
-    return CaptureFailed("; ".join(p for p in (f"{path}: {what}", wanted, why, *run.limits,
+    text = _text(path)
+    wanted = needs.how_to_pass(needs.missing_variables(text, run.stderr_tail, run.set_at_exit)) if run.returncode \
+        else ""
+    positional = needs.wants_arguments(text, run.stderr_tail, args) if run.returncode else ""
+    return CaptureFailed("; ".join(p for p in (f"{path}: {what}", positional, wanted, why, *run.limits,
                                                f"fake commands it ran: {seen}", f"last output: {tail}") if p))
 
 
-def _missing(path: Path, run: sandbox.Run) -> list[str]:
+def _text(path: Path) -> str:
     try:
-        text = path.read_bytes()[:1 << 20].decode("utf-8", errors="replace")
+        return path.read_bytes()[:1 << 20].decode("utf-8", errors="replace")
     except OSError:
-        return []
-    return needs.missing_variables(text, run.stderr_tail, run.set_at_exit)
+        return ""
 
 
 _MILES_STUB = Path(__file__).with_name("miles_stub.py")
@@ -74,9 +78,11 @@ def tree_framework(path: Path, cwd: str | None = None) -> str | None:
     return tree[0] if tree else None
 
 
-def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "bash") -> Job:
+def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "bash", args: Sequence[str] = ()
+                   ) -> Job:
     """Run the script (fmt bash, or miles-py: a Miles launcher under the Miles stub) in the sandbox with the
-    user's env; CaptureFailed when the sandbox cannot be made or no trainer command ran."""
+    user's env and its own arguments (args: what `bash SCRIPT ARG...` or `python LAUNCHER ARG...` gets); CaptureFailed
+    when the sandbox cannot be made or no trainer command ran."""
     command = ["bash", str(path.resolve())] if fmt == "bash" else [sys.executable, str(_MILES_STUB),
                                                                    str(path.resolve())]
     tree = tree_of(path, os.getcwd())
@@ -84,10 +90,13 @@ def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "
     # upstream scripts source their model files from: this tree is shown there.
     checkout = (str(tree[1]), f"/root/{tree[0]}") if tree else None
     try:
-        run = sandbox.run(command, env=env, script=str(path.resolve()), checkout=checkout)
+        run = sandbox.run(command, env=env, script=str(path.resolve()), checkout=checkout, args=args)
     except sandbox.SandboxUnavailable as exc:
         raise CaptureFailed(f"{path}: not run: {exc}") from exc
-    job = _job_of(path, run, fmt)
+    job = _job_of(path, run, fmt, args)
+    if args:  # named in the findings, a secret-shaped one hidden (the texts are shown and written)
+        shown = shlex.join(secret_guard.REDACTED if secret_guard.secret_shape(a) else a for a in args)
+        job = dataclasses.replace(job, findings=(*job.findings, f"captured with the script's arguments {shown}"))
     if fmt != "miles-py":
         if tree is not None and tree[0] != job.framework:
             job = dataclasses.replace(job, framework=tree[0], findings=(
@@ -130,7 +139,7 @@ def _slime_launcher(path: Path) -> bool:
     return "slime" in _IMPORTS.findall(text) and "miles" not in _IMPORTS.findall(text)
 
 
-def _job_of(path: Path, run: sandbox.Run, fmt: str) -> Job:
+def _job_of(path: Path, run: sandbox.Run, fmt: str, args: Sequence[str] = ()) -> Job:
     submits = [argv for cmd, argv in run.calls if cmd == "ray" and argv[:2] == ("job", "submit")]
     gpus = _ray_start_gpus(run)
     nodes = 1 if gpus else None
@@ -148,7 +157,7 @@ def _job_of(path: Path, run: sandbox.Run, fmt: str) -> Job:
                     if cmd in ("python", "python3") and argv and argv[0].endswith(".py")), None)
     if trainer is None:
         what = "the script failed" if run.returncode else "the script never reached `ray job submit` or a train.py"
-        raise _failed(path, run, what)
+        raise _failed(path, run, what, args)
     return Job(argv=tuple(trainer), intended_argv=tuple(trainer), entrypoint="", working_dir=str(path.parent),
                framework=framework_of(tuple(trainer), str(path.parent)), source=str(path), source_format=fmt,
                findings=(*notes, "the trainer runs directly, not through `ray job submit`"), nodes=nodes,
