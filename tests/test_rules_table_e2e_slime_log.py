@@ -76,6 +76,8 @@ def test_rules_table_e2e_slime_log_plan_takes_each_phases_deadline(version):
     ("train", "Timer train end (elapsed: nans)", True),
     ("train", "Timer train end (elapsed: 12s)", True),
     ("train", "Timer train end (elapsed: 1234567.8s)", True),
+    ("train", "Timer train end (elapsed: 9.0.0s)", False),  # the float field reads a number, not any word
+    ("train", "Timer train end (elapsed: fasts)", False),
     ("train", "Timer actor_train end (elapsed: 9.0s)", False),
     ("train", "Timer train start", False),
     ("log_probs", "Timer ref_log_probs end (elapsed: 9.0s)", False),
@@ -130,6 +132,7 @@ def test_rules_table_e2e_slime_log_framework_spellings(text, version):
 @pytest.mark.parametrize(("text", "why"), [
     ("slime==0.1.0", "no milestone table for SLIME v0.1.0; have v0.2.4, v0.3.1, main"),
     ("slime==Main", "no milestone table for SLIME vMain"),
+    ("slime==0.3.1==0.2.4", "no milestone table for SLIME v0.3.1==0.2.4"),  # the name is before the first '=='
     ("slime", "slime==VERSION (VERSION one of v0.2.4, v0.3.1, main) or miles==main"),
     ("slime=0.3.1", "slime==VERSION"), ("miles", "slime==VERSION"), ("miles==", "slime==VERSION"),
     ("miles==  ", "slime==VERSION"), ("vllm==0.9", "slime==VERSION"), ("", "slime==VERSION"),
@@ -165,9 +168,20 @@ def test_rules_table_e2e_slime_log_table_for_a_release(framework, release, versi
     assert found == version and why in reason
 
 
+@pytest.mark.parametrize(("framework", "why"), [
+    ("miles", "Miles: no table of its own, SLIME main's statements (Miles forks SLIME's logging)"),
+    ("slime", "SLIME of no release (main or a commit between tags): main's statements"),
+])
+def test_rules_table_e2e_slime_log_why_main_is_whole(framework, why):
+    assert slime_log.version_for(framework, None) == ("main", why)
+
+
 def _located(version: str, statement: str) -> str:
     s = slime_log.tables()[version].statements[statement]
     return f"[2026-07-01 10:00:00] {s.file.rsplit('/', 1)[-1]}:{s.line} - message"
+
+
+_LOCATION_HEAD = _located("main", "train_step").removesuffix("message")  # up to the logger's ' - '
 
 
 @pytest.mark.parametrize(("lines", "version"), [
@@ -177,6 +191,9 @@ def _located(version: str, statement: str) -> str:
     ([], None),
     (["no location here", "[x] other.py:1 - y"], None),
     (["x" * 4096 + _located("main", "train_step")], None),  # past the first 4096 characters
+    ([_located("v0.2.4", "train_step")], "v0.2.4"),  # one located line is enough
+    (["x" * (4096 - len(_LOCATION_HEAD)) + _located("main", "train_step")], "main"),  # ends at the 4096th character
+    (["x" * (4097 - len(_LOCATION_HEAD)) + _located("main", "train_step")], None),  # one past it
 ])
 def test_rules_table_e2e_slime_log_detect_version(lines, version):
     found, counts = slime_log.detect_version(lines)

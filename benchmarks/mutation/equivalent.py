@@ -245,6 +245,27 @@ EQUIVALENT: dict[str, str] = {
         _WORDS,
     "rlcheck.e2e.slime_metrics.x__value__mutmut_23":
         _WORDS,
+    # rlcheck/e2e/slime_log.py
+    "rlcheck.e2e.slime_log.x__flag_value__mutmut_1":
+        "value = None -> '': its only reader, _nonzero, takes both for zero (float('') raises ValueError -> False)",
+    "rlcheck.e2e.slime_log.x_detect_version__mutmut_30":
+        "`not best or best[0] == 0 or tie` -> `not best and best[0] == 0 or tie`: best always holds one count per "
+        "table (three), and a best of 0 means all three are 0, a tie, None either way",
+    "rlcheck.e2e.slime_log.x_detect_version__mutmut_36":
+        "len(best) > 1 -> >= 1: best always holds one count per table (three), so both are true",
+    "rlcheck.e2e.slime_log.x_detect_version__mutmut_37":
+        "len(best) > 1 -> > 2: best always holds one count per table (three), so both are true",
+    "rlcheck.e2e.slime_log.x_parse_framework__mutmut_18":
+        "version_for('miles', None) -> version_for('XXmilesXX', None): only the version is read, and a framework "
+        "with no release gets 'main' on both paths",
+    "rlcheck.e2e.slime_log.x_parse_framework__mutmut_19":
+        "version_for('miles', None) -> version_for('MILES', None): only the version is read, and a framework with no "
+        "release gets 'main' on both paths",
+    "rlcheck.e2e.slime_log.x_plan__mutmut_41":
+        "regex(name=timer) also when timer is '': no milestone without a timer uses a statement with a {name} field "
+        "(every table), so name='' fixes nothing",
+    "rlcheck.e2e.slime_log.xǁStatementǁregex__mutmut_14":
+        "spec or '' -> spec or 'XXXX': a field without a spec gets 'XXXX', which does not end in 'f' either",
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",
