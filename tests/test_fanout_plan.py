@@ -88,3 +88,83 @@ def test_fanout_plan_without_a_plan_line_the_driver_is_killed_at_the_first_deadl
     done, limit = run_planned(_child(code), env={}, deadline_s=lambda nodes: 0.8 if nodes is None else 60.0)
     assert done.timed_out and done.returncode is None and limit == 0.8
     assert "connecting" in done.stdout
+
+
+class _Status:
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def is_terminal(self) -> bool:
+        return self.value in ("SUCCEEDED", "FAILED", "STOPPED")
+
+
+class _Job:
+    """A Jobs API client as the wait sees it (harness logic only): the job's log grows with a fake clock, its status
+    turns terminal at ends_at (None: never)."""
+
+    def __init__(self, log: list[tuple[float, str]], ends_at: float | None) -> None:
+        self.now, self.log, self.ends_at, self.stopped = 0.0, log, ends_at, False
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+
+    def get_job_status(self, job_id: str) -> _Status:
+        assert job_id == "job-1"
+        done = self.ends_at is not None and self.now >= self.ends_at
+        return _Status("STOPPED" if self.stopped else "SUCCEEDED" if done else "RUNNING")
+
+    def get_job_logs(self, job_id: str) -> str:
+        return "".join(line + "\n" for at, line in self.log if at <= self.now)
+
+    def stop_job(self, job_id: str) -> None:
+        self.stopped = True
+
+
+def _wait(job: _Job, wait_s=None) -> tuple[tuple[str, str], list[str]]:
+    from rlcheck.cluster.fanout_job import job_wait_s, wait_planned
+
+    relayed: list[str] = []
+    got = wait_planned(job, "job-1", wait_s or (lambda n: job_wait_s(30.0, 60.0, n)), relay=relayed.append,
+                       poll_s=1.0, clock=job.clock, sleep=job.sleep)
+    return got, relayed
+
+
+def test_fanout_plan_job_wait_grows_with_the_job_drivers_plan_and_relays_it_once():
+    from rlcheck.cluster.fanout_job import job_wait_s
+
+    first = job_wait_s(30.0, 60.0, None)
+    assert first == 30.0 + 60.0 + fr.JOB_SLACK_S == job_wait_s(30.0, 60.0, 0)
+    assert job_wait_s(30.0, 60.0, 1000) == pytest.approx(first + 1000 * 2 * fr.PER_NODE_S)
+    # a 1,000-node job still running past the fixed wait: planned, it ends on its own; unplanned, it is stopped
+    ends = first + 50.0
+    planned = _Job([(5.0, "starting"), (8.0, PLAN + json.dumps({"nodes": 1000})), (ends, RESULT + "{}")], ends)
+    (status, logs), relayed = _wait(planned)
+    assert status == "SUCCEEDED" and RESULT in logs and not planned.stopped
+    assert relayed == [PLAN + json.dumps({"nodes": 1000})]
+    unplanned = _Job([(5.0, "starting")], ends)
+    (status, _), relayed = _wait(unplanned)
+    assert status == "TIMEOUT" and unplanned.stopped and relayed == []
+    assert unplanned.now == pytest.approx(first)  # stopped at the first deadline, not before, not after
+
+
+def test_fanout_plan_job_wait_a_small_plan_keeps_the_deadline_near_the_fixed_one():
+    job = _Job([(1.0, PLAN + json.dumps({"nodes": 2}))], None)
+    (status, _), relayed = _wait(job)
+    assert status == "TIMEOUT" and job.stopped and relayed == [PLAN + json.dumps({"nodes": 2})]
+    deadline = 30.0 + 60.0 + fr.JOB_SLACK_S + 0.4  # 2 nodes x (node wait + result line)
+    assert deadline <= job.now < deadline + 1.0  # stopped at the first poll past it
+
+
+@pytest.mark.parametrize("line, nodes", [
+    (PLAN + '{"nodes": 64}', 64), (PLAN + '{"nodes": 0}', 0), (PLAN + '{"nodes": -1}', None),
+    (PLAN + '{"nodes": true}', None), (PLAN + '{"nodes": "64"}', None), (PLAN + "not json", None),
+    (PLAN + '{"count": 64}', None), (PLAN + "[64]", None), ("  " + PLAN + '{"nodes": 64}', None),
+    ("RLCHECK_FANOUT_PLANX {\"nodes\": 64}", None), ("", None),
+])
+def test_fanout_plan_job_log_plan_line_read_only_when_well_formed(line, nodes):
+    from rlcheck.cluster.fanout_job import plan_nodes
+
+    assert plan_nodes(f"ray start\n{line}\nmore\n") == nodes
