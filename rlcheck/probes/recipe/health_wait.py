@@ -64,8 +64,8 @@ def evaluate_health_first_wait(argv: Sequence[str], env: Mapping[str, str], conf
         wait = _first_wait(argv)
     except ValueError as exc:
         return Verdict(**base, status=Status.FAIL, remedy=remedy, summary=f"{name}: {exc}")
-    given = f"--rollout-health-check-first-wait {wait:g} s" + ("" if "--rollout-health-check-first-wait" in argv
-                                                              else " (the default)")
+    given = f"--rollout-health-check-first-wait {wait:g} s" + (
+        "" if option(argv, "--rollout-health-check-first-wait") is not None else " (the default)")
     users = deepgemm_users(argv, env, config, profile)
     if not users:
         return Verdict(**base, status=Status.PASS,
