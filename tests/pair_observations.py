@@ -1,8 +1,8 @@
 """Pairwise all-reduce observations for the judge's tests, with bandwidths recorded from a real run.
 
-The figures are those the four-node loopback Ray of tests/test_pairs_loopback.py measured on 2026-12-01 (gloo,
-256 KiB x 5 all-reduces, one node sleeping 0.4 s before each): healthy pairs 0.108 and 0.256 GB/s, pairs with
-the slowed node 0.00063 to 0.00065 GB/s.
+The figures are those the four-node loopback Ray of tests/probes/cluster/test_pairs_loopback.py measured on
+2026-12-01 (gloo, 256 KiB x 5 all-reduces, one node sleeping 0.4 s before each): healthy pairs 0.108 and 0.256 GB/s,
+pairs with the slowed node 0.00063 to 0.00065 GB/s.
 """
 
 from __future__ import annotations

@@ -202,3 +202,83 @@ def test_architecture_detects_a_node_module_importing_beyond_the_standard_librar
     (node / "bad.py").write_text("import numpy\nfrom rlcheck.verdict import Verdict\n"
                                  "def f():\n    from rlcheck.probes.recipe import memory\n", encoding="utf-8")
     assert node_breaches(tmp_path) == ["bad.py: numpy", "bad.py: rlcheck.verdict", "bad.py: rlcheck.probes.recipe"]
+
+
+def _wing_uses(path: Path) -> dict[str, int]:
+    """How often a test file names what it imported from each probes wing (at any depth)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            imported.update((a.asname or a.name, f"{node.module}.{a.name}") for a in node.names)
+        elif isinstance(node, ast.Import):
+            imported.update((a.asname, a.name) for a in node.names if a.asname)
+    uses: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and (wing := _wing(imported.get(node.id, ""))):
+            uses[wing] = uses.get(wing, 0) + 1
+    return uses
+
+
+def _names_a_probe(stem: str, topics: set[str]) -> bool:
+    """test_probe_<topic>, or test_rules_table_<topic> / test_rules_<topic> whose topic starts with a probe module's
+    or a wing's name (test_rules_table_memory_params: memory_params; test_rules_table_gating: not a probe)."""
+    if stem.startswith("test_probe_"):
+        return True
+    for prefix in ("test_rules_table_", "test_rules_"):
+        if stem.startswith(prefix):
+            topic = stem.removeprefix(prefix)
+            return any(topic == t or topic.startswith(t + "_") for t in topics)
+    return False
+
+
+def misplaced_wing_tests(root: Path) -> list[str]:
+    """A test of a probe wing lives in tests/probes/<wing>/, and what lives there tests that wing most. A test of a
+    wing: one named for a probe (test_probe_*, test_rules_table_<probe module>*); its wing: the one whose names it
+    uses most."""
+    probes = root / "rlcheck" / "probes"
+    topics = {p.stem for p in probes.glob("*/*.py") if p.stem != "__init__"} | {p.name for p in probes.iterdir()}
+    out = []
+    for path in sorted((root / "tests").rglob("test_*.py")):
+        rel = path.relative_to(root / "tests")
+        uses = _wing_uses(path)
+        most = sorted(w for w, n in uses.items() if n == max(uses.values()))
+        if rel.parts[0] == "probes":
+            folder = rel.parts[1] if len(rel.parts) == 3 else ""
+            if folder not in WINGS or folder not in most:
+                out.append(f"{rel.as_posix()}: tests the {'/'.join(most) or 'no'} wing")
+        elif _names_a_probe(path.stem, topics):
+            out.append(f"{rel.as_posix()}: tests the {'/'.join(most) or 'no'} wing: move it to tests/probes/"
+                       f"{most[0] if most else '<wing>'}/")
+    return out
+
+
+def test_architecture_tests_of_a_wing_live_in_its_folder():
+    assert misplaced_wing_tests(ROOT) == []
+    assert sorted(p.name for p in (ROOT / "tests" / "probes").iterdir() if p.is_dir() and p.name != "__pycache__") \
+        == sorted(WINGS)
+
+
+def test_architecture_detects_a_wing_test_out_of_its_folder(tmp_path):
+    for wing, module in (("recipe", "memory"), ("node", "gpus"), ("image", "image")):
+        (tmp_path / "rlcheck" / "probes" / wing).mkdir(parents=True)
+        (tmp_path / "rlcheck" / "probes" / wing / f"{module}.py").write_text("", encoding="utf-8")
+    memory = "from rlcheck.probes.recipe import memory\nfrom rlcheck.probes.node.gpus import GpuInfo\n" \
+             "def test_x():\n    memory.a(memory.b, GpuInfo)\n"
+    files = {"test_probe_memory.py": memory,  # named for a probe, not in a wing's folder
+             "test_rules_table_memory_params.py": memory,
+             "test_rules_table_gating.py": memory,  # not named for a probe: stays
+             "test_hardware.py": memory,
+             "probes/recipe/test_probe_memory_kv.py": memory,
+             "probes/node/test_rules_table_memory.py": memory,  # uses recipe/ most
+             "probes/image/test_probe_image.py": "def test_x():\n    pass\n",  # uses no wing
+             "probes/test_probe_loose.py": memory}  # in no wing's folder
+    for name, text in files.items():
+        (tmp_path / "tests" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tests" / name).write_text(text, encoding="utf-8")
+    assert misplaced_wing_tests(tmp_path) == [
+        "probes/image/test_probe_image.py: tests the no wing",
+        "probes/node/test_rules_table_memory.py: tests the recipe wing",
+        "probes/test_probe_loose.py: tests the recipe wing",
+        "test_probe_memory.py: tests the recipe wing: move it to tests/probes/recipe/",
+        "test_rules_table_memory_params.py: tests the recipe wing: move it to tests/probes/recipe/"]

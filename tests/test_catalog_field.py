@@ -11,7 +11,7 @@ from rlcheck import catalog, field_corpus
 from rlcheck.probes.recipe.memory import evaluate_stage_memory
 from rlcheck.scan import Matcher
 from rlcheck.verdict import Status
-from tests.test_probe_memory import _h200_layout_on, _hw, _qwen3_4b
+from tests.probes.recipe.test_probe_memory import _h200_layout_on, _hw, _qwen3_4b
 
 ENTRIES = catalog.load_catalog()
 MATCHER = Matcher(ENTRIES)

@@ -24,8 +24,8 @@ from rlcheck.process import subproc
 from rlcheck.recipes.recipe import with_sglang
 from rlcheck.verdict import Status
 from tests.bad_recipes import BAD_VARIANTS
-from tests.test_probe_node import _answer
-from tests.test_probe_sglang_flags import recorded as sglang_recorded
+from tests.probes.node.test_probe_node import _answer
+from tests.probes.recipe.test_probe_sglang_flags import recorded as sglang_recorded
 
 ROOT = Path(__file__).resolve().parents[1]
 OBS = Path(__file__).parent / "data" / "observations"

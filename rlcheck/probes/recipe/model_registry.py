@@ -1,8 +1,8 @@
 """Which architectures SGLang, mbridge and SLIME's / Miles' converters know: read from their sources with `ast`.
 
 The committed lists (rlcheck/data/model_support.toml) were read this way from the upstream sources named in the
-file; the check prefers the lists of the packages installed where it runs, and tests/test_probe_architecture.py
-keeps the file in agreement with whatever upstream source is at hand.
+file; the check prefers the lists of the packages installed where it runs, and
+tests/probes/recipe/test_probe_architecture.py keeps the file in agreement with whatever upstream source is at hand.
 """
 
 from __future__ import annotations

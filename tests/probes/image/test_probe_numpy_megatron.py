@@ -14,7 +14,7 @@ from rlcheck.probes.image.numpy_megatron import collect_numpy_megatron, evaluate
 from rlcheck.probes.node.packages import InstalledPackages, RecordedPackages
 from rlcheck.verdict import Status
 
-RECORDINGS = Path(__file__).parent / "data" / "observations" / "numpy_megatron"
+RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "observations" / "numpy_megatron"
 TABLE = [
     ("healthy_numpy1_megatron_0_19.json", Status.PASS, "numpy 1.26.4 with megatron-core 0.19.2"),
     ("numpy2_megatron_0_19.json", Status.WARN,

@@ -10,7 +10,7 @@ from rlcheck.hardware import get_profile
 from rlcheck.probes.image import image, slime_source
 from rlcheck.verdict import Status
 
-SOURCES = Path(__file__).parent / "data" / "observations" / "slime_source"
+SOURCES = Path(__file__).resolve().parents[2] / "data" / "observations" / "slime_source"
 
 
 @pytest.mark.parametrize(("obs", "status", "fragment"), [

@@ -95,8 +95,8 @@ def test_probe_gpu_smoke_h200_gemm_floor_is_80pct_of_the_lowest_measured():
     assert int(0.8 * lowest) == H200.thresholds[gpu_smoke.GEMM_FLOOR]
 
 
-RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
-MEASURED = Path(__file__).resolve().parents[1] / "benchmarks" / "unreproduced" / "gpu_smoke_h200_2gpu.json"
+RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
+MEASURED = Path(__file__).resolve().parents[3] / "benchmarks" / "unreproduced" / "gpu_smoke_h200_2gpu.json"
 """Hand-assembled 2 x H200 figures (benchmarks/unreproduced/README.md): measured, not yet written by a command."""
 
 

@@ -15,7 +15,7 @@ from rlcheck.probes.node import gpu_kernel_log
 from rlcheck.process import subproc
 from rlcheck.verdict import Status
 from tests.gpu_health_recordings import fanout, node, reading, renamed, text
-from tests.test_probe_node import load
+from tests.probes.node.test_probe_node import load
 
 XID, ECC, THROTTLE = nh.evaluate_node_xid, nh.evaluate_node_ecc, nh.evaluate_node_throttle
 NVLINK, BUS = nh.evaluate_node_nvlink, nh.evaluate_node_bus

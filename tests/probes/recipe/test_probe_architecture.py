@@ -13,7 +13,7 @@ from rlcheck.probes.recipe import architecture, model_registry
 from rlcheck.probes.recipe.hf_config import collect_hf_config
 from rlcheck.verdict import Status, Verdict
 
-CONFIGS = Path(__file__).parent / "data" / "hf_config"
+CONFIGS = Path(__file__).resolve().parents[2] / "data" / "hf_config"
 COMMITTED = model_registry.load()
 MIRRORS = Path("/work/.mirror")
 

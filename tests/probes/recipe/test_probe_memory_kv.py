@@ -180,7 +180,7 @@ def test_probe_memory_docs_table_matches_the_code():
 
     from rlcheck.probes.recipe.memory import estimate_stage_memory
 
-    page = (Path(__file__).parents[1] / "docs" / "memory-checks.md").read_text()
+    page = (Path(__file__).resolve().parents[3] / "docs" / "memory-checks.md").read_text()
     table = page.split("<!-- memory-table: scripts/memory_table.py -->")[1].split("<!-- /memory-table -->")[0]
     rows = [line.split("|")[1:-1] for line in table.splitlines()
             if line.startswith("| ") and not line.startswith(("| recipe", "| ---"))]

@@ -1,9 +1,9 @@
 """Activation memory per pipeline stage: one test per term (each fails if its term is dropped or changed).
 
 Formulas: GQA layers keep what megatron-core 0.19.2 saves for backward, measured on one H200 for Qwen3-0.6B, 1.7B
-and 4B (benchmarks/results/memory_truth_h200.json; tests/test_memory_truth_h200.py holds the fit): per token 8 h
-(sharded by sequence parallelism only) + 2 (q + 2 kv) + 2 q (qk norm) + 2 q + 2 kv + 2 q + 4 heads + 6 ffn (/ TP).
-MLA layers keep megatron-core core_v0.19.0 megatron/training/theoretical_memory_usage.py (per layer
+and 4B (benchmarks/results/memory_truth_h200.json; tests/probes/recipe/test_memory_truth_h200.py holds the fit):
+per token 8 h (sharded by sequence parallelism only) + 2 (q + 2 kv) + 2 q (qk norm) + 2 q + 2 kv + 2 q + 4 heads
++ 6 ffn (/ TP). MLA layers keep megatron-core core_v0.19.0 megatron/training/theoretical_memory_usage.py (per layer
 s x b x h x (18 + 4 ffn / h) / TP with sequence parallelism). SLIME's dynamic batches (max_tokens_per_gpu per GPU
 after the CP split) and fp32 logits.
 """

@@ -10,7 +10,7 @@ import pytest
 from rlcheck.probes.recipe import hf_config, sample_caps
 from rlcheck.verdict import Status, Verdict
 
-CONFIGS = Path(__file__).parent / "data" / "hf_config"
+CONFIGS = Path(__file__).resolve().parents[2] / "data" / "hf_config"
 DYN = ["--use-dynamic-batch-size", "--max-tokens-per-gpu", "8192"]
 QWEN3_4B_ARGS = ["--vocab-size", "151936", "--num-layers", "36", "--hidden-size", "2560", "--num-attention-heads",
                  "32", "--group-query-attention", "--num-query-groups", "8"]

@@ -1,6 +1,6 @@
 """Whole-verdict tables for the memory judges (pp-stage-oom, kv-pool-truncation): every row of the stage and KV
-tables in tests/test_probe_memory*.py, recorded whole (summary, the per-stage and per-pool arithmetic in the
-details, remedy) in tests/data/golden/memory.json, so a changed term that moves a figure by 0.1 GiB, a lost
+tables in tests/probes/recipe/test_probe_memory*.py, recorded whole (summary, the per-stage and per-pool arithmetic
+in the details, remedy) in tests/data/golden/memory.json, so a changed term that moves a figure by 0.1 GiB, a lost
 detail line or another remedy turns a row red; and the rules behind the listed seeded bugs, each side."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from rlcheck.probes.recipe import memory, memory_kv
 from rlcheck.recipes.recipe import Recipe, with_sglang
 from rlcheck.verdict import Status
 from tests import golden_verdicts
-from tests.test_probe_memory import STAGE_TABLE
-from tests.test_probe_memory_kv import KV_TABLE
+from tests.probes.recipe.test_probe_memory import STAGE_TABLE
+from tests.probes.recipe.test_probe_memory_kv import KV_TABLE
 
 H100, H200 = get_profile("h100"), get_profile("h200")
 

@@ -22,7 +22,7 @@ from rlcheck.probes.recipe.memory import estimate_stage_memory
 from rlcheck.probes.recipe.memory_activations import recompute_of, tokens_per_micro_batch
 from rlcheck.probes.recipe.memory_params import GIB
 
-RESULT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "memory_truth_h200.json"
+RESULT = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "memory_truth_h200.json"
 RUNS = json.loads(RESULT.read_text(encoding="utf-8"))["runs"]
 
 

@@ -1,6 +1,6 @@
 """Whole-verdict rule tables for the recipe judges, and properties over the layout and batch arithmetic.
 
-tests/test_rules_recipe.py holds the boundary tables by summary fragment; these rows pin the whole verdict
+tests/probes/recipe/test_rules_recipe.py holds the boundary tables by summary fragment; these rows pin the whole verdict
 (status, failure id, summary, details, remedy) where a fragment leaves a wording or a lost detail unseen, and
 `hypothesis` checks the arithmetic on every small layout, not the few a table lists. Kept mutants of
 benchmarks/mutation/run.py recipe_rules are listed in benchmarks/results/mutation_probes.json.

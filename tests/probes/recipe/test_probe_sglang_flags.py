@@ -10,7 +10,7 @@ import pytest
 from rlcheck.probes.recipe.sglang_flags import SglangOptions, evaluate_sglang_flags
 from rlcheck.verdict import Status
 
-RECORDED = Path(__file__).parent / "data" / "observations" / "sglang_flags" / "sglang_0.5.12.post1.json"
+RECORDED = Path(__file__).resolve().parents[2] / "data" / "observations" / "sglang_flags" / "sglang_0.5.12.post1.json"
 
 
 def recorded() -> SglangOptions:

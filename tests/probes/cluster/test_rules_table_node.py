@@ -18,7 +18,7 @@ from rlcheck.probes.node.gpus import GpuInfo
 from rlcheck.verdict import Status
 from tests import golden_verdicts
 
-RECORDINGS = Path(__file__).parent / "data" / "observations" / "node"
+RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "observations" / "node"
 H200 = get_profile("h200")
 NO_SHM_FLOOR = dataclasses.replace(H200, thresholds={}, provenance={})
 _DATA = json.loads((RECORDINGS / "h200_node_healthy.json").read_text())

@@ -60,7 +60,7 @@ def _runner(recipe: Recipe, pool, monkeypatch) -> SimpleNamespace:
 
 
 def _memory_table():
-    path = Path(__file__).resolve().parents[1] / "scripts" / "memory_table.py"
+    path = Path(__file__).resolve().parents[3] / "scripts" / "memory_table.py"
     spec = importlib.util.spec_from_file_location("memory_table", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)

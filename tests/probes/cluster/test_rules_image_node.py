@@ -16,7 +16,7 @@ from rlcheck.probes.node.collect import NodeObservation
 from rlcheck.probes.node.gpus import GpuInfo
 from rlcheck.verdict import Status
 
-RECORDINGS = Path(__file__).parent / "data" / "observations" / "node"
+RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "observations" / "node"
 H200 = get_profile("h200")
 X86_WHEEL = "Wheel-Version: 1.0\nTag: cp312-cp312-manylinux_2_28_x86_64\n"
 ARM_WHEEL = "Wheel-Version: 1.0\nTag: cp312-cp312-manylinux_2_28_aarch64\n"

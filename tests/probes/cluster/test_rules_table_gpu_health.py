@@ -1,7 +1,7 @@
 """Whole-verdict rule table for the GPU-health judges (probes.cluster.node_health, reading probes.node.gpu_health):
-the recorded rows of tests/test_probe_gpu_health.py plus each branch they leave out (several GPUs, several Xids and
-their strongest action, the isolate-or-reset remedy, a partly unread node, more than three off-bus lines), recorded
-whole in tests/data/golden/gpu_health.json."""
+the recorded rows of tests/probes/node/test_probe_gpu_health.py plus each branch they leave out (several GPUs,
+several Xids and their strongest action, the isolate-or-reset remedy, a partly unread node, more than three off-bus
+lines), recorded whole in tests/data/golden/gpu_health.json."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from rlcheck.probes.node import gpu_health as gh
 from rlcheck.verdict import Status
 from tests import golden_verdicts
 from tests.gpu_health_recordings import node, reading
-from tests.test_probe_gpu_health import JUDGED
+from tests.probes.node.test_probe_gpu_health import JUDGED
 
 A, B = "00000000:18:00.0", "00000000:2A:00.0"
 

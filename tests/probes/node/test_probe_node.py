@@ -21,7 +21,7 @@ from rlcheck.process import subproc
 from rlcheck.verdict import Status
 from tests.bad_recipes import BAD_VARIANTS
 
-RECORDINGS = Path(__file__).parent / "data" / "observations" / "node"
+RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "observations" / "node"
 H200 = hardware.get_profile("h200")
 GPUS, DRIVER, TMS = judge.evaluate_node_gpus, judge.evaluate_node_driver, judge.evaluate_node_tms
 SHM, EFA, HEAD = judge.evaluate_node_shm, judge.evaluate_node_efa, judge.evaluate_head_gpuless

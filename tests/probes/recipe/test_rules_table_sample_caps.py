@@ -48,7 +48,7 @@ ROWS = [
 @pytest.mark.parametrize(("row", "argv", "status"), ROWS, ids=[r[0] for r in ROWS])
 def test_rules_table_sample_caps_whole_verdict(row, argv, status):
     # --rollout-max-context-len bounds a sample only on Miles (its rollout trims the response to fit); on SLIME it
-    # is the prompt filter's default (tests/test_probe_field_caps.py judges that side)
+    # is the prompt filter's default (tests/probes/recipe/test_probe_field_caps.py judges that side)
     framework = "miles" if "--rollout-max-context-len" in " ".join(argv) else "slime"
     verdict = sample_caps.evaluate_sample_caps(list(argv), "job", framework)
     assert verdict.status is status, verdict.render()
