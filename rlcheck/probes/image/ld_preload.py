@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rlcheck import catalog
+from rlcheck.framework.argv import option
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "tms-invalid-ld-preload"
@@ -33,7 +34,7 @@ def offload_roles(argv: Sequence[str]) -> list[str]:
     if "--colocate" in argv:
         train = False if "--release-train" in argv else (True if train is None else train)
         rollout = True if rollout is None or "--release-train" in argv else rollout
-    critic = any(a == "--advantage-estimator" and b == "ppo" for a, b in zip(argv, argv[1:], strict=False))
+    critic = option(argv, "--advantage-estimator") == "ppo"  # the value argparse keeps, in either spelling
     return [role for role, on in (("train", bool(train) or critic), ("rollout", bool(rollout))) if on]
 
 
