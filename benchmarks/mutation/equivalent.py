@@ -266,6 +266,62 @@ EQUIVALENT: dict[str, str] = {
         "(every table), so name='' fixes nothing",
     "rlcheck.e2e.slime_log.xǁStatementǁregex__mutmut_14":
         "spec or '' -> spec or 'XXXX': a field without a spec gets 'XXXX', which does not end in 'f' either",
+    # rlcheck/e2e/replay.py
+    "rlcheck.e2e.replay.x__judge__mutmut_12":
+        "_verdict(watcher, end) -> _verdict(None, end): _verdict never reads its watcher",
+    "rlcheck.e2e.replay.x__judge__mutmut_32":
+        "_verdict(watcher, end) -> _verdict(None, end): _verdict never reads its watcher",
+    "rlcheck.e2e.replay.x__judge__mutmut_73":
+        "`due[1].name if due` -> always due[1].name: the run has not ended there (every ended run returned above), so "
+        "deadline() is never None",
+    "rlcheck.e2e.replay.x__judge__mutmut_75":
+        "'?' -> 'XX?XX': the run has not ended there (every ended run returned above), so deadline() is never None",
+    "rlcheck.e2e.replay.x__verdict__mutmut_2":
+        "the end-is-None branch of _verdict: its only caller, _judge, passes an ended run",
+    "rlcheck.e2e.replay.x__verdict__mutmut_3":
+        "the end-is-None branch of _verdict: its only caller, _judge, passes an ended run",
+    "rlcheck.e2e.replay.x__verdict__mutmut_4":
+        "the end-is-None branch of _verdict: its only caller, _judge, passes an ended run",
+    "rlcheck.e2e.replay.x__verdict__mutmut_5":
+        "the end-is-None branch of _verdict: its only caller, _judge, passes an ended run",
+    "rlcheck.e2e.replay.x__yearless__mutmut_53":
+        "mon <= 12 -> <= 13: month 13 then fails calendar.timegm (datetime.date raises ValueError): None either way",
+    "rlcheck.e2e.replay.x_read_lines__mutmut_9":
+        "the skip loop's readline(1 << 20) -> readline(None): the rest of a cut line is skipped either way (only the "
+        "memory one read takes differs)",
+    "rlcheck.e2e.replay.x_read_lines__mutmut_11":
+        "the skip loop's chunk 1 << 20 -> 2 << 20: the rest of a cut line is skipped either way",
+    "rlcheck.e2e.replay.x_read_lines__mutmut_12":
+        "the skip loop's chunk 1 << 20 -> 1 << 21: the rest of a cut line is skipped either way",
+    "rlcheck.e2e.replay.x_read_lines__mutmut_21": 'decode("utf-8", ...) -> decode(...): UTF-8 is the default codec',
+    "rlcheck.e2e.replay.x_read_lines__mutmut_24": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.e2e.replay.x_survey__mutmut_15":
+        "seen_ref = seen_log_probs = False -> None: each is only tested for truth, and None is false as False is",
+    "rlcheck.e2e.replay.x_survey__mutmut_42":
+        "a hint line kept to 4096 -> 4097 characters: catalog.log_traits searches only a line's first 4096",
+    "rlcheck.e2e.replay.x_replay__mutmut_39":
+        'parse_framework("miles==main") -> ("MILES==MAIN"): the name is compared lower-cased and any Miles version '
+        "gives miles==main",
+    "rlcheck.e2e.replay.x_replay__mutmut_91":
+        "the full-stamp test _TS.search(line, 0, 200) -> no end: a line whose only full stamp lies past 200 characters "
+        "has its year-less stamp read in `year`, and year_of gives `year` back",
+    "rlcheck.e2e.replay.x_replay__mutmut_93":
+        "the full-stamp test's end 200 -> 201: a line whose only full stamp ends there has its year-less stamp read in "
+        "`year`, and year_of gives `year` back",
+    "rlcheck.e2e.replay.x_replay__mutmut_113":
+        "`clock is None or first is None` -> `and`: first and clock are set together, on the first stamp",
+    "rlcheck.e2e.replay.x_replay__mutmut_127":
+        "the closing check also after the run ended: check() of an ended run with nothing pending (finish() just ran) "
+        "returns nothing",
+    "rlcheck.e2e.replay.x_replay__mutmut_129":
+        "no closing check: the loop checked the same clock before the last line, and the last line can only end the "
+        "run or move the next deadline later (a consequence it leaves pending is named by finish())",
+    "rlcheck.e2e.replay.x_replay__mutmut_130":
+        "no closing check (first is None implies clock is None): the loop checked the same clock before the last "
+        "line, and the last line can only end the run or move the next deadline later",
+    "rlcheck.e2e.replay.x_replay__mutmut_131":
+        "no closing check (clock is set whenever first is): the loop checked the same clock before the last line, and "
+        "the last line can only end the run or move the next deadline later",
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",
