@@ -322,6 +322,11 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.e2e.replay.x_replay__mutmut_131":
         "no closing check (clock is set whenever first is): the loop checked the same clock before the last line, and "
         "the last line can only end the run or move the next deadline later",
+    # rlcheck/probes/recipe/health_wait.py
+    "rlcheck.probes.recipe.health_wait.x_deepgemm_users__mutmut_22":
+        '(option(...) or "") == "fp8" -> (option(...) or "XXXX"): with the flag unset neither equals "fp8"',
+    "rlcheck.probes.recipe.health_wait.x_deepgemm_users__mutmut_9":
+        'env default "" -> "XXXX": with SGLANG_ENABLE_JIT_DEEPGEMM unset neither is a spelling of false',
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",

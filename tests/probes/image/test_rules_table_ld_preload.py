@@ -74,6 +74,9 @@ TWO = ("the engines see two torch_memory_saver entries and torch_memory_saver as
     (HOOK, ("--offload-train",), Status.WARN,
      f"job: the job's runtime env preloads {HOOK} with offload on (train): SLIME replaces it in its train actors, "
      "every other process of the job loads that build"),
+    (f"{HOOK}:/x/torch_memory_saver.so", ("--offload-train",), Status.WARN,
+     f"job: the job's runtime env preloads {HOOK}, /x/torch_memory_saver.so with offload on (train): SLIME replaces it "
+     "in its train actors, every other process of the job loads that build"),
     ("libjemalloc.so", ("--offload-train",), Status.WARN,
      "job: the job's runtime env preloads libjemalloc.so with offload on (train): torch_memory_saver before #64 "
      "(0.0.9 and older) asserts invalid LD_PRELOAD beside another library, and SLIME's train actors lose it (their "

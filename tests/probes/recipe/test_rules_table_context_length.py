@@ -167,15 +167,16 @@ def test_rules_table_context_length_given_context_wins_over_config(argv, summary
 def test_rules_table_context_length_bad_numbers_fail_naming_the_flag(argv, summary):
     verdict = _verdict(*argv, config=CFG)
     assert (verdict.status, verdict.summary, verdict.remedy) == (Status.FAIL, summary, REMEDY)
+    assert verdict.failure_id == FAILURE_ID
 
 
 def test_rules_table_context_length_checkpoint_elsewhere_or_unreadable():
     skip = _verdict("--rollout-max-response-len", "1", error="/ckpt does not exist on this machine", not_here=True)
-    assert skip.status is Status.SKIP and skip.remedy == ""
+    assert skip.status is Status.SKIP and skip.remedy == "" and skip.failure_id == FAILURE_ID
     assert skip.summary == ("job: no --sglang-context-length and the checkpoint is not on this machine (/ckpt does not "
                             "exist on this machine): judged where it is mounted")
     unknown = _verdict("--rollout-max-response-len", "1", error="JSONDecodeError: x")
-    assert unknown.status is Status.UNKNOWN and unknown.remedy == ""
+    assert unknown.status is Status.UNKNOWN and unknown.remedy == "" and unknown.failure_id == FAILURE_ID
     assert unknown.summary == ("job: no --sglang-context-length and cannot read the checkpoint's config.json "
                                "(JSONDecodeError: x): the engine's context is unknown")
     # a bad cap is named even when the checkpoint cannot be read

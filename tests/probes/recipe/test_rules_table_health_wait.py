@@ -93,6 +93,9 @@ QUANT = "--sglang-quantization fp8"
      "kills engines still compiling (wait at least 300 s, or pre-compile)"),
     ((FT, *FP8_ARGV, FIRST, "300"), Status.PASS,
      f"job: {FIRST} 300 s covers DeepGEMM's compile for {QUANT} (at least 300 s)"),
+    ((FT, *FP8_ARGV, "--sglang-moe-runner-backend", "deep_gemm", FIRST, "300"), Status.PASS,
+     f"job: {FIRST} 300 s covers DeepGEMM's compile for {QUANT}; --sglang-moe-runner-backend deep_gemm (at least "
+     "300 s)"),
     ((FT, *FP8_ARGV, f"{FIRST}=600.0"), Status.PASS,
      f"job: {FIRST} 600 s covers DeepGEMM's compile for {QUANT} (at least 300 s)"),
     ((FT, *FP8_ARGV, FIRST, "-1"), Status.FAIL,
