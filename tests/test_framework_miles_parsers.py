@@ -155,6 +155,36 @@ def test_branch_options_add_arguments_and_config_fields_less_the_known_and_exclu
                    "--no-fused": "store_false", "--ratio": "float"}
 
 
+def test_branch_options_type_lists_and_literals_as_megatrons_factory_and_hold_changed_choices():
+    """ArgumentGroupFactory: List[int] is int with nargs '+', a Literal gives its choices; a release flag whose choices
+    the branch changes is held (the branch's option wins), one whose choices it keeps is not; a field(...) whose
+    metadata may rename it is left out."""
+    config = textwrap.dedent('''
+        class TransformerConfig:
+            variant: Optional[Literal['gdn', 'dsa', 'dsv4']] = None
+            same: Literal['a', 'b'] = 'a'
+            ratios: Optional[List[int]] = None
+            levels: list[float] | None = None
+            renamed: Optional[Literal['e4m3']] = field(
+                default=None)
+            fused: bool = True
+    ''')
+    got = {o["flags"][0]: (o["kind"], o["nargs"], o["choices"])
+           for o in pf.branch_options("", config, {"--variant", "--same"}, {"--variant": ["gdn", "dsa"],
+                                                                           "--same": ["a", "b"]})}
+    assert got == {"--variant": ("str", None, ["gdn", "dsa", "dsv4"]), "--ratios": ("int", "+", None),
+                   "--levels": ("float", "+", None), "--no-fused": ("store_false", None, None)}
+    fused = next(o for o in pf.branch_options("", config, set()) if o["flags"][0] == "--no-fused")
+    assert fused["flags"] == ["--no-fused", "--disable-fused"] and fused["dest"] == "fused"
+
+
+def test_miles_branch_choices_win_over_the_release():
+    assert fa.judge(["--experimental-attention-variant", "dsv4", "--dsv4-compress-ratios", "0", "4", "128"],
+                    MILES)[0] == []
+    assert [f.problem for f in fa.judge(["--experimental-attention-variant", "dsv5"], MILES)[0]] == ["choice"]
+    assert [f.problem for f in fa.judge(["--dsv4-compress-ratios", "x"], MILES)[0]] == ["type"]
+
+
 def test_source_options_reads_every_add_argument():
     text = 'def _add(p):\n    p.add_argument("--a-b", type=int, default=16)\n    p.add_argument(\n        "--c")\n'
     assert [(o["flags"], o["kind"]) for o in pf.source_options(text, "g")] == [(["--a-b"], "int"), (["--c"], "str")]
@@ -195,8 +225,9 @@ def test_miles_components_match_the_pinned_sources():
                               check=True).stdout
 
     raw = json.loads((DATA_DIR / "miles-main.json").read_text())
-    known = {f for o in _committed("megatron-core-0.19.2")["options"] + raw["options"] for f in o["flags"]}
-    built = pf.miles_components(read, known, "", "")
+    release = _committed("megatron-core-0.19.2")["options"]
+    known = {f for o in release + raw["options"] for f in o["flags"]}
+    built = pf.miles_components(read, known, "", "", {f: o["choices"] for o in release for f in o["flags"]})
     for name in NAMES:
         assert built[name]["options"] == _committed(name)["options"], name
 

@@ -100,21 +100,59 @@ def _factory_exclude(arguments: str) -> set[str]:
     return names
 
 
-def branch_options(arguments: str, config: str, known: set[str]) -> list[dict[str, Any]]:
+_TYPED_FIELD = re.compile(r"^    ([a-z][a-z0-9_]*): ([A-Za-z][\w\[\] |,'\".]*?) = (\S+)", re.M)
+
+
+def _field_facts(annotation: str) -> tuple[str, str | None, list[Any] | None] | None:
+    """(kind, nargs, choices) of a TransformerConfig field as Megatron's ArgumentGroupFactory types it: Optional[X] /
+    X | None is X, List[X] / list[X] is X with nargs '+', Literal[...] is its values' type with them as choices; None
+    for a type it does not expose (a module spec, a callable)."""
+    base = annotation.strip()
+    if m := re.fullmatch(r"Optional\[(.*)\]|(.*?) \| None", base):
+        base = (m.group(1) or m.group(2)).strip()
+    if m := re.fullmatch(r"(?:List|list)\[(.*)\]", base):
+        inner = _field_facts(m.group(1))
+        return (inner[0], "+", inner[2]) if inner and inner[0] != "store_true" else None
+    if m := re.fullmatch(r"Literal\[(.*)\]", base):
+        try:
+            choices = list(ast.literal_eval(f"({m.group(1)},)"))
+        except (ValueError, SyntaxError):
+            return None
+        kinds = {type(c).__name__ for c in choices}
+        return (kinds.pop(), None, choices) if len(kinds) == 1 and kinds <= {"str", "int", "float"} else None
+    kind = _FIELD_KINDS.get(base)
+    return (kind, None, None) if kind else None
+
+
+def branch_options(arguments: str, config: str, known: set[str],
+                   release_choices: dict[str, list[Any] | None] | None = None) -> list[dict[str, Any]]:
     """The options a Megatron branch's parser has that `known` (the release component's flags) lacks: its
     add_argument literals and its TransformerConfig fields (Megatron's ArgumentGroupFactory: a bool field defaulting
-    to False is --x, one defaulting to True is --no-x; its exclude list is left out)."""
+    to False is --x, one defaulting to True is --no-x and --disable-x; a list is nargs '+'; a Literal gives its
+    choices; its exclude list is left out). A field the release has too is held when its Literal offers other choices
+    than release_choices (flag -> the release's choices) says the release's does (the branch's `dsv4` attention)."""
     out = {o["flags"][0]: o for o in source_options(arguments, "branch: megatron/training/arguments.py")}
     exclude = _factory_exclude(arguments)
-    for m in _CONFIG_FIELD.finditer(config):
-        name, kind = m.group(1), _field_kind(m.group(2))
-        if kind is None or name in exclude:
+    changed: set[str] = set()
+    for m in _TYPED_FIELD.finditer(config):
+        name, facts = m.group(1), _field_facts(m.group(2))
+        if facts is None or name in exclude:
             continue
-        flag = f"--{name.replace('_', '-')}"
+        kind, nargs, choices = facts
+        if (nargs or choices) and m.group(3).startswith("field("):  # its metadata may rename or retype it: not read
+            continue
+        flag, dashed = f"--{name.replace('_', '-')}", name.replace("_", "-")
+        option = _option(flag, kind, "branch: " + CONFIG_FILE)
         if kind == "store_true" and m.group(3).startswith("True"):
-            flag, kind = f"--no-{name.replace('_', '-')}", "store_false"
-        out.setdefault(flag, _option(flag, kind, "branch: " + CONFIG_FILE))
-    return [o for f, o in sorted(out.items()) if f not in known]
+            flag = f"--no-{dashed}"
+            option = {**_option(flag, "store_false", "branch: " + CONFIG_FILE), "flags": [flag, f"--disable-{dashed}"],
+                      "dest": name}
+        option.update(nargs=nargs, choices=choices)
+        out.setdefault(flag, option)
+        release = (release_choices or {}).get(flag)
+        if choices is not None and release is not None and list(release) != choices:
+            changed.add(flag)
+    return [o for f, o in sorted(out.items()) if f not in known or f in changed]
 
 
 def dataclass_options(text: str, cls: str, group: str) -> list[dict[str, Any]]:
@@ -144,13 +182,17 @@ MILES_FSDP_FILE = "miles/backends/fsdp_utils/arguments.py"
 
 
 def miles_components(read: Callable[[str, str], str], known: set[str], miles_source: str,
-                     megatron_source: str) -> dict[str, dict[str, Any]]:
+                     megatron_source: str, release_choices: dict[str, list[Any] | None] | None = None
+                     ) -> dict[str, dict[str, Any]]:
     """The components miles-main.json names beyond Megatron's release and SGLang, from the sources: read(tree, path)
     gives a file of tree 'miles' (Miles) or 'megatron' (the Megatron branch its docker/Dockerfile clones); known is
-    the flags of the release component and Miles' own (the branch component holds only what they lack)."""
-    branch = branch_options(read("megatron", "megatron/training/arguments.py"), read("megatron", CONFIG_FILE), known)
-    out = {"miles-megatron-branch-main": (f"{megatron_source} megatron/training/arguments.py, {CONFIG_FILE}; only "
-                                          "the options the release component and Miles' own lack", branch),
+    the flags of the release component and Miles' own (the branch component holds only what they lack, and the
+    release's options whose choices the branch changes: release_choices, flag -> the release's choices)."""
+    branch = branch_options(read("megatron", "megatron/training/arguments.py"), read("megatron", CONFIG_FILE), known,
+                            release_choices)
+    out = {"miles-megatron-branch-main": (f"{megatron_source} megatron/training/arguments.py, {CONFIG_FILE}; the "
+                                          "options the release component and Miles' own lack, and the release's "
+                                          "whose choices it changes", branch),
            "miles-fsdp-main": (f"{miles_source} {MILES_FSDP_FILE} FSDPArgs (build_fsdp_parser)",
                                dataclass_options(read("miles", MILES_FSDP_FILE), "FSDPArgs", "fsdp: FSDPArgs"))}
     for mod in MILES_GENERATE_MODULES:
