@@ -90,6 +90,7 @@ def test_script_argument_with_a_nul_byte_is_refused(tmp_path):
     ("# usage: $1\nsource /x.sh\n", ["Usage: elsewhere"], (), False),  # reads no argument: not why it stopped
     ("echo '$1'\n", ["usage"], (), False),  # single-quoted: no argument read
     (POSITIONAL, ["MASTER_ADDR is not set"], (), False),  # it stopped for something else
+    ('MODE="${1:-p2p}"\n', ["+ ray start --head --disable-usage-stats"], (), False),  # an optional one; no usage line
 ])
 def test_wants_arguments_only_when_the_script_reads_them_and_stopped_on_them(script, output, given, wanted):
     assert bool(needs.wants_arguments(script, output, given)) is wanted
@@ -155,6 +156,10 @@ def test_resolve_extra_env_vars_returns_what_miles_returns(text, expected):
 def test_resolve_extra_env_vars_item_without_equals_raises_as_miles_does():
     with pytest.raises(IndexError):
         miles_stub.resolve_extra_env_vars({}, _Config("B"))
+
+
+def test_encode_pseudo_file_inlines_the_text_as_miles_does():
+    assert miles_stub.encode_pseudo_file("a: 1\n") == "base64:YTogMQo="
 
 
 def test_generation_hardware_is_miles_table():
@@ -244,3 +249,36 @@ app()
         capture.capture(launcher, args=("train", "--batches", "16"))
     with pytest.raises(capture.CaptureFailed, match="--batch sixteen: batch is an int"):
         capture.capture(launcher, args=("--batch", "sixteen"))
+
+
+RUN_PY = """import subprocess
+import sys
+
+
+def main():
+    if sys.argv[1] == "prepare":
+        subprocess.run("hf download org/model --local-dir /root/models/m", shell=True, check=True)
+        return
+    subprocess.run("ray job submit --address=http://127.0.0.1:8265 -- python3 train.py --rollout-batch-size "
+                   + sys.argv[3], shell=True, check=True)
+
+
+main()
+"""
+
+
+@needs_sandbox
+def test_python_launcher_a_script_calls_runs_for_real_and_its_launch_is_judged(tmp_path):
+    """Miles' p2p_weight_transfer shape: a bash script runs `python run.py prepare M` then `python run.py run M ...`;
+    the launcher (it builds `ray job submit`) runs under the stub, so its submit is the job, not `run.py prepare M`."""
+    _write(tmp_path, "run.py", RUN_PY)
+    script = _write(tmp_path, "run.sh", '#!/bin/bash\nset -e\nD="$(cd "$(dirname "$0")" && pwd)"\n'
+                                        'python "$D/run.py" prepare M\npython "$D/run.py" run M 16\n')
+    job = capture.capture(script)
+    assert job.argv == ("python3", "train.py", "--rollout-batch-size", "16")
+    assert any("run.py run M 16` ran for real under rlcheck's stub" in f for f in job.findings)
+    trainer = _write(tmp_path, "train.py", "print('ray job submit')\n")  # the trainer itself is never run
+    assert not recorder.is_launcher("python3", [str(trainer)])
+    assert recorder.is_launcher("python", [str(tmp_path / "run.py"), "run"])
+    assert not recorder.is_launcher("python", [str(_write(tmp_path, "util.py", "print(1)\n"))])
+    assert not recorder.is_launcher("bash", [str(tmp_path / "run.py")])

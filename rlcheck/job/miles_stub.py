@@ -10,7 +10,7 @@ TRAIN_ARGS` through `bash -c`. Here:
   scripts/models/<megatron_model_type>.py beside the launcher) and runs them through `bash -c`, where the
   sandbox's fake `ray` records them, so the capture reads them like a bash launcher's;
 - `execute_train_npu` (only Miles' NPU image has it: docker/npu_patch/miles.patch) launches as that patch does;
-  `resolve_extra_env_vars` and the `GENERATION_HARDWARE` table return what Miles' own do;
+  `resolve_extra_env_vars`, `encode_pseudo_file` and the `GENERATION_HARDWARE` table return what Miles' own do;
 - `exec_command_cpu`/`exec_command_gpu` run their command through `bash -c` too (fakes record; a command that
   fails, such as a download without network, does not stop the launcher);
 - `dataclass_cli` and `typer.run` call the launcher's main with its defaults (MILES_SCRIPT_<FIELD> overrides, and
@@ -23,6 +23,7 @@ TRAIN_ARGS` through `bash -c`. Here:
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import importlib.abc
 import importlib.machinery
@@ -330,6 +331,11 @@ def _noop(*args: Any, **kwargs: Any) -> None:
     the trainer's argv."""
 
 
+def encode_pseudo_file(text: str) -> str:
+    """A file's text inlined as one argument, as Miles writes it: 'base64:' and the UTF-8 text in base64."""
+    return "base64:" + base64.b64encode(text.encode()).decode()
+
+
 def create_run_id() -> str:
     return time.strftime("%y%m%d-%H%M%S")
 
@@ -342,6 +348,7 @@ _EXEC = {"exec_command_cpu": _bash, "exec_command_gpu": _bash, "exec_command_mul
 _KNOWN: dict[str, Any] = {
     "execute_train": execute_train, "execute_train_npu": execute_train_npu, **_EXEC,
     "resolve_extra_env_vars": resolve_extra_env_vars, "GENERATION_HARDWARE": GENERATION_HARDWARE,
+    "encode_pseudo_file": encode_pseudo_file,
     "ExecuteTrainConfig": ExecuteTrainConfig, "dataclass_cli": dataclass_cli, "get_default_wandb_args": _wandb_args,
     "create_run_id": create_run_id, "get_bool_env_var": _bool_env, "NUM_GPUS_OF_HARDWARE": _HARDWARE_GPUS,
     "shell_safe_model_args": _model_args, "repo_base_dir": Path.cwd(), "moe_layer_freq": moe_layer_freq,

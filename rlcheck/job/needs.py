@@ -72,7 +72,7 @@ def missing_variables(script_text: str, output: Sequence[str], set_at_exit: Iter
 # A script reading its own arguments: $1, ${2:-x}, $#, "$@" (outside single quotes and comments).
 _POSITIONAL = re.compile(r"\$(?:[1-9#@*]|\{[1-9#@*])")
 _POSITIONAL_UNSET = re.compile(r"(?:^|[\s:])[1-9]: (?:parameter null or not set|parameter not set|unbound variable)")
-_USAGE = re.compile(r"\busage\b", re.IGNORECASE)
+_USAGE = re.compile(r"(?:^|[\s:])usage:\s", re.IGNORECASE)  # a usage line, not --disable-usage-stats
 
 
 def wants_arguments(script_text: str, output: Sequence[str], given: Sequence[str]) -> str:
@@ -108,3 +108,10 @@ def helper_findings(calls: Iterable[tuple[str, tuple[str, ...]]]) -> list[str]:
     seen = dict.fromkeys(shlex.join(("python3", *argv))[:160] for cmd, argv in calls if cmd == "helper")
     return [f"`{line}` ran for real (a pure model-argument helper of the framework): its output is in the launch"
             for line in seen]
+
+
+def launcher_findings(calls: Iterable[tuple[str, tuple[str, ...]]]) -> list[str]:
+    """One finding per Python launcher the script called that ran for real under the launch-helper stub."""
+    seen = dict.fromkeys(shlex.join(("python3", *argv))[:160] for cmd, argv in calls if cmd == "launcher")
+    return [f"`{line}` ran for real under rlcheck's stub of the frameworks' launch helpers (a Python launcher the "
+            f"script calls): the launch it makes is the one judged" for line in seen]

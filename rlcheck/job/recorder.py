@@ -6,6 +6,9 @@ it writes to $RLCHECK_RECORD and touches nothing else. A record already at $RLCH
 "substitution" (a pipe the script reads, as in `$(python3 ...)`: the stand-in answered nothing there), "file", or
 "status" (a call answered by its exit status alone, as `nc -z HOST PORT` is: "open").
 
+A Python launcher a script calls (`python run.py run MODEL`: a file that builds `ray job submit` or calls
+execute_train) runs for real under rlcheck.job.miles_stub, recorded as `launcher`, so the launch it makes is recorded.
+
 A framework's pure model-argument helper (Miles' `python3 miles/utils/external_utils/model_args_utils.py qwen3-4B`,
 which prints the model's Megatron flags from scripts/models/<type>.py: standard library only, no network, no GPU)
 runs for real with rlcheck's interpreter, recorded as `helper`, so the launch gets the model arguments it would.
@@ -30,6 +33,27 @@ def is_pure_helper(name: str, args: list[str]) -> bool:
             and os.path.isfile(args[0]) and not args[1].startswith("-"))
 
 
+_LAUNCHES = re.compile(r"ray job submit|\bexecute_train(?:_npu)?\(")
+_STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "miles_stub.py")
+
+
+def is_launcher(name: str, args: list[str]) -> bool:
+    """`python3 LAUNCHER.py ARG...` from a script: a Python file (not a train*.py, the trainer) whose text builds the
+    launch (`ray job submit`, Miles' or SLIME's execute_train): run for real under rlcheck.job.miles_stub, so the
+    launch it makes is recorded as a bash script's is (Miles' p2p_weight_transfer scripts call `python run.py run
+    MODEL`)."""
+    if name not in ("python", "python3") or not args or not args[0].endswith(".py"):
+        return False
+    if os.path.basename(args[0]).startswith("train") or not os.path.isfile(args[0]):
+        return False
+    try:
+        with open(args[0], "rb") as src:
+            text = src.read(1 << 20).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return bool(_LAUNCHES.search(text))
+
+
 def answers_by_status(name: str, args: list[str]) -> bool:
     """A call whose answer is its exit status alone, which the fake's 0 gives (`nc -z HOST PORT`: the port is open;
     it prints nothing even when real): its output is not a missing answer."""
@@ -52,7 +76,9 @@ def main() -> int:
     name, *args = (os.fsencode(a).decode("utf-8", errors="replace") for a in sys.argv[1:])
     cap = int(os.environ.get("RLCHECK_RECORD_CAP") or _DEFAULT_CAP)
     helper = is_pure_helper(name, args)
-    line = json.dumps({"cmd": "helper" if helper else name, "argv": args, "cwd": os.getcwd(),
+    launcher = not helper and is_launcher(name, args)
+    cmd = "helper" if helper else "launcher" if launcher else name
+    line = json.dumps({"cmd": cmd, "argv": args, "cwd": os.getcwd(),
                        "stdout": "status" if answers_by_status(name, args) else _stdout_kind()}) + "\n"
     with open(os.environ["RLCHECK_RECORD"], "a", encoding="utf-8", errors="replace") as out:
         if out.tell() + len(line.encode("utf-8", errors="replace")) > cap:
@@ -61,6 +87,8 @@ def main() -> int:
         out.write(line)
     if helper:  # in the sandbox: no network, the tree read-only; its own output is what the script reads
         os.execv(sys.executable, [sys.executable, "-I", *sys.argv[2:]])
+    if launcher:  # the sandbox holds it as it holds the script; the stub stands in for the frameworks' helpers
+        os.execv(sys.executable, [sys.executable, "-I", _STUB, *sys.argv[2:]])
     return 0
 
 

@@ -97,22 +97,23 @@ def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "
     if args:  # named in the findings, a secret-shaped one hidden (the texts are shown and written)
         shown = shlex.join(secret_guard.REDACTED if secret_guard.secret_shape(a) else a for a in args)
         job = dataclasses.replace(job, findings=(*job.findings, f"captured with the script's arguments {shown}"))
-    if fmt != "miles-py":
-        if tree is not None and tree[0] != job.framework:
-            job = dataclasses.replace(job, framework=tree[0], findings=(
-                *job.findings, f"judged as {tree[0]}: the script lives in a {tree[0]} tree (its package, or a train.py "
-                               f"importing it, above the script)"))
-        return with_tree_version(job, tree)
+    # What the Miles stub saw: a Miles launcher's, or a Python launcher's the script ran (recorder.is_launcher).
     stubbed = sorted({argv[0] for cmd, argv in run.calls if cmd == "miles-stub" and argv})
     seen = [f"Miles helper {name} is not modelled by rlcheck's stub: what it adds to the launch is not judged"
             for name in stubbed]
     seen += sorted({argv[0] for cmd, argv in run.calls if cmd == "miles-note" and argv})
     nodes = next((int(argv[0]) for cmd, argv in run.calls if cmd == "miles-nodes" and argv and argv[0].isdigit()),
                  job.nodes)
+    job = dataclasses.replace(job, nodes=nodes or None, findings=(*job.findings, *seen))
+    if fmt != "miles-py":
+        if tree is not None and tree[0] != job.framework:
+            job = dataclasses.replace(job, framework=tree[0], findings=(
+                *job.findings, f"judged as {tree[0]}: the script lives in a {tree[0]} tree (its package, or a train.py "
+                               f"importing it, above the script)"))
+        return with_tree_version(job, tree)
     # A SLIME launcher under the same helpers (slime.utils.external_utils.command_utils) is SLIME's job.
     framework = "slime" if tree_framework(path) == "slime" or _slime_launcher(path) else "miles"
-    job = dataclasses.replace(job, framework=framework, nodes=nodes or None, findings=(*job.findings, *seen))
-    return with_tree_version(job, tree)
+    return with_tree_version(dataclasses.replace(job, framework=framework), tree)
 
 
 def with_tree_version(job: Job, tree: tuple[str, Path] | None) -> Job:
@@ -144,7 +145,8 @@ def _job_of(path: Path, run: sandbox.Run, fmt: str, args: Sequence[str] = ()) ->
     gpus = _ray_start_gpus(run)
     nodes = 1 if gpus else None
     notes = [f"the script exited {run.returncode} after its launch command"] if run.returncode else []
-    notes += [*run.limits, *needs.substitution_findings(run.substituted), *needs.helper_findings(run.calls)]
+    notes += [*run.limits, *needs.substitution_findings(run.substituted), *needs.helper_findings(run.calls),
+              *needs.launcher_findings(run.calls)]
     if submits:
         if len(submits) > 1:
             notes.append(f"{len(submits)} `ray job submit` calls: judged the first")
