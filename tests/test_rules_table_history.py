@@ -300,3 +300,59 @@ def test_rules_table_history_band_note_follows_the_verdicts_own_details():
     judged = history_band.judge(_v("at 80 TFLOP/s", details="cuda:3 slowest"), [100.0] * 3, last=5)
     assert judged.details == ("cuda:3 slowest\nband: 80.0 TFLOP/s is -20.0% against the median 100.0 TFLOP/s of the "
                               "last 3 good run(s) of this cluster (WARN below -5%, FAIL below -10%)")
+
+
+# the rows mutation testing asked for: whole texts and documents, shortened tokens at 40 characters, default band size
+@pytest.mark.parametrize(("token", "why"), [
+    ("a" * 40, f"'{'a' * 40} TFLOP/s' is not a number"),
+    ("a" * 41, f"'{'a' * 40}... TFLOP/s' is not a number"),
+    ("Xinf", "'Xinf TFLOP/s' is not a number"),  # only a sign may stand before nan / inf
+    ("+inf", "'+inf TFLOP/s' is not finite"),
+])
+def test_rules_table_history_judge_token_shows_at_most_40_characters(token, why):
+    figure, said = history._judge_token(token, "TFLOP/s")
+    assert figure is None and said.startswith(why)
+
+
+def test_rules_table_history_whole_text_and_json(tmp_path):
+    _keep(tmp_path, "r1.json", _doc("2026-03-01T00:00:00Z", _v("at 100 TFLOP/s", node=None), _v("at 7 GB/s", node="A",
+                                                                                                 check_id="nccl")))
+    _keep(tmp_path, "r2.json", _doc("2026-03-02T00:00:00Z", _v("at -1 TFLOP/s", node=None), _v("no figure", node=None,
+                                                                                                check_id="nccl")))
+    found = history.load(tmp_path)
+    assert [s.label for s in found.series] == ["gpu_bf16_gemm", "nccl", "nccl [A]"]  # a node-less series first
+    assert history.render_text(found) == "\n".join([
+        "rlcheck history: 2 run(s), 3 series", "",
+        "gpu_bf16_gemm",
+        "  2026-03-01T00:00:00Z      PASS         100.0 TFLOP/s",
+        "  2026-03-02T00:00:00Z      PASS     figure refused: '-1 TFLOP/s' is negative", "",
+        "nccl",
+        "  2026-03-02T00:00:00Z      PASS", "",
+        "nccl [A]",
+        "  2026-03-01T00:00:00Z      PASS           7.0 GB/s"]) + "\n"
+    doc = history.to_json(found)
+    assert doc["runs"] == 2 and doc["errors"] == []
+    assert [(s["check_id"], s["node"]) for s in doc["series"]] == [("gpu_bf16_gemm", None), ("nccl", None),
+                                                                    ("nccl", "A")]
+    assert doc["series"][1]["points"] == [{"created": "2026-03-02T00:00:00Z", "path": str(tmp_path / "r2.json"),
+                                           "status": "PASS", "figure": None, "unit": "", "median": None,
+                                           "baseline_runs": 0, "refused": "", "change": None}]
+
+
+def test_rules_table_history_band_is_the_last_five_good_runs_by_default(tmp_path):
+    for i, fig in enumerate([10.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0]):
+        _keep(tmp_path, f"r{i}.json", _doc(f"2026-03-0{i + 1}T00:00:00Z", _v(f"at {fig} TFLOP/s")))
+    last = history.load(tmp_path).series[0].points[-1]
+    assert (last.baseline_runs, last.median) == (5, 100.0)  # the first run's 10 is left out
+    assert history.load(tmp_path, last=6).series[0].points[-1].baseline_runs == 6
+
+
+def test_rules_table_history_verdict_without_check_id_is_quoted_to_80_characters(tmp_path):
+    verdict = {"status": "PASS", "summary": "s" * 200}
+    _keep(tmp_path, "bad.json", {"rlcheck_report": 1, "created": "t", "verdicts": [verdict]})
+    _keep(tmp_path, "good.json", _doc("2026-03-01T00:00:00Z", _v("at 1 TFLOP/s")))
+    [error] = history.load(tmp_path).errors
+    assert error == f"{tmp_path / 'bad.json'}: a verdict without check_id and status: {str(verdict)[:80]}"
+    _keep(tmp_path, "bad.json", {"rlcheck_report": 1, "verdicts": []})
+    [error] = history.load(tmp_path).errors
+    assert error == f"{tmp_path / 'bad.json'}: no \"created\" time or no \"verdicts\" list"

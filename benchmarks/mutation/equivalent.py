@@ -327,6 +327,15 @@ EQUIVALENT: dict[str, str] = {
         '(option(...) or "") == "fp8" -> (option(...) or "XXXX"): with the flag unset neither equals "fp8"',
     "rlcheck.probes.recipe.health_wait.x_deepgemm_users__mutmut_9":
         'env default "" -> "XXXX": with SGLANG_ENABLE_JIT_DEEPGEMM unset neither is a spelling of false',
+    # rlcheck/history.py
+    "rlcheck.history.x_read_figure__mutmut_5":
+        'a missing summary read as "XXXX" instead of "": neither holds a number with a throughput unit',
+    "rlcheck.history.x_read_figure__mutmut_10":
+        'missing details read as "XXXX" instead of "": neither holds a number with a throughput unit',
+    "rlcheck.history.x_read_report__mutmut_3":
+        'read_text(encoding="utf-8") -> the locale\'s encoding: UTF-8 wherever the self-tests run (Python 3.15 makes '
+        "it the default everywhere)",
+    "rlcheck.history.x_read_report__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",

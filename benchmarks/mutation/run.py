@@ -111,8 +111,8 @@ TARGETS = {
                                                            "test_rules_table_e2e_slime_metrics.py"]),
     "e2e_replay": ("rlcheck/e2e/replay.py", ["test_replay.py", "test_watch_incidents.py",
                                              "test_rules_table_e2e_replay.py"]),
-    "history": ("rlcheck/history.py", ["test_history.py", "test_history_band.py",
-                                       "test_rules_table_history.py"]),
+    "history": ("rlcheck/history.py", ["test_history.py", "test_history_band.py", "test_history_fleet.py",
+                                       "test_rules_table_history.py", "test_rules_table_history_draw.py"]),
     "history_band": ("rlcheck/history_band.py", ["test_history_band.py", "test_rules_table_history.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
