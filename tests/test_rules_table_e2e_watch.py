@@ -16,8 +16,10 @@ from rlcheck.e2e.watch import (
     PENDING_LINES,
     PENDING_S,
     SUPPORTING_SHOWN,
+    TAIL_CHARS,
     Event,
     Invariants,
+    Milestone,
     Watcher,
 )
 from tests.test_watch import DEADLINES, LOOP, STARTUP, feed
@@ -402,3 +404,52 @@ def test_rules_table_e2e_watch_timeout_names_its_loop():
 def test_rules_table_e2e_watch_without_milestones_feeds_without_error():
     watcher = Watcher((), 1)
     assert watcher.feed("Timer train end (elapsed: 1.0s)", 1.0) == [] and watcher.line_no == 1
+
+
+# the rows mutation testing asked for: the first deadline counts from 0 s, the tail's character bound, the retry
+# count's start in loop 0, a loop after the last restarting at the first milestone, the ending events whole
+TWO = (Milestone(name="a", pattern="^A$", timeout_s=10.0), Milestone(name="b", pattern="^B$", timeout_s=10.0))
+
+
+@pytest.mark.parametrize(("now", "ends"), [(9.999, False), (10.0, True)])
+def test_rules_table_e2e_watch_first_deadline_counts_from_zero(now, ends):
+    watcher = Watcher(TWO, 1)
+    assert watcher.deadline() == (10.0, TWO[0])
+    assert bool(watcher.check(now)) is ends
+
+
+def test_rules_table_e2e_watch_every_loop_starts_at_the_first_milestone_and_done_is_whole():
+    watcher = Watcher(TWO, 2)
+    for i, line in enumerate(["A", "B", "A", "B"]):
+        watcher.feed(line, float(i))
+    assert [(e.kind, e.name, e.loop) for e in watcher.events] == [
+        ("milestone", "a", 0), ("milestone", "b", 0), ("milestone", "a", 1), ("milestone", "b", 1),
+        ("done", "all milestones", 1)]
+    assert watcher.ended == Event(kind="done", name="all milestones", line="B", at_s=3.0, loop=1, supporting=(4,))
+
+
+@pytest.mark.parametrize(("extra", "kept"), [(0, 9), (1, 8)])
+def test_rules_table_e2e_watch_tail_keeps_at_most_tail_chars(extra, kept):
+    full = TAIL_CHARS // MAX_LINE_CHARS
+    assert full * MAX_LINE_CHARS == TAIL_CHARS and full + 1 <= 200  # whole lines fill it, none of them cut
+    watcher = Watcher(TWO, 1)
+    watcher.feed("a", 0.0)
+    for _ in range(full - 1):
+        watcher.feed("x" * MAX_LINE_CHARS, 0.0)
+    watcher.feed("y" * (MAX_LINE_CHARS - 1 + extra), 0.0)  # together exactly TAIL_CHARS, then one more
+    assert len(watcher.tail) == kept and (watcher.tail[0] == "a") is (kept == full + 1)
+
+
+RETRY = "[2026-07-01 10:04:00] http_utils.py:1 - retrying... (attempt 1/5, url=http://10.0.0.5:30000/generate)"
+
+
+@pytest.mark.parametrize(("count", "ends"), [(2, False), (3, True)])
+def test_rules_table_e2e_watch_retries_counted_from_zero_in_loop_0(count, ends):
+    watcher = Watcher(TWO, 1, invariants=Invariants(max_generate_retries=3))
+    for i in range(count):
+        watcher.feed(RETRY, 5.0 + i)
+    assert (watcher.ended is not None) is ends
+    if ends:
+        assert watcher.ended == Event(kind="invariant", name="rollout-engines-unreachable: 3 retried /generate "
+                                      "requests in loop 0 (bound 3)", line=RETRY, at_s=7.0, loop=0,
+                                      failure_id="rollout-engines-unreachable", supporting=(1, 2, 3))

@@ -336,6 +336,14 @@ EQUIVALENT: dict[str, str] = {
         'read_text(encoding="utf-8") -> the locale\'s encoding: UTF-8 wherever the self-tests run (Python 3.15 makes '
         "it the default everywhere)",
     "rlcheck.history.x_read_report__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.e2e.watch.xǁWatcherǁ__init____mutmut_25":
+        "_progress_line = 0 -> None: it is only read for its truth (a timeout's supporting line), and both are false",
+    "rlcheck.e2e.watch.xǁWatcherǁ__init____mutmut_29":
+        "_retry_loop = _retry_count = 0 -> None: the first retry line finds _retry_loop != loop and sets both to "
+        "(loop, 0) before counting",
+    "rlcheck.e2e.watch.xǁWatcherǁfeed__mutmut_17":
+        "a line no entry names gets role '' -> 'XXXX': the role is only compared with cause, consequence, fallback "
+        "and invariant, which neither is",
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",
