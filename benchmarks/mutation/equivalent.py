@@ -344,6 +344,9 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.e2e.watch.xǁWatcherǁfeed__mutmut_17":
         "a line no entry names gets role '' -> 'XXXX': the role is only compared with cause, consequence, fallback "
         "and invariant, which neither is",
+    "rlcheck.e2e.watch.xǁWatcherǁ__init____mutmut_30":
+        "_retry_loop = _retry_count = 0 -> 1: the first retry line in loop 0 finds _retry_loop (1) != loop and sets "
+        "both to (0, 0) before counting; a retry in a later loop resets them the same way",
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",
