@@ -315,6 +315,9 @@ def test_rules_table_e2e_replay_yearless_stamps_before_any_full_stamp_are_in_197
 def test_rules_table_e2e_replay_an_impossible_date_is_no_stamp(tmp_path):
     report = replay.replay(write(tmp_path, ["2026-13-45 10:00:00 x", "no stamp"]))
     assert report["exit_code"] == replay.EXIT_UNJUDGED and replay.timestamp("2026-13-45 10:00:00 x") is None
+    # nor does it give the year-less stamps after it a year: they stay in 1970, decades before the full stamp
+    lines = ["2026-13-45 10:00:00 x", "[rank0]:[I0701 10:00:00.000000000 X.cpp:1] a", "[2026-07-01 10:00:05] b"]
+    assert replay.replay(write(tmp_path, lines))["verdict"]["kind"] == "timeout"
 
 
 def test_rules_table_e2e_replay_argv_given_decides_phases_invariants_and_traits(tmp_path):
