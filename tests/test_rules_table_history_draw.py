@@ -201,3 +201,59 @@ def test_rules_table_history_plot_without_matplotlib_is_none(monkeypatch, tmp_pa
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it raises ImportError
     found = history.History(series=(Series(check_id="c", node=None, points=(_point(R1, 1.0),)),), runs=1, errors=())
     assert history.plot(found, tmp_path / "h.png") is None and not (tmp_path / "h.png").exists()
+
+
+def _measured(node: str | None, *points: Point, check_id: str = "c") -> Series:
+    return Series(check_id=check_id, node=node, points=points)
+
+
+def _at(created: str, change: float | None, unit: str = "TFLOP/s", status: str = "PASS") -> Point:
+    """A point whose figure is 100 * (1 + change) against a median of 100 (no median: change None)."""
+    figure = 100.0 * (1 + change) if change is not None else 100.0
+    return Point(created=created, path="p", status=status, figure=figure, unit=unit,
+                 median=100.0 if change is not None else None)
+
+
+def _panels(*series: Series, every: bool = True) -> list[FleetPanel]:
+    return history.fleet_panels(history.History(series=series, runs=3, errors=()), every=every)
+
+
+def test_rules_table_history_fleet_rows_are_one_check_in_one_unit():
+    panels = _panels(_measured("n1", _at(R1, 0.0)), _measured("n2", _at(R1, 0.0, unit="GB/s")),
+                     _measured("n3", _at(R1, 0.0), check_id="other"))
+    assert [(p.check_id, p.unit, p.nodes) for p in panels] == [("c", "GB/s", ("n2",)), ("c", "TFLOP/s", ("n1",)),
+                                                                ("other", "TFLOP/s", ("n3",))]
+
+
+def test_rules_table_history_fleet_small_check_first_does_not_hide_a_large_one():
+    small = [_measured(f"s{i}", _at(R1, 0.0), check_id="a_small") for i in range(2)]
+    large = [_measured(f"l{i}", _at(R1, 0.0), check_id="b_large") for i in range(history.LINES_UP_TO + 1)]
+    assert [p.check_id for p in _panels(*small, *large, every=False)] == ["b_large"]
+    assert [p.check_id for p in _panels(*small, *large)] == ["a_small", "b_large"]
+
+
+def test_rules_table_history_fleet_order_without_a_band_and_by_node_name():
+    # no band (change None) counts as 0: after a drop, before a rise; ties by node name, a node-less series first
+    [panel] = _panels(_measured("up", _at(R1, 0.5)), _measured("none", _at(R1, None)), _measured("down", _at(R1, -0.2)))
+    assert panel.nodes == ("down", "none", "up")
+    [panel] = _panels(_measured("b", _at(R1, 0.0)), _measured("a", _at(R1, 0.0)), _measured("A", _at(R1, 0.0)),
+                      _measured(None, _at(R1, 0.0)))
+    assert panel.nodes == ("c", "A", "a", "b")
+
+
+def test_rules_table_history_fleet_cells_of_missing_runs_and_other_units():
+    [gb, tf] = _panels(_measured("n", _at(R1, -0.1), _at(R3, 0.2, unit="GB/s")), _measured("m", _at(R2, 0.0)))
+    assert (tf.unit, tf.runs, tf.nodes) == ("TFLOP/s", (R1, R2, R3), ("m", "n"))  # n's latest: +20%
+    assert tf.changes[1][0] == pytest.approx(-0.1) and tf.changes[1][1:] == (None, None)  # R3 is in GB/s
+    assert tf.changes[0] == (None, 0.0, None)
+    assert tf.flagged == ((False, False, False), (False, False, False))  # no run there: nothing to cross
+    assert (gb.runs, gb.nodes) == ((R1, R3), ("n",))
+    assert gb.changes[0][0] is None and gb.changes[0][1] == pytest.approx(0.2)  # R1 is in TFLOP/s
+
+
+def test_rules_table_history_plot_a_fleet_draws_every_check_as_a_heat_map(pyplot, tmp_path):
+    large = [_measured(f"l{i}", _at(R1, 0.0), check_id="b_large") for i in range(history.LINES_UP_TO + 1)]
+    small = [_measured("s", _at(R1, 0.0), check_id="a_small")]
+    history.plot(history.History(series=(*small, *large), runs=1, errors=()), tmp_path / "h.png")
+    subplots = next(c for c in pyplot.log if c[1] == "subplots")
+    assert subplots[2] == (2, 1)  # the small check too, as a heat map of its own

@@ -10,6 +10,8 @@ from __future__ import annotations
 _WORDS = ("the True / False / None test in slime_metrics._value, any of its words changed: float() of each of "
           "those words raises ValueError, whose handler returns the same text, so the test changes no value")
 
+_STRICT = "{}; zip's strict (True, False, None or absent) only matters when the lengths differ, which they cannot"
+
 EQUIVALENT: dict[str, str] = {
     # rlcheck/plugin/report.py
     "rlcheck.plugin.report.x_kind_of__mutmut_8": 'split("/", 1)[0] -> split("/")[0]: the first part is the same',
@@ -347,6 +349,29 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.e2e.watch.xǁWatcherǁ__init____mutmut_30":
         "_retry_loop = _retry_count = 0 -> 1: the first retry line in loop 0 finds _retry_loop (1) != loop and sets "
         "both to (0, 0) before counting; a retry in a later loop resets them the same way",
+    "rlcheck.history.x__draw_fleet__mutmut_20":
+        _STRICT.format("zip(axes[:, 0], panels, strict=True): subplots made one row of axes per panel"),
+    "rlcheck.history.x__draw_fleet__mutmut_23":
+        _STRICT.format("zip(axes[:, 0], panels, strict=True): subplots made one row of axes per panel"),
+    "rlcheck.history.x__draw_fleet__mutmut_25":
+        _STRICT.format("zip(axes[:, 0], panels, strict=True): subplots made one row of axes per panel"),
+    "rlcheck.history.x__draw_fleet__mutmut_88":
+        _STRICT.format("zip(ax.get_yticklabels(), panel.nodes, strict=True): labels just set from panel.nodes"),
+    "rlcheck.history.x__draw_fleet__mutmut_91":
+        _STRICT.format("zip(ax.get_yticklabels(), panel.nodes, strict=True): labels just set from panel.nodes"),
+    "rlcheck.history.x__draw_fleet__mutmut_92":
+        _STRICT.format("zip(ax.get_yticklabels(), panel.nodes, strict=True): labels just set from panel.nodes"),
+    "rlcheck.history.x__draw_lines__mutmut_22":
+        _STRICT.format("zip(axes[:, 0], units, strict=True): subplots made one row of axes per unit"),
+    "rlcheck.history.x__draw_lines__mutmut_25":
+        _STRICT.format("zip(axes[:, 0], units, strict=True): subplots made one row of axes per unit"),
+    "rlcheck.history.x__draw_lines__mutmut_27":
+        _STRICT.format("zip(axes[:, 0], units, strict=True): subplots made one row of axes per unit"),
+    "rlcheck.history.x__latest_score__mutmut_8":
+        "a passing latest run scored 2 instead of 1: only the order against 0 (not passing) is used, the same",
+    "rlcheck.history.x_fleet_panels__mutmut_56":
+        "change <= -HIGHLIGHT_DROP -> <: figure / median lies in [0.5, 1) there, whose doubles are 2**-53 apart, and "
+        "1 - 0.05 is not one of them: the change is never exactly -0.05",
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",
