@@ -372,6 +372,16 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.history.x_fleet_panels__mutmut_56":
         "change <= -HIGHLIGHT_DROP -> <: figure / median lies in [0.5, 1) there, whose doubles are 2**-53 apart, and "
         "1 - 0.05 is not one of them: the change is never exactly -0.05",
+    "rlcheck.probes.recipe.argv_shell.x_bare_tokens__mutmut_5":
+        _STRICT.format("zip(tokens, redact(tokens), strict=True): redact returns one token for each"),
+    "rlcheck.probes.recipe.argv_shell.x_bare_tokens__mutmut_8":
+        _STRICT.format("zip(tokens, redact(tokens), strict=True): redact returns one token for each"),
+    "rlcheck.probes.recipe.argv_shell.x_bare_tokens__mutmut_11":
+        _STRICT.format("zip(tokens, redact(tokens), strict=True): redact returns one token for each"),
+    "rlcheck.probes.recipe.argv_shell.x_difference__mutmut_18":
+        "zip(a, b, strict=False) -> strict=None or no strict: each means not strict, the shorter side ends the pairs",
+    "rlcheck.probes.recipe.argv_shell.x_difference__mutmut_21":
+        "zip(a, b, strict=False) -> strict=None or no strict: each means not strict, the shorter side ends the pairs",
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",

@@ -87,7 +87,7 @@ TARGETS = {
     "ld_preload": ("rlcheck/probes/image/ld_preload.py", ["test_rules_table_ld_preload.py"]),
     "job_shape": ("rlcheck/probes/recipe/job_shape.py", ["test_probe_job_shape.py", "test_rules_table_job_shape.py"]),
     "proxy_env": ("rlcheck/probes/recipe/proxy_env.py", ["test_probe_proxy_env.py", "test_rules_table_proxy_env.py"]),
-    "argv_shell": ("rlcheck/probes/recipe/argv_shell.py", ["test_probe_job_argv.py"]),
+    "argv_shell": ("rlcheck/probes/recipe/argv_shell.py", ["test_probe_job_argv.py", "test_rules_table_argv_shell.py"]),
     "sglang_flags": ("rlcheck/probes/recipe/sglang_flags.py", ["test_probe_sglang_flags.py"]),
     "checkpoint_save": ("rlcheck/probes/recipe/checkpoint_save.py", ["test_probe_reach_save.py"]),
     "hf_config": ("rlcheck/probes/recipe/hf_config.py", ["test_probe_architecture.py", "test_probe_field_caps.py",
