@@ -382,6 +382,15 @@ EQUIVALENT: dict[str, str] = {
         "zip(a, b, strict=False) -> strict=None or no strict: each means not strict, the shorter side ends the pairs",
     "rlcheck.probes.recipe.argv_shell.x_difference__mutmut_21":
         "zip(a, b, strict=False) -> strict=None or no strict: each means not strict, the shorter side ends the pairs",
+    "rlcheck.probes.image.torch_pg.x_collect_pg__mutmut_12":
+        'rel.split("/", 1)[0] -> split("/")[0]: the first part (the package) is the same',
+    "rlcheck.probes.image.torch_pg.x_collect_pg__mutmut_15":
+        'rel.split("/", 1)[0] -> split("/", 2)[0]: the first part (the package) is the same',
+    "rlcheck.probes.image.torch_pg.x_collect_pg__mutmut_20":
+        'read_text(encoding="utf-8") -> the locale\'s encoding: UTF-8 wherever the self-tests run (Python 3.15 makes '
+        "it the default everywhere)",
+    "rlcheck.probes.image.torch_pg.x_collect_pg__mutmut_23":
+        'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",
