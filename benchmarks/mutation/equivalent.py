@@ -391,6 +391,14 @@ EQUIVALENT: dict[str, str] = {
         "it the default everywhere)",
     "rlcheck.probes.image.torch_pg.x_collect_pg__mutmut_23":
         'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.probes.cluster.node_addresses.x_parse__mutmut_3":
+        'strip("[]") -> strip("XX[]XX"): an IP address or its brackets never hold an X',
+    "rlcheck.probes.cluster.node_addresses.x_parse__mutmut_13":
+        'strip("[]") -> strip("XX[]XX"): an IP address or its brackets never hold an X',
+    "rlcheck.probes.cluster.node_addresses.x_parse__mutmut_18":
+        'split("%", 1)[0] -> split("%")[0]: the first part is the same',
+    "rlcheck.probes.cluster.node_addresses.x_parse__mutmut_21":
+        'split("%", 1)[0] -> split("%", 2)[0]: the first part is the same',
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",
