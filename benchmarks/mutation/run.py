@@ -100,7 +100,8 @@ TARGETS = {
     "cluster_reach": ("rlcheck/probes/cluster/cluster_reach.py", ["test_probe_node.py"]),
     "nccl_pairs": ("rlcheck/probes/cluster/nccl_pairs.py",
                    ["test_probe_nccl_pairs.py", "test_pairs_schedule.py"]),
-    "numpy_megatron": ("rlcheck/probes/image/numpy_megatron.py", ["test_probe_numpy_megatron.py"]),
+    "numpy_megatron": ("rlcheck/probes/image/numpy_megatron.py", ["test_probe_numpy_megatron.py",
+                                                                  "test_rules_table_numpy_megatron.py"]),
     "torch_pg": ("rlcheck/probes/image/torch_pg.py", ["test_probe_torch_pg.py", "test_rules_table_torch_pg.py"]),
     "tms": ("rlcheck/probes/node/tms.py", ["test_probe_tms.py", "test_fix_tms_preload.py"]),
     # the e2e judges (results/mutation_e2e.json): what stops a live run, how a recorded log is read and judged
