@@ -54,3 +54,17 @@ def test_rules_table_numpy_megatron_verdicts(obs, status, summary, details, reme
 ])
 def test_rules_table_numpy_megatron_collect(versions, requires, expected):
     assert collect_numpy_megatron(RecordedPackages({"versions": versions, "requires": requires})) == expected
+
+
+class _LikeImportlib(RecordedPackages):
+    """importlib.metadata refuses a None name (ValueError: A distribution name is required)."""
+
+    def version(self, name: str) -> str | None:
+        if not name:
+            raise ValueError("A distribution name is required.")
+        return super().version(name)
+
+
+def test_rules_table_numpy_megatron_collect_asks_no_version_without_megatron():
+    found = collect_numpy_megatron(_LikeImportlib({"versions": {"numpy": "2.0.0"}}))
+    assert found == _obs("2.0.0", None, need=None)
