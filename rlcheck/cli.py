@@ -187,7 +187,7 @@ def cmd_job(args: argparse.Namespace) -> int:
 
 
 def _job(sub: argparse._SubParsersAction) -> None:
-    from rlcheck.job.capture import CAPTURE_FORMATS
+    from rlcheck import option_table
 
     p = sub.add_parser("job", help="capture a launch (script, Miles launcher, ray job submit line, RayJob, argv JSON) "
                                    "as a Job", usage="%(prog)s {capture,show} PATH [-o FILE] [--job-format FORMAT] "
@@ -198,9 +198,7 @@ def _job(sub: argparse._SubParsersAction) -> None:
     p.add_argument("action", choices=("capture", "show"))
     p.add_argument("path", metavar="PATH")
     p.add_argument("-o", "--output", metavar="FILE", help="capture: write the Job JSON here (pass it to --job)")
-    p.add_argument("--job-format", default=None, choices=CAPTURE_FORMATS, help="override format detection")
-    p.add_argument("--job-env", action="append", default=[], metavar="NAME[=VALUE]",
-                   help="a variable for the script in the sandbox (repeatable; NAME alone passes this shell's value)")
+    option_table.add(p, option_table.CAPTURE_FORMAT, option_table.CAPTURE_ENV)
     p.set_defaults(func=cmd_job, script_args=[])
     p.__class__ = _JobParser
 

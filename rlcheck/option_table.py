@@ -164,6 +164,13 @@ FRAMEWORK_OF_LOG = Option(flag="--framework", metavar="slime==VERSION",
                           help="the SLIME or Miles version that wrote the log (slime==0.2.4, slime==main, "
                                "miles==main); default: detected from the log")
 """`rlcheck watch`."""
+CAPTURE_FORMAT = Option(flag="--job-format", choices=CAPTURE_FORMATS,
+                        help=f"PATH's format when detection guesses wrong: {', '.join(CAPTURE_FORMATS)}")
+"""`rlcheck job capture|show`: the file captured is PATH (a capture has no --job)."""
+CAPTURE_ENV = Option(flag="--job-env", action="append", default=(), metavar="NAME[=VALUE]",
+                     help="a variable for the script in the capture sandbox (repeatable; NAME alone passes this "
+                          "shell's value), e.g. --job-env BASE_DIR=/fsx")
+"""`rlcheck job capture`."""
 DRY_RUN_PATCH = Option(flag="--dry-run", action="store_true", default=False,
                        help="print the patch as JSON; change nothing")
 """`rlcheck k8s apply-node-status`."""
@@ -176,6 +183,6 @@ LEVEL = Option(flag="--level", default="quick", choices=LEVELS,
 BUDGET_S = Option(flag="--budget-s", type=float, metavar="S",
                   help="time for the whole level; checks not judged by then are UNKNOWN (default: the level's)")
 
-TABLE = (*PLUGIN, HARDWARE_PROFILE, HARDWARE_OF_BASELINE, RAY_DASHBOARD, FRAMEWORK_OF_LOG, DRY_RUN_PATCH, LEVEL,
-         BUDGET_S)
+TABLE = (*PLUGIN, HARDWARE_PROFILE, HARDWARE_OF_BASELINE, RAY_DASHBOARD, FRAMEWORK_OF_LOG, CAPTURE_FORMAT,
+         CAPTURE_ENV, DRY_RUN_PATCH, LEVEL, BUDGET_S)
 """Every entry: a command-line flag named here is declared from one of them, never by hand."""
