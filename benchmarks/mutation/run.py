@@ -103,7 +103,7 @@ TARGETS = {
     "numpy_megatron": ("rlcheck/probes/image/numpy_megatron.py", ["test_probe_numpy_megatron.py",
                                                                   "test_rules_table_numpy_megatron.py"]),
     "torch_pg": ("rlcheck/probes/image/torch_pg.py", ["test_probe_torch_pg.py", "test_rules_table_torch_pg.py"]),
-    "tms": ("rlcheck/probes/node/tms.py", ["test_probe_tms.py", "test_fix_tms_preload.py"]),
+    "tms": ("rlcheck/probes/node/tms.py", ["test_probe_tms.py", "test_fix_tms_preload.py", "test_rules_table_tms.py"]),
     # the e2e judges (results/mutation_e2e.json): what stops a live run, how a recorded log is read and judged
     "e2e_watch": ("rlcheck/e2e/watch.py", ["test_watch.py", "test_watch_incidents.py",
                                            "test_rules_table_e2e_watch.py", "test_replay.py"]),

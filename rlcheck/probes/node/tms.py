@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from rlcheck.probes.node import elf
@@ -29,6 +30,8 @@ PACKAGE_RULE = "miles-main"
 """Miles (miles/ray/train/actor_factory.py): torch_memory_saver's CUDA-aware choice, asked in a child process."""
 MAIN_AFTER = (0, 3, 1)
 """The last SLIME release before main's cu13-first rule; a later release is taken to carry it."""
+Runner = Callable[..., subproc.Completed]
+"""subproc.run, or a stand-in that records the call (the tests')."""
 
 
 def rule_for(framework: str | None, version: str | None) -> str:
@@ -39,7 +42,9 @@ def rule_for(framework: str | None, version: str | None) -> str:
     if framework is None:
         return "slime-v0.2.4"
     head = re.match(r"(\d+(?:\.\d+)*)", version or "")
-    key = tuple(int(x) for x in head.group(1).split(".")) if head else None
+    parts = tuple(int(x) for x in head.group(1).split(".")) if head else None
+    # '0.3' is 0.3.0: padded, since (0, 3) sorts before (0, 3, 0)
+    key = None if parts is None else parts + (0,) * (len(MAIN_AFTER) - len(parts))
     if key is None or key > MAIN_AFTER:
         return "slime-main"
     return "slime-v0.3.1" if key >= (0, 3, 0) else "slime-v0.2.4"
@@ -80,9 +85,9 @@ class Resolved:
     error: str = ""
 
 
-def resolve_with_package(timeout_s: float = 180.0) -> Resolved:
+def resolve_with_package(timeout_s: float = 180.0, *, runner: Runner = subproc.run) -> Resolved:
     """torch_memory_saver's own CUDA-aware choice (get_binary_path_from_package), asked in a child."""
-    done = subproc.run([sys.executable, "-c", RESOLVE], timeout_s=timeout_s)
+    done = runner([sys.executable, "-c", RESOLVE], timeout_s=timeout_s)
     line = next((x for x in done.stdout.splitlines() if x.startswith("RLCHECK_TMS ")), None)
     if line is None:
         return Resolved(path=None, torch_cuda=None, error=f"resolver did not run ({done.why()}): {done.tail(1)}")
@@ -91,20 +96,25 @@ def resolve_with_package(timeout_s: float = 180.0) -> Resolved:
 
 
 LDCONFIG = "/sbin/ldconfig"
+LOADER_DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+                       "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib", "/usr/lib")
+"""Where the dynamic loader looks after LD_LIBRARY_PATH and ld.so.cache (glibc's system search path, x86-64 and
+aarch64)."""
 
 
-def ldconfig_dirs() -> set[str]:
+def ldconfig_dirs(ldconfig: str = LDCONFIG, *, runner: Runner = subproc.run) -> set[str]:
+    """The folders of every library in ld.so.cache (`ldconfig -p`); none when ldconfig is absent or fails."""
     # The path itself, not the name: a Ray worker's PATH may leave out /sbin (the name then raised, not answered).
-    done = subproc.run([LDCONFIG, "-p"], timeout_s=30) if os.path.exists(LDCONFIG) else None
+    done = runner([ldconfig, "-p"], timeout_s=30) if os.path.exists(ldconfig) else None
     if done is None or done.returncode != 0:
         return set()
-    return {str(Path(x.rsplit("=> ", 1)[1]).parent) for x in done.stdout.splitlines() if "=> " in x}
+    # a line is `\tNAME (FLAGS) => PATH`: the path is all that follows the flags, whatever it holds
+    return {str(Path(x.partition(") => ")[2]).parent) for x in done.stdout.splitlines() if ") => " in x}
 
 
-def find_on_loader_path(soname: str, ld_library_path: str, cache_dirs: set[str]) -> str | None:
+def find_on_loader_path(soname: str, ld_library_path: str, cache_dirs: set[str],
+                        defaults: tuple[str, ...] = LOADER_DEFAULT_DIRS) -> str | None:
     """Where the dynamic loader would find soname: LD_LIBRARY_PATH, then ld.so.cache, then default dirs."""
-    defaults = ("/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib", "/usr/lib")
     for folder in (*filter(None, ld_library_path.split(":")), *sorted(cache_dirs), *defaults):
         candidate = Path(folder) / soname
         if candidate.exists():
@@ -112,8 +122,9 @@ def find_on_loader_path(soname: str, ld_library_path: str, cache_dirs: set[str])
     return None
 
 
-def load_in_child(library: Path, ld_library_path: str, *, wrapper: tuple[str, ...] = ()) -> subproc.Completed:
+def load_in_child(library: Path, ld_library_path: str, *, wrapper: tuple[str, ...] = (),
+                  runner: Runner = subproc.run) -> subproc.Completed:
     """ctypes.CDLL(library) in a fresh process, with this LD_LIBRARY_PATH (and an optional argv prefix)."""
     code = f"import ctypes; ctypes.CDLL({str(library)!r}); print('RLCHECK_LOADED')"
     env = subproc.child_env() | {"LD_LIBRARY_PATH": ld_library_path}
-    return subproc.run([*wrapper, sys.executable, "-c", code], timeout_s=60, env=env)
+    return runner([*wrapper, sys.executable, "-c", code], timeout_s=60, env=env)
