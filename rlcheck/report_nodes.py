@@ -66,7 +66,7 @@ def grouped_rows(verdicts: list[dict[str, Any]], cell: Any, where: Any) -> list[
     done: set[tuple[str, str]] = set()
     for v in verdicts:
         key = (v["check_id"], v["status"])
-        if key in groups:
+        if v.get("node") and key in groups:  # a verdict of the whole run keeps its own row beside the group
             if key in done:
                 continue
             done.add(key)

@@ -81,6 +81,11 @@ TARGETS = {
     "report": ("rlcheck/report.py", ["test_rules_table_report.py", "test_rules_table_decision.py",
                                      "test_fault_matrix.py",
                                      "test_history.py", "test_plugin_exit.py"]),
+    "report_nodes": ("rlcheck/report_nodes.py", ["test_rules_table_report_nodes.py", "test_report_nodes.py"]),
+    "k8s_condition": ("rlcheck/deploy/k8s_condition.py", ["test_rules_table_k8s_condition.py",
+                                                          "test_k8s_node_health.py"]),
+    # which values are secrets and what every writer hides (test_secrets.py's 1 MB inputs take 45 s a pass)
+    "secret_guard": ("rlcheck/secret_guard.py", ["test_rules_table_secret_guard.py"]),
     # the verdicts of the recipe, image, node and cluster probes not targeted before (results/mutation_probes.json)
     "context_length": ("rlcheck/probes/recipe/context_length.py", ["test_rules_table_context_length.py"]),
     "health_wait": ("rlcheck/probes/recipe/health_wait.py", ["test_rules_table_health_wait.py"]),
