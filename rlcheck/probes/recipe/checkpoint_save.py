@@ -3,7 +3,7 @@
 SLIME saves in train.py when --save-interval is set (should_run_periodic_action, also at the final step), through
 MegatronTrainRayActor.save_model. Training is offloaded with --offload / --offload-train, and by default with
 --colocate (slime/utils/arguments.py: colocate sets offload_train unless --no-offload-train or --release-train;
-PPO's critic forces it). THUDM/slime#1856 (75af5297c, 2026-04-24) made train() end in self.sleep(), which pauses
+--debug-rollout-only clears it). THUDM/slime#1856 (75af5297c, 2026-04-24) made train() end in self.sleep(), which pauses
 the model's memory; until #1888 (16924b697, 2026-05-06) save_model only reloaded the process groups, so Megatron's
 dist-checkpoint metadata gather ran on paused memory and the first save died (CUDA "invalid argument",
 THUDM/slime#1886). The release between (v0.3.0 has both) is none, so a source checkout of main in that window is
@@ -32,18 +32,18 @@ SEGFAULT_RELEASE = "0.2.4"
 
 
 def offloads_training(argv: Sequence[str]) -> tuple[bool, str]:
-    """(whether SLIME's validate_args leaves offload_train on, which flag decides), as slime/utils/arguments.py."""
+    """(whether SLIME's validate_args leaves offload_train on, which flag decides), in its order: --offload sets it,
+    --debug-rollout-only then clears it, --colocate defaults it on. PPO's critic forces it only since
+    THUDM/slime#1882, which landed after the fix #1888 (and after v0.2.4): where the save can crash it does not."""
     flags = [t for t in argv if t in ("--offload-train", "--no-offload-train")]
     explicit = {"--offload-train": True, "--no-offload-train": False}[flags[-1]] if flags else None
-    if "--offload" in argv:
-        return True, "--offload"
     if "--debug-rollout-only" in argv:
         return False, "--debug-rollout-only"
-    if option(argv, "--advantage-estimator") == "ppo":
-        return True, "--advantage-estimator ppo (the critic forces offload_train)"
+    if "--colocate" in argv and "--release-train" in argv:
+        return False, "--colocate --release-train (train actors are released, not offloaded)"
+    if "--offload" in argv:
+        return True, "--offload"
     if "--colocate" in argv:
-        if "--release-train" in argv:
-            return False, "--colocate --release-train (train actors are released, not offloaded)"
         if explicit is False:
             return False, "--colocate --no-offload-train"
         return True, "--colocate (offload_train defaults on)"
