@@ -81,7 +81,10 @@ def _known(name: str, options: SglangOptions) -> bool:
 def _advice(name: str, options: SglangOptions) -> str:
     if name in REPLACEMENTS:
         return REPLACEMENTS[name]
-    close = difflib.get_close_matches(name, options.flags, n=1)
+    if name in SLIME_SKIPPED:  # its own name is the closest match, and SLIME would drop that too
+        return "SLIME sets this server argument itself and passes no --sglang- flag for it: drop it"
+    passed = [flag for flag in options.flags if flag not in SLIME_SKIPPED]
+    close = difflib.get_close_matches(name, passed, n=1)
     return f"did you mean --sglang-{close[0]}?" if close else "drop it"
 
 
