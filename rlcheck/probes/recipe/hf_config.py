@@ -73,11 +73,12 @@ def mismatches(config: Mapping[str, Any], argv: Sequence[str]) -> tuple[list[str
                 diff.append(f"{key} {text[key]} in config.json vs {flag} {arg}")
     heads = option(argv, "--num-attention-heads")
     if "--group-query-attention" in argv and "num_key_value_heads" in text:
-        groups = option(argv, "--num-query-groups")
+        groups = option(argv, "--num-query-groups")  # Megatron's default is 1 (multi-query attention)
         compared.append("num_key_value_heads")
-        if str(text["num_key_value_heads"]) != str(groups):
+        if str(text["num_key_value_heads"]) != (groups if groups is not None else "1"):
+            given = groups if groups is not None else "not given (Megatron's default 1)"
             diff.append(f"num_key_value_heads {text['num_key_value_heads']} in config.json vs --num-query-groups "
-                        f"{groups}")
+                        f"{given}")
     elif heads is not None and "num_key_value_heads" in text and "kv_lora_rank" not in text:
         compared.append("num_key_value_heads")
         if str(text["num_key_value_heads"]) != heads:
