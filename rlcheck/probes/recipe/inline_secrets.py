@@ -79,9 +79,9 @@ def _double_quoted(command: str, i: int) -> tuple[str, int]:
         if plain := _QUOTED_PLAIN.match(command, i):
             parts.append(plain.group())
             i = plain.end()
-        else:  # a backslash: it escapes only " \\ $ ` and newline inside double quotes
+        else:  # a backslash: it escapes only " \\ $ ` and newline (a line continuation, removed) inside double quotes
             escaped = command[i + 1:i + 2]
-            parts.append(escaped if escaped in ('"', "\\", "$", "`", "\n") else command[i:i + 2])
+            parts.append("" if escaped == "\n" else escaped if escaped in ('"', "\\", "$", "`") else command[i:i + 2])
             i += 2
     return "".join(parts), i + 1
 
@@ -98,6 +98,9 @@ def _split(command: str) -> list[str]:
             if parts is not None:
                 words.append("".join(parts))
             parts, i = None, i + 1
+            continue
+        if command.startswith("\\\n", i):  # a line continuation: removed, it neither ends nor starts a word
+            i += 2
             continue
         parts = [] if parts is None else parts
         if char == "'":
