@@ -113,6 +113,63 @@ def test_slime_has_no_fsdp_backend(name):
     assert fa.judge(["--train-backend", "megatron"], load(name))[0] == []
 
 
+# --- an abbreviated --train-backend: Miles' pre-parse takes prefixes, SLIME's does not --------------------------------
+
+@pytest.mark.parametrize(("argv", "backend"), [
+    (["--train-back", "fsdp"], "fsdp"),
+    (["--train-b=fsdp"], "fsdp"),
+    (["--train-backend", "fsdp"], "fsdp"),
+    (["--train-backend=fsdp", "--train-back", "megatron"], "megatron"),  # the last one given wins
+    (["--train-back", "megatron", "--train-backend", "fsdp"], "fsdp"),
+    (["--train-", "fsdp"], None),  # a prefix of --train-env-vars and --train-memory-margin-bytes too: not the backend
+    (["--train", "fsdp"], None),
+    (["--train-backends", "fsdp"], None),  # longer than the flag: no prefix of it
+    (["--rollout-batch-size", "8"], None),
+])
+def test_miles_reads_its_backend_as_its_abbreviating_pre_parse_does(argv, backend):
+    assert fa.condition(argv, "--train-backend", MILES) == backend
+
+
+@pytest.mark.parametrize("name", ["slime-main", "slime-v0.3.1", "slime-v0.2.4"])
+def test_slime_reads_only_the_whole_backend_flag(name):
+    schema = load(name)
+    assert not schema.backend_abbrev and MILES.backend_abbrev
+    assert fa.condition(["--train-back", "fsdp"], "--train-backend", schema) is None
+    assert fa.condition(["--train-backend=megatron"], "--train-backend", schema) == "megatron"
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    # fsdp by the pre-parse: the FSDP parser judges the options, and takes the prefix itself (reported, as any)
+    (["--train-back", "fsdp", "--fsdp-cpu-offload", "--dp-replicate-size", "2"], [("--train-back", "abbreviation")]),
+    (["--train-b=fsdp", "--fsdp-cpu-offload"], [("--train-b", "abbreviation")]),
+    (["--train-back", "fsdp", "--save-retain-interval", "2"],
+     [("--train-back", "abbreviation"), ("--save-retain-interval", "unknown")]),
+    # megatron: Megatron's parser (allow_abbrev=False) rejects the prefix; its options are added
+    (["--train-back", "megatron", "--save-retain-interval", "2"], [("--train-back", "unknown")]),
+    ([*FSDP, "--train-back", "megatron", "--save-retain-interval", "2"], [("--train-back", "unknown")]),
+    # no backend read from an ambiguous prefix: the default, megatron, adds no FSDP option
+    (["--train-", "fsdp", "--fsdp-cpu-offload"], [("--train-", "unknown"), ("--fsdp-cpu-offload", "unknown")]),
+])
+def test_miles_abbreviated_backend_decides_the_parser(argv, expected):
+    assert problems(argv) == expected
+
+
+def test_miles_abbreviated_fsdp_backend_is_judged_by_the_fsdp_parser_in_the_verdict():
+    verdict = fa.evaluate([*TRAIN, "--train-back", "fsdp", "--fsdp-cpu-offload"], MILES, "declared miles main")
+    assert (verdict.status, verdict.summary) == (Status.FAIL, (
+        "1 problem(s) in the argv as miles main (schema miles-main, declared miles main) parses it: --train-back: not "
+        "an option, but the main parser (with --train-backend fsdp miles builds it with argparse's allow_abbrev) "
+        "takes it as an abbreviation of --train-backend and sets that"))
+
+
+@pytest.mark.parametrize("name", ["slime-main", "slime-v0.3.1", "slime-v0.2.4"])
+def test_slime_drops_an_abbreviated_backend_and_stays_on_megatron(name):
+    schema = load(name)
+    findings = fa.judge(["--train-back", "fsdp", "--tensor-model-parallel-size", "2"], schema)[0]
+    assert [(f.flag, f.problem, f.text) for f in findings] == [
+        ("--train-back", "unknown", f"--train-back: no slime {schema.version} parser has it: dropped without a word "
+                                    "(parse_known_args)")]
+
 # --- the rules that read the sources (on small texts written here) -------------------------------------------------
 
 def test_dataclass_options_follow_build_fsdp_parser():

@@ -153,10 +153,11 @@ def test_miles_typer_app_runs_its_train_command_and_says_so(tmp_path):
     launcher = tmp_path / "run_app.py"
     launcher.write_text(_HEADER + "app = typer.Typer()\n\n\n@app.command()\ndef prepare():\n"
                         "    raise SystemExit(3)\n\n\n"
-                        "@app.command()\ndef train():\n    U.execute_train(train_args='--lr 1e-6', num_gpus_per_node=4,"
-                        " megatron_model_type=None)\n\n\n@app.callback()\ndef _cb():\n    pass\n\n\napp()\n")
+                        "@app.command()\ndef train():\n"
+                        "    U.execute_train(train_args='--train-backend fsdp --lr 1e-6', num_gpus_per_node=4, "
+                        "megatron_model_type=None)\n\n\n@app.callback()\ndef _cb():\n    pass\n\n\napp()\n")
     job = capture.capture(launcher)
-    assert job.argv == ("python3", "train.py", "--lr", "1e-6") and job.gpus_per_node == 4
+    assert job.argv == ("python3", "train.py", "--train-backend", "fsdp", "--lr", "1e-6") and job.gpus_per_node == 4
     assert "the launcher's typer commands are prepare, train: judged 'train'" in job.findings
 
 
@@ -180,3 +181,54 @@ def test_miles_script_override_takes_the_fields_type(kind, raw, value):
 def test_miles_script_override_bad_value_names_the_field_and_what_it_allows(kind, raw, fragment):
     with pytest.raises(ValueError, match=re.escape(fragment)):
         miles_stub.field_value("num_nodes", kind, raw)
+
+
+# --- Miles' execute_train: the FSDP backend exactly when there is no Megatron model type ----------------------------
+
+_REFUSED = ("Miles' execute_train stops on its bare assert: train_args {has} and megatron_model_type is {model}; it "
+            "wants that text exactly when megatron_model_type is None")
+
+
+@pytest.mark.parametrize(("train_args", "model_type"), [
+    ("--train-backend fsdp --lr 1e-6", None),
+    ("--lr 1e-6", "qwen3-4B"),
+    ("--lr 1e-6 --train-backend megatron", "qwen3-4B"),
+    ("--lr 1e-6", miles_stub.Unknown("U.model_type()")),  # from a helper the stub does not model: not judged
+])
+def test_miles_execute_train_accepts_a_backend_that_matches_the_model_type(train_args, model_type):
+    miles_stub.check_backend(train_args, model_type)
+
+
+@pytest.mark.parametrize(("train_args", "model_type", "has", "model"), [
+    ("--lr 1e-6", None, "lack the text `--train-backend fsdp`", "None"),
+    ("--train-backend megatron", None, "lack the text `--train-backend fsdp`", "None"),
+    ("--train-backend=fsdp", None, "lack the text `--train-backend fsdp`", "None"),  # a test of the text
+    ("--train-back fsdp", None, "lack the text `--train-backend fsdp`", "None"),
+    ("--train-backend fsdp --lr 1e-6", "qwen3-4B", "hold the text `--train-backend fsdp`", "'qwen3-4B'"),
+])
+def test_miles_execute_train_refuses_a_backend_against_the_model_type(train_args, model_type, has, model):
+    with pytest.raises(AssertionError) as refused:
+        miles_stub.check_backend(train_args, model_type)
+    assert str(refused.value) == _REFUSED.format(has=has, model=model)
+
+
+_MISMATCH = "U.execute_train(train_args='--lr 1e-6', num_gpus_per_node=4, megatron_model_type=None)\n"
+
+
+@needs_sandbox
+def test_miles_launcher_with_a_backend_against_its_model_type_is_capture_failed_saying_why(tmp_path):
+    launcher = tmp_path / "run_mismatch.py"
+    launcher.write_text("import miles.utils.external_utils.command_utils as U\n" + _MISMATCH)
+    with pytest.raises(capture.CaptureFailed) as failed:
+        capture.capture(launcher)
+    assert "it exited 1" in str(failed.value)
+    assert "AssertionError: " + _REFUSED.format(has="lack the text `--train-backend fsdp`", model="None") \
+        in str(failed.value)
+
+
+@needs_sandbox
+def test_slime_launcher_has_no_backend_check(tmp_path):
+    launcher = tmp_path / "run_slime.py"
+    launcher.write_text("import slime.utils.external_utils.command_utils as U\n" + _MISMATCH)
+    job = capture.capture(launcher)
+    assert job.argv == ("python3", "train.py", "--lr", "1e-6") and job.framework == "slime"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -62,8 +63,9 @@ def test_cli_passes_what_follows_the_double_dash_wherever_rlchecks_options_stand
 
 @pytest.mark.parametrize(("argv", "fragment"), [
     (["job", "capture", "run.sh", "p2p"], "unrecognized arguments: p2p (a script's own arguments go after --"),
-    (["job", "capture", "submit.txt", "--", "p2p"], "a ray-submit file takes no arguments; arguments after -- are for "
-                                                   "a launch script run in the sandbox (bash, miles-py)"),
+    (["job", "capture", "submit.txt", "--", "p2p"], "a ray-submit file takes no arguments; arguments after -- "
+                                                   "(--job-arg with --job) are for a launch script run in the sandbox "
+                                                   "(bash, miles-py)"),
 ])
 def test_cli_bad_script_arguments_are_a_usage_error_naming_what_is_allowed(tmp_path, monkeypatch, capsys, argv,
                                                                              fragment):
@@ -135,6 +137,42 @@ def test_wait_for_a_server_ends_and_the_poll_is_recorded(tmp_path, wait):
 def test_nc_zero_io_is_answered_by_its_status(name, args, status):
     assert recorder.answers_by_status(name, args) is status
 
+
+# --- a poll of Ray's GPUs: a head node waiting for its cluster -------------------------------------------------------
+
+_GPU_POLL = "import ray; ray.init(address='auto'); print(int(ray.cluster_resources().get('GPU', 0)))"
+# The shape of Miles' multi-node profile scripts' wait (written here, no upstream text).
+WAIT_FOR_CLUSTER = f"""#!/bin/bash
+EXPECTED_GPUS=$((4 * 8))
+while true; do
+  AVAILABLE_GPUS=$(python3 -c "{_GPU_POLL}" 2>/dev/null || echo 0)
+  if [ "$AVAILABLE_GPUS" -ge "$EXPECTED_GPUS" ]; then break; fi
+  sleep 5
+done
+ray job submit -- python3 train.py --rollout-batch-size 8
+"""
+
+
+@needs_sandbox
+def test_wait_for_the_ray_cluster_ends_and_capture_says_it_was_answered(tmp_path):
+    job = capture.capture(_write(tmp_path, "run.sh", WAIT_FOR_CLUSTER))
+    assert job.argv == ("python3", "train.py", "--rollout-batch-size", "8")
+    shown = shlex.join(["python3", "-c", _GPU_POLL])[:120]  # a call is shown up to 120 characters
+    assert f"`{shown}` asks Ray how many GPUs have joined: rlcheck's stand-in answered 65536 (every node up), so the " \
+           "script's wait for its cluster went on to the launch" in job.findings
+    assert not [f for f in job.findings if "printed nothing there" in f]  # answered: not a missing output
+
+
+@pytest.mark.parametrize(("name", "args", "answered"), [
+    ("python3", ["-c", _GPU_POLL], True),
+    ("python", ["-c", 'import ray; print(ray.cluster_resources().get("GPU"))'], True),
+    ("python3", ["-c", "import ray; print(ray.cluster_resources())"], False),  # not the GPU count alone
+    ("python3", ["-c", "import ray; print(int(ray.cluster_resources().get('CPU', 0)))"], False),
+    ("python3", ["poll.py", _GPU_POLL], False),  # a file's arguments, not a program
+    ("ray", ["-c", _GPU_POLL], False),
+])
+def test_only_a_program_printing_rays_gpu_count_is_answered(name, args, answered):
+    assert recorder.answers_cluster_poll(name, args) is answered
 
 # --- Miles' launch helpers as Miles 31f1ca96 has them ----------------------------------------------------------------
 

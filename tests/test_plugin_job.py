@@ -157,3 +157,42 @@ def test_plugin_job_framework_option_wins_over_the_job(project):
     result = _run(project, JOBS / "rayjob.yaml", "--framework=slime==0.3.1")
     result.stdout.fnmatch_lines(["framework: slime 0.3.1 (--framework)",
                                  "* recipe_framework_args: * (schema slime-v0.3.1, declared slime 0.3.1)"])
+
+
+# --- the script's own arguments: --job-arg, repeatable, in order ----------------------------------------------------
+
+USAGE_GUARD = 'if [ $# -lt 1 ]; then echo "Usage: $0 <ROLLOUT_BATCH_SIZE> [TRAINER_ARG...]"; exit 1; fi\n'
+
+
+def _script_with_arguments(tmp_path: Path) -> Path:
+    """launch.sh taking its rollout batch size as $1 and more trainer options after it (`bash run.sh 12 --x y`)."""
+    shutil.copytree(JOBS / "models", tmp_path / "models")
+    text = (JOBS / "launch.sh").read_text().replace("set -ex\n", f"set -ex\n{USAGE_GUARD}", 1)
+    text = text.replace("--rollout-batch-size 12", '--rollout-batch-size "$1"')
+    script = tmp_path / "run.sh"
+    script.write_text(text.replace("   ${TRAIN_ARGS[@]}\n", '   ${TRAIN_ARGS[@]} "${@:2}"\n'))
+    return script
+
+
+@NEEDS_SANDBOX
+@pytest.mark.parametrize(("args", "lines"), [
+    (["--job-arg", "12"], ["PASS    recipe_batch: 12 x 8 = 96 samples = 1 step(s) of 96, DP 3", "rlcheck GO: *"]),
+    (["--job-arg", "13"], ["FAIL    recipe_batch: global_batch_size 96 != rollout_batch_size 13 x *",
+                           "rlcheck NO-GO: *recipe_batch FAIL*"]),
+    # in order, and one that starts with - written --job-arg=-x: the trainer gets `--sglang-log-level WARN` last
+    (["--job-arg", "12", "--job-arg=--sglang-log-level", "--job-arg", "WARN"],
+     ["FAIL    recipe_log_levels: *WARN*", "rlcheck NO-GO: *recipe_log_levels FAIL*"]),
+    ([], ["UNKNOWN recipe_batch: cannot judge the job: *stops for want of its own arguments (Usage: *"
+          "(with --job: --job-arg ARG, once per argument, in order)*", "rlcheck NO-GO: *"]),
+])
+def test_plugin_job_arg_reaches_the_script_in_order(project, tmp_path, args, lines):
+    script = _script_with_arguments(tmp_path)
+    result = _run(project, script, *args)
+    result.stdout.fnmatch_lines(lines)
+
+
+def test_plugin_job_arg_for_a_file_that_is_no_script_is_a_usage_error(project):
+    result = _run(project, JOBS / "rayjob.yaml", "--job-arg", "12")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*rayjob.yaml: a rayjob file takes no arguments; arguments after -- (--job-arg with "
+                                 "--job) are for a launch script run in the sandbox (bash, miles-py)*"])

@@ -5,6 +5,7 @@ launch-helper stub as SLIME's."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -120,7 +121,8 @@ def test_capture_of_a_miles_tree_script_names_its_variable_then_runs_its_helper_
     assert (job["framework"], job["nodes"], job["gpus_per_node"]) == ("miles", 1, 4)
     findings = "\n".join(job["findings"])
     assert "examples/lora/../../miles/utils/external_utils/model_args_utils.py tiny` ran for real" in findings
-    assert "`python3 -c 'print('\"'\"'10.1.1.1'\"'\"')'` ran where the script reads its output" in findings
+    assert "`python3 -c 'print('\"'\"'10.1.1.1'\"'\"')'` ran for real (a Python program of the standard library " \
+           "only, whose output the script reads): its output is in the launch" in findings
     assert str(tmp_path) not in json.dumps(got)
 
 
@@ -143,6 +145,62 @@ def test_capture_of_a_slime_python_launcher_runs_under_the_stub_as_slime(tmp_pat
 GUARD = ('MASTER_ADDR=${MASTER_ADDR:-}\nif [ -z "${MASTER_ADDR}" ]; then\n  echo "MASTER_ADDR is not set."\n  exit 1\n'
          'fi\n')
 
+
+# --- a Python program of the standard library only, whose output the script reads, runs for real ---------------------
+
+@pytest.mark.parametrize(("args", "stdin", "expected"), [
+    (["-c", "import json, os.path; print(json.dumps({}))"], "", ("import json, os.path; print(json.dumps({}))", [])),
+    (["-c", "from collections import abc; print(1)", "x"], "", ("from collections import abc; print(1)", ["x"])),
+    (["-", "a"], "import os\nprint(os.environ['A'])\n", ("import os\nprint(os.environ['A'])\n", ["a"])),
+    (["-c", "import torch; print(8)"], "", None),  # a package outside the standard library: the stand-in answers
+    (["-c", "from json import x; import ray.util"], "", None),
+    (["-c", "from . import x"], "", None),
+    (["-c", "print(("], "", None),  # not Python
+    (["-c", "  "], "", None),
+    (["-"], "import numpy\n", None),
+    (["run.py", "x"], "", None),  # a file: a launcher or the trainer, never run here as a program
+    (["-u", "-c", "print(1)"], "", None),
+])
+def test_stdlib_program_is_a_program_importing_only_the_standard_library(args, stdin, expected):
+    assert recorder.stdlib_program("python3", args, io.StringIO(stdin)) == expected
+    assert recorder.stdlib_program("ray", args, io.StringIO(stdin)) is None
+
+
+def test_run_program_gives_its_output_status_and_last_error():
+    assert recorder.run_program("import sys; print(sys.argv[1])", ["x"]) == (0, b"x\n", b"")
+    code, out, err = recorder.run_program("import os; os.environ['RLCHECK_NOT_SET_ANYWHERE']", [])
+    assert (code, out) == (1, b"") and err.decode().strip().splitlines()[-1] == "KeyError: 'RLCHECK_NOT_SET_ANYWHERE'"
+    code, out, _ = recorder.run_program(f"print('x' * {recorder.PROGRAM_OUTPUT_CAP_BYTES})", [])  # one byte over
+    assert code == 1 and len(out) == recorder.PROGRAM_OUTPUT_CAP_BYTES + 1
+
+
+RUNTIME_ENV_SCRIPT = """#!/bin/bash
+set -e
+RUNTIME_ENV_JSON=$(python3 - <<PY
+import json, os
+print(json.dumps({"env_vars": {"MASTER_ADDR": os.environ["MASTER_ADDR"], "NCCL_NVLS_ENABLE": "0"}}))
+PY
+)
+GPUS=$(python3 -c "import torch; print(torch.cuda.device_count())")
+ray job submit --runtime-env-json="${RUNTIME_ENV_JSON}" -- python3 train.py --rollout-batch-size 8
+"""
+
+
+@needs_sandbox
+def test_capture_runs_a_stdlib_program_that_builds_the_runtime_env_and_names_what_it_lacked(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text(RUNTIME_ENV_SCRIPT)
+    with pytest.raises(capture.CaptureFailed) as failed:
+        capture.capture(script)
+    assert "--runtime-env-json is not valid JSON" in str(failed.value)
+    assert "the script stops for want of MASTER_ADDR (unset when it exited): pass --job-env MASTER_ADDR=..." \
+        in str(failed.value)
+    job = capture.capture(script, env=[("MASTER_ADDR", "10.0.0.1")])
+    assert job.env_dict() == {"MASTER_ADDR": "10.0.0.1", "NCCL_NVLS_ENABLE": "0"}
+    findings = "\n".join(job.findings)
+    assert "ran for real (a Python program of the standard library only, whose output the script reads)" in findings
+    assert "`python3 -c 'import torch; print(torch.cuda.device_count())'` ran where the script reads its output" \
+        in findings  # torch: the stand-in's empty answer, said
 
 @pytest.mark.parametrize(("script", "output", "set_at_exit", "expected"), [
     # SLIME's guard: the variable is assigned (empty) before its test; the script's own message names it

@@ -4,11 +4,13 @@ SLIME parses its argv twice: Megatron's parser with SLIME's options added, with 
 (parse_known_args, no abbreviations), and a separate SGLang parser that takes unique prefixes of its options
 (argparse's default). An option neither knows is dropped without a word; a prefix of an SGLang option sets that
 option. Miles adds everything to Megatron's parser and parses strictly: an unknown option is an error; with
-`--train-backend fsdp` it builds its FSDP parser instead (FSDPArgs' options and Miles' own, none of Megatron's, and
-argparse's default allow_abbrev), so there a Megatron option is an error and a unique prefix sets an option. Both
-exit on a value of the wrong type, a choice not offered, or an ambiguous prefix. The last of two values given for one
-option wins: upstream scripts override a model script's value that way on purpose (--moe-token-dispatcher-type
-alltoall, then flex), so it is reported as a WARN naming both values and the winner, never as an error.
+`--train-backend fsdp` (read by a pre-parse of Miles' own options that takes a unique prefix, so `--train-back fsdp`
+too; SLIME's pre-parse reads the whole flag only) it builds its FSDP parser instead (FSDPArgs' options and Miles'
+own, none of Megatron's, and argparse's default allow_abbrev), so there a Megatron option is an error and a unique
+prefix sets an option. Both exit on a value of the wrong type, a choice not offered, or an ambiguous prefix. The last
+of two values given for one option wins: upstream scripts override a model script's value that way on purpose
+(--moe-token-dispatcher-type alltoall, then flex), so it is reported as a WARN naming both values and the winner,
+never as an error.
 """
 
 from __future__ import annotations
@@ -44,9 +46,39 @@ def holds(when: tuple[str, str] | None, tokens: Sequence[str], schema: Schema) -
     value in the argv, else its default (Miles' --train-backend left out is megatron)."""
     if when is None:
         return True
-    given = option(tokens, when[0])
+    given = condition(tokens, when[0], schema)
     default = schema.by_flag[when[0]].default if when[0] in schema.by_flag else None
     return (given if given is not None else default) == when[1]
+
+
+BACKEND = "--train-backend"
+
+
+def _abbreviates(name: str, flag: str, schema: Schema) -> bool:
+    """Whether the pre-parse over the framework's own options (those under no `when`) reads name as flag: no own
+    option is called name, and flag's is the only own option it is a prefix of (argparse's allow_abbrev)."""
+    own = [o for o in schema.options if o.when is None]
+    if any(name in o.flags for o in own):
+        return False
+    return {id(o) for o in own for f in o.flags if f.startswith(name)} == {id(schema.by_flag[flag])}
+
+
+def condition(tokens: Sequence[str], flag: str, schema: Schema) -> str | None:
+    """The value the framework reads for an option a condition names: the last one given (`option`); where the
+    schema's framework picks its backend by an abbreviating pre-parse (Schema.backend_abbrev: Miles), a unique prefix
+    of --train-backend among its own options sets it too (`--train-back fsdp`)."""
+    if flag != BACKEND or not schema.backend_abbrev or flag not in schema.by_flag:
+        return option(tokens, flag)
+    found = None
+    for i, token in enumerate(tokens):
+        name, eq, inline = token.partition("=")
+        if name != flag and not (name.startswith("--") and flag.startswith(name) and _abbreviates(name, flag, schema)):
+            continue
+        if eq:
+            found = inline
+        elif i + 1 < len(tokens):
+            found = tokens[i + 1]
+    return found
 
 
 def _resolve(name: str, schema: Schema, tokens: Sequence[str]) -> tuple[Option | None, list[Option]]:
@@ -118,7 +150,7 @@ def _not_added(name: str, tokens: Sequence[str], schema: Schema) -> Finding:
     found = schema.variants[name]
     adds = " or ".join(dict.fromkeys(f"{o.when[0]} {o.when[1]} ({o.group})" for o in found if o.when))
     flag = next(o.when[0] for o in found if o.when)
-    given = option(tokens, flag)
+    given = condition(tokens, flag, schema)
     default = schema.by_flag[flag].default if flag in schema.by_flag else None
     here = (f"this argv gives {flag} {given}" if given is not None
             else "without it" if default is None else f"this argv leaves {flag} out ({default}, its default)")

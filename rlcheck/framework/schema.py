@@ -83,6 +83,10 @@ class Schema:
     opaque_prefixes: tuple[str, ...] = ()
     """Option prefixes added by a package outside the schema (SLIME's --router-* from sglang_router): accepted, not
     type-checked, and named in the verdict's details."""
+    backend_abbrev: bool = False
+    """The framework picks its backend by a pre-parse of --train-backend over its own options (those under no `when`)
+    that takes unique prefixes (Miles' parse_args_train_backend: argparse's default allow_abbrev), so `--train-back
+    fsdp` is the FSDP backend; False: the whole flag only (SLIME's _pre_parse_mode sets allow_abbrev=False)."""
 
     @property
     def generate_paths(self) -> frozenset[str]:
@@ -153,7 +157,8 @@ def load(name: str, data_dir: Path = DATA_DIR) -> Schema:
     parsers = tuple(Parser(name=n, **p) for n, p in raw["parsers"].items())
     source = f"{raw['source']} (+ {', '.join(c['name'] for c in raw.get('components', ()))})"
     return Schema(name=name, framework=raw["framework"], version=raw["version"], source=source, parsers=parsers,
-                  options=tuple(options), opaque_prefixes=tuple(raw.get("opaque_prefixes", ())))
+                  options=tuple(options), opaque_prefixes=tuple(raw.get("opaque_prefixes", ())),
+                  backend_abbrev=raw.get("backend_abbrev") is True)
 
 
 # --- extraction from a source tree (ast: the framework's own add_argument calls) ---------------------------------

@@ -100,8 +100,8 @@ def capture(path: str | Path, fmt: str | None = None, env: Sequence[tuple[str, s
         raise JobFormatError(f"--job={str(path)!r}: no such file")
     fmt = fmt or detect(path)
     if args and fmt not in SCRIPT_FORMATS:
-        raise JobFormatError(f"{path}: a {fmt} file takes no arguments; arguments after -- are for a launch script "
-                             f"run in the sandbox ({', '.join(SCRIPT_FORMATS)})")
+        raise JobFormatError(f"{path}: a {fmt} file takes no arguments; arguments after -- (--job-arg with --job) are "
+                             f"for a launch script run in the sandbox ({', '.join(SCRIPT_FORMATS)})")
     try:
         args = sandbox.check_args(args)
     except ValueError as exc:

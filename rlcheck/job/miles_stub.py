@@ -8,7 +8,9 @@ TRAIN_ARGS` through `bash -c`. Here:
 
 - `execute_train` builds those same two commands (the runtime env vars Miles documents it sets, the model args of
   scripts/models/<megatron_model_type>.py beside the launcher) and runs them through `bash -c`, where the
-  sandbox's fake `ray` records them, so the capture reads them like a bash launcher's;
+  sandbox's fake `ray` records them, so the capture reads them like a bash launcher's; first, as Miles does, it
+  stops on an AssertionError unless train_args hold the text `--train-backend fsdp` exactly when megatron_model_type
+  is None (SLIME's execute_train has no such check);
 - `execute_train_npu` (only Miles' NPU image has it: docker/npu_patch/miles.patch) launches as that patch does;
   `resolve_extra_env_vars`, `encode_pseudo_file` and the `GENERATION_HARDWARE` table return what Miles' own do;
 - `exec_command_cpu`/`exec_command_gpu` run their command through `bash -c` too (fakes record; a command that
@@ -164,9 +166,40 @@ def _nodes(config: Any) -> None:
         out.write(json.dumps({"cmd": "miles-nodes", "argv": [str(getattr(config, "num_nodes", 1))]}) + "\n")
 
 
+def check_backend(train_args: str, megatron_model_type: Any) -> None:
+    """Miles' execute_train (and the NPU image's execute_train_npu) asserts, with no message, that train_args hold the
+    text `--train-backend fsdp` exactly when megatron_model_type is None: a test of the text, so `--train-backend=fsdp`
+    or an abbreviation of the flag counts as the Megatron backend. SLIME's execute_train has no such check. A model
+    type from a helper the stub does not model is not judged."""
+    if isinstance(megatron_model_type, Unknown):
+        return
+    fsdp = "--train-backend fsdp" in train_args
+    if fsdp != (megatron_model_type is None):
+        has = "hold the text `--train-backend fsdp`" if fsdp else "lack the text `--train-backend fsdp`"
+        raise AssertionError(f"Miles' execute_train stops on its bare assert: train_args {has} and "
+                             f"megatron_model_type is {megatron_model_type!r}; it wants that text exactly when "
+                             "megatron_model_type is None")
+
+
 def execute_train(train_args: str, num_gpus_per_node: int, megatron_model_type: Any, train_script: str = "train.py",
                   before_ray_job_submit: Any = None, extra_env_vars: Any = None, config: Any = None,
                   megatron_path: str = "/root/Megatron-LM") -> None:
+    """Miles' launch: its backend check, then the head and the job as `_launch` starts them."""
+    check_backend(train_args, megatron_model_type)
+    _launch(train_args, num_gpus_per_node, megatron_model_type, train_script, before_ray_job_submit, extra_env_vars,
+            config, megatron_path)
+
+
+def slime_execute_train(train_args: str, num_gpus_per_node: int, megatron_model_type: Any,
+                        train_script: str = "train.py", before_ray_job_submit: Any = None, extra_env_vars: Any = None,
+                        config: Any = None) -> None:
+    """SLIME's launch (its command_utils, which Miles forked): no backend check."""
+    _launch(train_args, num_gpus_per_node, megatron_model_type, train_script, before_ray_job_submit, extra_env_vars,
+            config, "/root/Megatron-LM")
+
+
+def _launch(train_args: str, num_gpus_per_node: int, megatron_model_type: Any, train_script: str,
+            before_ray_job_submit: Any, extra_env_vars: Any, config: Any, megatron_path: str) -> None:
     """Start the head and submit the job as Miles would, through the sandbox's fake `ray`."""
     _nodes(config)
     fsdp = "--train-backend fsdp" in train_args
@@ -200,6 +233,7 @@ def execute_train_npu(train_args: str, num_gpus_per_node: int, megatron_model_ty
     --num-gpus, the Ascend runtime env (no PYTHONPATH), the fixed dashboard address."""
     _record("the launcher calls execute_train_npu, which only Miles' NPU image has (docker/npu_patch/miles.patch; "
             "a plain Miles install stops with ImportError): captured as that image launches it", "miles-note")
+    check_backend(train_args, megatron_model_type)  # the patch keeps execute_train's check
     _nodes(config)
     master = os.environ.get("MASTER_ADDR", "127.0.0.1")
     if not _bool_env("SLIME_SCRIPT_EXTERNAL_RAY"):
@@ -355,7 +389,8 @@ _KNOWN: dict[str, Any] = {
     **dict.fromkeys(("convert_checkpoint", "hf_download_dataset", "rsync_simple", "fp8_cast_bf16",
                      "ssh_start_ray_workers"), _noop),
 }
-_MODULES = {**dict.fromkeys(_CMDS, _KNOWN), "miles.utils.external_utils.exec_command": _EXEC}
+_MODULES = {_CMD: _KNOWN, _CMDS[1]: {**_KNOWN, "execute_train": slime_execute_train},
+            "miles.utils.external_utils.exec_command": _EXEC}
 """The modules whose names the stub models: Miles' (and SLIME's) command_utils, Miles' exec_command."""
 
 

@@ -7,6 +7,8 @@ import re
 import shlex
 from collections.abc import Iterable, Sequence
 
+from rlcheck.job import recorder
+
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # bash: `${X:?}` -> "X: parameter null or not set", `${X?}` -> "X: parameter not set", set -u -> "X: unbound variable"
 _BASH_UNSET = re.compile(rf"(?:^|[\s:])({_NAME}): (?:parameter null or not set|parameter not set|unbound variable)")
@@ -85,7 +87,7 @@ def wants_arguments(script_text: str, output: Sequence[str], given: Sequence[str
         return ""
     usage = next((line.strip() for line in output if _USAGE.search(line) and not line.startswith("+")), "")
     return (f"the script stops for want of its own arguments{f' ({usage})' if usage else ''}: pass them after --: "
-            f"rlcheck job capture SCRIPT -- ARG...")
+            f"rlcheck job capture SCRIPT -- ARG... (with --job: --job-arg ARG, once per argument, in order)")
 
 
 def how_to_pass(names: Sequence[str]) -> str:
@@ -108,6 +110,27 @@ def helper_findings(calls: Iterable[tuple[str, tuple[str, ...]]]) -> list[str]:
     seen = dict.fromkeys(shlex.join(("python3", *argv))[:160] for cmd, argv in calls if cmd == "helper")
     return [f"`{line}` ran for real (a pure model-argument helper of the framework): its output is in the launch"
             for line in seen]
+
+
+def cluster_findings(calls: Iterable[tuple[str, tuple[str, ...]]]) -> list[str]:
+    """One finding per program asking Ray how many GPUs have joined, which the stand-in answered (a wait for the
+    cluster goes on)."""
+    seen = dict.fromkeys(shlex.join((cmd, *argv))[:120] for cmd, argv in calls
+                         if recorder.answers_cluster_poll(cmd, list(argv)))
+    return [f"`{line}` asks Ray how many GPUs have joined: rlcheck's stand-in answered {recorder.CLUSTER_GPUS} (every "
+            f"node up), so the script's wait for its cluster went on to the launch" for line in seen]
+
+
+def program_errors(calls: Iterable[tuple[str, tuple[str, ...]]]) -> list[str]:
+    """The last error line of each standard-library program that failed where the script read its output."""
+    return [argv[0] for cmd, argv in calls if cmd == "program-failed" and argv]
+
+
+def program_findings(calls: Iterable[tuple[str, tuple[str, ...]]]) -> list[str]:
+    """One finding per standard-library-only Python program whose output the script read, run for real."""
+    seen = dict.fromkeys(shlex.join(("python3", *argv))[:120] for cmd, argv in calls if cmd == "program")
+    return [f"`{line}` ran for real (a Python program of the standard library only, whose output the script reads): "
+            f"its output is in the launch" for line in seen]
 
 
 def launcher_findings(calls: Iterable[tuple[str, tuple[str, ...]]]) -> list[str]:

@@ -3,8 +3,9 @@
 Run as `python3 recorder.py NAME ARGS...` by the shims the sandbox puts first on PATH (rlcheck.job.sandbox.FAKES);
 it writes to $RLCHECK_RECORD and touches nothing else. A record already at $RLCHECK_RECORD_CAP bytes takes no more
 (the call fails, saying so). `stdout` says where the call's output went: "capture" (the sandbox's own output),
-"substitution" (a pipe the script reads, as in `$(python3 ...)`: the stand-in answered nothing there), "file", or
-"status" (a call answered by its exit status alone, as `nc -z HOST PORT` is: "open").
+"substitution" (a pipe the script reads, as in `$(python3 ...)`: the stand-in answered nothing there), "file",
+"status" (a call answered by its exit status alone, as `nc -z HOST PORT` is: "open"), or "answered" (a program asking
+Ray how many GPUs have joined, answered CLUSTER_GPUS: the cluster is up).
 
 A Python launcher a script calls (`python run.py run MODEL`: a file that builds `ray job submit` or calls
 execute_train) runs for real under rlcheck.job.miles_stub, recorded as `launcher`, so the launch it makes is recorded.
@@ -12,15 +13,23 @@ execute_train) runs for real under rlcheck.job.miles_stub, recorded as `launcher
 A framework's pure model-argument helper (Miles' `python3 miles/utils/external_utils/model_args_utils.py qwen3-4B`,
 which prints the model's Megatron flags from scripts/models/<type>.py: standard library only, no network, no GPU)
 runs for real with rlcheck's interpreter, recorded as `helper`, so the launch gets the model arguments it would.
+
+A Python program whose output the script reads (`$(python3 -c PROGRAM)`, `$(python3 - <<PY ... PY)`) and that imports
+only the standard library (a runtime env built as JSON from the environment) runs for real too, recorded as `program`
+when it succeeds; when it fails the stand-in's empty answer stands, with the program's last error lines shown.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import stat
+import subprocess
 import sys
+import tempfile
+from typing import Any
 
 _DEFAULT_CAP = 4 << 20
 PURE_HELPERS = re.compile(r"(^|/)(miles|slime)/utils/external_utils/model_args_utils\.py$")
@@ -60,6 +69,72 @@ def answers_by_status(name: str, args: list[str]) -> bool:
     return name == "nc" and any(a.startswith("-") and not a.startswith("--") and "z" in a for a in args)
 
 
+_GPU_POLL = re.compile(r"""ray\.cluster_resources\(\)\.get\(\s*["']GPU["']""")
+CLUSTER_GPUS = 1 << 16
+"""What the fake python answers a program that asks Ray how many GPUs have joined (`python3 -c "...
+print(int(ray.cluster_resources().get('GPU', 0)))"`): more than any cluster has, so a script waiting for its nodes to
+join (Miles' multi-node profile scripts, and the launcher they call) goes on to its submit, as it does once the
+cluster is up."""
+
+
+def answers_cluster_poll(name: str, args: list[str]) -> bool:
+    """`python3 -c PROGRAM` where the program prints the GPUs of Ray's cluster: answered with CLUSTER_GPUS."""
+    return (name in ("python", "python3") and len(args) >= 2 and args[0] == "-c"
+            and bool(_GPU_POLL.search(args[1])))
+
+
+PROGRAM_OUTPUT_CAP_BYTES = 1 << 20
+PROGRAM_TIMEOUT_S = 10.0
+
+
+def _stdlib_only(program: str) -> bool:
+    """The program parses and imports nothing but the standard library (no relative import)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError):
+        return False
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names.append("." if node.level else node.module or ".")
+    return all(n.split(".")[0] in sys.stdlib_module_names for n in names)
+
+
+def stdlib_program(name: str, args: list[str], stdin: Any) -> tuple[str, list[str]] | None:
+    """(program, its arguments) of `python3 -c PROGRAM ARG...` or `python3 - ARG...` (the program on stdin, read
+    here), when it imports only the standard library; else None."""
+    if name not in ("python", "python3") or not args:
+        return None
+    if args[0] == "-c" and len(args) >= 2:
+        program, rest = args[1], args[2:]
+    elif args[0] == "-":
+        program, rest = stdin.read(PROGRAM_OUTPUT_CAP_BYTES), args[1:]
+    else:
+        return None
+    return (program, rest) if program.strip() and _stdlib_only(program) else None
+
+
+def run_program(program: str, rest: list[str]) -> tuple[int, bytes, bytes]:
+    """(exit status, stdout, the last of stderr) of the program run with rlcheck's interpreter; status 1 when its
+    output passes PROGRAM_OUTPUT_CAP_BYTES, 124 when it runs past PROGRAM_TIMEOUT_S."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-I", "-c", program, *rest], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=err)
+        assert proc.stdout is not None
+        out = proc.stdout.read(PROGRAM_OUTPUT_CAP_BYTES + 1)
+        proc.stdout.close()
+        try:
+            code = proc.wait(timeout=PROGRAM_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = 124
+        if len(out) > PROGRAM_OUTPUT_CAP_BYTES:
+            proc.kill()
+            code = code or 1
+        err.seek(max(0, err.seek(0, os.SEEK_END) - 4096))
+        return code, out, err.read()
+
+
 def _stdout_kind() -> str:
     try:
         where = os.readlink("/proc/self/fd/1")
@@ -78,8 +153,16 @@ def main() -> int:
     helper = is_pure_helper(name, args)
     launcher = not helper and is_launcher(name, args)
     cmd = "helper" if helper else "launcher" if launcher else name
-    line = json.dumps({"cmd": cmd, "argv": args, "cwd": os.getcwd(),
-                       "stdout": "status" if answers_by_status(name, args) else _stdout_kind()}) + "\n"
+    poll = answers_cluster_poll(name, args)
+    kind = "status" if answers_by_status(name, args) else "answered" if poll else _stdout_kind()
+    program = stdlib_program(name, args, sys.stdin) if kind == "substitution" and cmd == name else None
+    ran = run_program(*program) if program is not None else None
+    if ran is not None and ran[0] == 0:  # its output is what the script reads, as it would be
+        cmd, kind = "program", "answered"
+    line = json.dumps({"cmd": cmd, "argv": args, "cwd": os.getcwd(), "stdout": kind}) + "\n"
+    if ran is not None and ran[0] != 0:  # why it answered nothing: its last error line (`KeyError: 'MASTER_ADDR'`)
+        last = ran[2].decode("utf-8", errors="replace").strip().splitlines()[-1:] or [f"exit {ran[0]}"]
+        line += json.dumps({"cmd": "program-failed", "argv": last, "cwd": os.getcwd()}) + "\n"
     with open(os.environ["RLCHECK_RECORD"], "a", encoding="utf-8", errors="replace") as out:
         if out.tell() + len(line.encode("utf-8", errors="replace")) > cap:
             print(f"rlcheck: the call record is full ({cap} bytes): `{name}` not recorded", file=sys.stderr)
@@ -89,6 +172,11 @@ def main() -> int:
         os.execv(sys.executable, [sys.executable, "-I", *sys.argv[2:]])
     if launcher:  # the sandbox holds it as it holds the script; the stub stands in for the frameworks' helpers
         os.execv(sys.executable, [sys.executable, "-I", _STUB, *sys.argv[2:]])
+    if poll:
+        print(CLUSTER_GPUS)
+    if ran is not None:  # its output; failed: the stand-in's empty answer, and the program's last words say why
+        sys.stdout.buffer.write(ran[1] if ran[0] == 0 else b"")
+        sys.stderr.buffer.write(ran[2])
     return 0
 
 

@@ -35,8 +35,8 @@ def _failed(path: Path, run: sandbox.Run, what: str, args: Sequence[str] = ()) -
     seen = ", ".join(sorted({" ".join((cmd, *argv[:1])) for cmd, argv in run.calls})) or "none"
     tail = " | ".join(run.stderr_tail) or "(no output)"
     text = _text(path)
-    wanted = needs.how_to_pass(needs.missing_variables(text, run.stderr_tail, run.set_at_exit)) if run.returncode \
-        else ""
+    output = [*run.stderr_tail, *needs.program_errors(run.calls)]
+    wanted = needs.how_to_pass(needs.missing_variables(text, output, run.set_at_exit)) if run.returncode else ""
     positional = needs.wants_arguments(text, run.stderr_tail, args) if run.returncode else ""
     return CaptureFailed("; ".join(p for p in (f"{path}: {what}", positional, wanted, why, *run.limits,
                                                f"fake commands it ran: {seen}", f"last output: {tail}") if p))
@@ -146,14 +146,17 @@ def _job_of(path: Path, run: sandbox.Run, fmt: str, args: Sequence[str] = ()) ->
     nodes = 1 if gpus else None
     notes = [f"the script exited {run.returncode} after its launch command"] if run.returncode else []
     notes += [*run.limits, *needs.substitution_findings(run.substituted), *needs.helper_findings(run.calls),
-              *needs.launcher_findings(run.calls)]
+              *needs.launcher_findings(run.calls), *needs.cluster_findings(run.calls),
+              *needs.program_findings(run.calls)]
     if submits:
         if len(submits) > 1:
             notes.append(f"{len(submits)} `ray job submit` calls: judged the first")
         try:
             job = from_submit(list(submits[0][2:]), str(path), fmt, nodes=nodes, gpus_per_node=gpus)
-        except CaptureFailed as exc:  # say where an unreadable value may have come from
-            raise CaptureFailed("; ".join([str(exc), *needs.substitution_findings(run.substituted)])) from exc
+        except CaptureFailed as exc:  # say where an unreadable value may have come from, and what it said it lacked
+            said = needs.how_to_pass(needs.missing_variables(_text(path), needs.program_errors(run.calls), None))
+            raise CaptureFailed("; ".join([str(exc), *filter(None, [said]),
+                                           *needs.substitution_findings(run.substituted)])) from exc
         return dataclasses.replace(job, findings=(*notes, *job.findings))
     trainer = next(((cmd, *argv) for cmd, argv in run.calls
                     if cmd in ("python", "python3") and argv and argv[0].endswith(".py")), None)

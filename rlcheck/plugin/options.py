@@ -133,15 +133,16 @@ def _validate_report_dir(report_dir: Path) -> None:
         raise pytest.UsageError(f"--report-dir={str(report_dir)!r} cannot be written: {problem}")
 
 
-def capture_job(path: str | None, fmt: str | None, env: Sequence[str] = ()) -> dict[str, Any]:
-    """RunContext fields for --job: a bad file or --job-env is a usage error; a launch that gives no trainer is kept
-    as an error."""
+def capture_job(path: str | None, fmt: str | None, env: Sequence[str] = (), args: Sequence[str] = ()
+                ) -> dict[str, Any]:
+    """RunContext fields for --job: a bad file, --job-env or --job-arg (arguments for a file that is not a script) is
+    a usage error; a launch that gives no trainer is kept as an error."""
     if path is None:
         return {}
     try:
         fmt = fmt or capture.detect(Path(path)) if Path(path).is_file() else fmt
         variables = capture.parse_env(env, os.environ)
-        return {"job_path": path, "job_format": fmt, "job": capture.capture(path, fmt, variables)}
+        return {"job_path": path, "job_format": fmt, "job": capture.capture(path, fmt, variables, args)}
     except capture.JobFormatError as exc:
         raise pytest.UsageError(str(exc)) from exc
     except capture.CaptureFailed as exc:
@@ -170,7 +171,8 @@ def pytest_configure(config: pytest.Config) -> None:
     profile, evidence, unknown = resolve_hardware(config.getoption("hardware"), config.getoption("hardware_timeout_s"))
     if config.getoption("baseline"):
         profile, evidence = with_baseline(profile, evidence, Path(config.getoption("baseline")))
-    captured = capture_job(config.getoption("job"), config.getoption("job_format"), config.getoption("job_env"))
+    captured = capture_job(config.getoption("job"), config.getoption("job_format"), config.getoption("job_env"),
+                           config.getoption("job_arg"))
     config.stash[context_key] = RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
