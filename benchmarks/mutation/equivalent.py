@@ -401,6 +401,12 @@ EQUIVALENT: dict[str, str] = {
         'split("%", 1)[0] -> split("%", 2)[0]: the first part is the same',
     "rlcheck.probes.image.numpy_megatron.x__major__mutmut_2":
         "a version with no major read as 1 instead of 0: it is only compared with >= 2, false for both",
+    # rlcheck/probes/node/tms.py
+    "rlcheck.probes.node.tms.x_rule_for__mutmut_14":
+        'version or "" -> version or "XXXX": neither starts with a digit, so neither is read as a release',
+    "rlcheck.probes.node.tms.x_rule_for__mutmut_30":
+        "a short version padded with 1s instead of 0s: (0, 3) becomes (0, 3, 1), still a 0.3 release no later "
+        "than 0.3.1; no two-part or one-part version sits between a bound and the next release",
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",

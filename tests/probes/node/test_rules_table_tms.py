@@ -153,22 +153,23 @@ TRACEBACK = ("Traceback (most recent call last):\n  File \"<string>\", line 3, i
              "ModuleNotFoundError: No module named 'torch_memory_saver'\n")
 
 
-@pytest.mark.parametrize(("runner", "resolved"), [
-    (Recording(stdout=f"loading\n{RESOLVED}\n"),
+@pytest.mark.parametrize(("answer", "resolved"), [
+    (dict(stdout=f"loading\n{RESOLVED}\n"),
      tms.Resolved(path=Path(f"/site/{CU13}"), torch_cuda="13.0")),
-    (Recording(stdout=f'{RESOLVED}\nRLCHECK_TMS {{"path": "/other/{CU12}", "cuda": "12.8"}}\n'),  # the first line
+    (dict(stdout=f'{RESOLVED}\nRLCHECK_TMS {{"path": "/other/{CU12}", "cuda": "12.8"}}\n'),  # the first line
      tms.Resolved(path=Path(f"/site/{CU13}"), torch_cuda="13.0")),
-    (Recording(stdout=f'RLCHECK_TMS {{"path": "/site/{CU12}", "cuda": null}}'),  # a CPU build of torch
+    (dict(stdout=f'RLCHECK_TMS {{"path": "/site/{CU12}", "cuda": null}}'),  # a CPU build of torch
      tms.Resolved(path=Path(f"/site/{CU12}"), torch_cuda=None)),
-    (Recording(stderr=TRACEBACK, returncode=1),
+    (dict(stderr=TRACEBACK, returncode=1),
      tms.Resolved(path=None, torch_cuda=None, error="resolver did not run (exit code 1): ModuleNotFoundError: No "
                   "module named 'torch_memory_saver'")),
-    (Recording(stdout=f" {RESOLVED}\nrlcheck_tms {{}}\n", stderr="warned\nlast words"),  # no line that starts so
+    (dict(stdout=f" {RESOLVED}\nrlcheck_tms {{}}\n", stderr="warned\nlast words"),  # no line that starts so
      tms.Resolved(path=None, torch_cuda=None, error="resolver did not run (exit code 0): last words")),
-    (Recording(stdout="importing torch\n", returncode=None, timed_out=True),
+    (dict(stdout="importing torch\n", returncode=None, timed_out=True),
      tms.Resolved(path=None, torch_cuda=None, error="resolver did not run (killed at its deadline): importing torch")),
 ])
-def test_rules_table_tms_resolve_with_package(runner, resolved):
+def test_rules_table_tms_resolve_with_package(answer, resolved):
+    runner = Recording(**answer)  # a fresh recording per row: a row may run more than once in one process
     assert tms.resolve_with_package(runner=runner) == resolved
     assert runner.calls == [((sys.executable, "-c", tms.RESOLVE), {"timeout_s": 180.0})]
 
