@@ -232,3 +232,35 @@ def test_slime_launcher_has_no_backend_check(tmp_path):
     launcher.write_text("import slime.utils.external_utils.command_utils as U\n" + _MISMATCH)
     job = capture.capture(launcher)
     assert job.argv == ("python3", "train.py", "--lr", "1e-6") and job.framework == "slime"
+
+
+# --- the model args: Miles reads scripts/models/<type>.py of its own tree ------------------------------------------
+
+def _miles_tree_launcher(root: Path, model_type: str) -> Path:
+    (root / "miles").mkdir(parents=True)
+    (root / "miles" / "__init__.py").write_text("")
+    (root / "scripts" / "models").mkdir(parents=True)
+    (root / "scripts" / "models" / "tiny.py").write_text("def model_args():\n"
+                                                         "    return '--num-layers 7 --hidden-size 64'\n")
+    launcher = root / "examples" / "agent" / "run_agent.py"
+    launcher.parent.mkdir(parents=True)
+    launcher.write_text("import miles.utils.external_utils.command_utils as U\n"
+                        "U.execute_train(train_args='--lr 1e-6', num_gpus_per_node=4, "
+                        f"megatron_model_type={model_type!r})\n")
+    return launcher
+
+
+@needs_sandbox
+def test_miles_launcher_in_examples_gets_the_model_args_of_its_trees_scripts_models(tmp_path):
+    job = capture.capture(_miles_tree_launcher(tmp_path / "miles-checkout", "tiny"))
+    assert job.argv == ("python3", "train.py", "--num-layers", "7", "--hidden-size", "64", "--lr", "1e-6")
+    assert not [f for f in job.findings if "not seen" in f]
+
+
+@needs_sandbox
+def test_miles_launcher_whose_model_type_its_tree_lacks_names_the_file_miles_reads(tmp_path):
+    root = tmp_path / "miles-checkout"
+    job = capture.capture(_miles_tree_launcher(root, "huge"))
+    assert job.argv == ("python3", "train.py", "--lr", "1e-6")
+    assert f"not seen: the model args: no {root / 'scripts' / 'models' / 'huge.py'} (Miles' " \
+           "scripts/models/<megatron_model_type>.py)" in job.findings

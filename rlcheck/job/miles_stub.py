@@ -94,15 +94,24 @@ def _bash(cmd: str, capture_output: bool = False) -> str | None:
     return done.stdout if capture_output else None
 
 
+def _model_file(model_type: str) -> Path:
+    """Where Miles reads a model type's args: scripts/models/<type>.py of the Miles tree the launcher lives in (the
+    nearest directory above it holding the miles package: Miles' model_args_utils reads its own repo's), else
+    models/<type>.py beside a launcher outside any Miles tree."""
+    launcher = _LAUNCHER[0]
+    root = next((d for d in launcher.parents if (d / "miles" / "__init__.py").is_file()), None)
+    return (root / "scripts" / "models" if root else launcher.parent / "models") / f"{model_type}.py"
+
+
 def _model_args(model_type: Any) -> str:
-    """scripts/models/<type>.py beside the launcher, its model_args() quoted token by token; '' if not there."""
+    """The model type's args file (_model_file), its model_args() quoted token by token; '' if not there."""
     if model_type is None:
         return ""
     if isinstance(model_type, Unknown) or not _LAUNCHER:
         _record("not seen: the model args: megatron_model_type came from a helper the stub does not model",
                 "miles-note")
         return ""
-    path = _LAUNCHER[0].parent / "models" / f"{model_type}.py"
+    path = _model_file(str(model_type))
     if not path.is_file():
         _record(f"not seen: the model args: no {path} (Miles' scripts/models/<megatron_model_type>.py)", "miles-note")
         return ""
