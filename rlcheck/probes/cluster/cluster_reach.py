@@ -39,19 +39,18 @@ def unanswered(answer: NodeAnswer) -> Verdict:
 def evaluate_node_answer(answer: NodeAnswer) -> Verdict:
     if answer.outcome is not Outcome.ANSWERED:
         return with_node_id(unanswered(answer), answer.node)
-    return with_node_id(Verdict(status=Status.PASS, node=answer.node.label,
-                                summary=f"{answer.node.where}: answered in {answer.elapsed_s:.1f} s "
-                                        f"({answer.detail})"), answer.node)
+    said = f"{answer.node.where}: answered in {answer.elapsed_s:.1f} s ({answer.detail})"
+    return with_node_id(Verdict(status=Status.PASS, summary=said), answer.node)  # with_node_id names the node
 
 
 def _judge(answer: NodeAnswer, evaluate: NodeEvaluate, profile: HardwareProfile | None) -> Verdict:
+    """The node's verdict; judge_nodes names it (with_node_id), so one made here carries no node."""
     if answer.outcome is not Outcome.ANSWERED or answer.observation is None:
         return unanswered(answer)
     try:
         obs = NodeObservation.from_dict(answer.observation)
     except (KeyError, TypeError, ValueError) as exc:  # another rlcheck version on the node
-        return Verdict(status=Status.UNKNOWN, node=answer.node.label,
-                       summary=f"{answer.node.where}: observation not understood: {exc}")
+        return Verdict(status=Status.UNKNOWN, summary=f"{answer.node.where}: observation not understood: {exc}")
     return evaluate(answer.node, obs, profile)
 
 
