@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from importlib import metadata, util
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from rlcheck.probes.recipe.sglang_flags import (
     run_sglang,
     sglang_env,
 )
+from rlcheck.process import warm
 from rlcheck.verdict import Status
 
 REMEDY = catalog.get("sglang-dead-flag").remedy
@@ -116,11 +118,21 @@ def _stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, at_import: str
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture
+def stop_warm() -> Iterator[None]:
+    """The warm interpreters a test starts end (and are reaped) with it: none is left for a process that waits for
+    any child (mutmut's runner does) or for the rest of the session."""
+    yield
+    warm.stop_all()
+
+
+@pytest.mark.usefixtures("stop_warm")
 def test_rules_table_sglang_flags_collect_asks_the_parser_in_a_warm_offline_child(tmp_path, monkeypatch):
     _stand_in(tmp_path, monkeypatch)
     assert collect_sglang_options() == SglangOptions(version="9.1.0", flags=SEEN)
 
 
+@pytest.mark.usefixtures("stop_warm")
 def test_rules_table_sglang_flags_collect_names_why_the_parser_did_not_run(tmp_path, monkeypatch):
     _stand_in(tmp_path, monkeypatch, at_import='raise ImportError("sglang was built without its CUDA kernels")')
     assert collect_sglang_options() == SglangOptions(
@@ -128,6 +140,7 @@ def test_rules_table_sglang_flags_collect_names_why_the_parser_did_not_run(tmp_p
         error="sglang's parser did not run (exit code 1): ImportError: sglang was built without its CUDA kernels")
 
 
+@pytest.mark.usefixtures("stop_warm")
 def test_rules_table_sglang_flags_collect_stops_at_its_deadline(tmp_path, monkeypatch):
     _stand_in(tmp_path, monkeypatch, in_parser="import time; time.sleep(120)")
     assert collect_sglang_options(timeout_s=2) == SglangOptions(
@@ -135,6 +148,7 @@ def test_rules_table_sglang_flags_collect_stops_at_its_deadline(tmp_path, monkey
                                       "options")
 
 
+@pytest.mark.usefixtures("stop_warm")
 def test_rules_table_sglang_flags_run_sglang_passes_argv_to_an_offline_child(tmp_path, monkeypatch):
     _stand_in(tmp_path, monkeypatch)
     monkeypatch.setenv("RLCHECK_ROW", "kept")
@@ -156,6 +170,7 @@ def _installed_sglang() -> str | None:
 
 
 @pytest.mark.skipif(_installed_sglang() != "0.5.12.post1", reason="needs the recorded SGLang 0.5.12.post1 installed")
+@pytest.mark.usefixtures("stop_warm")
 def test_rules_table_sglang_flags_collect_from_the_real_sglang_matches_its_recording():
     data = json.loads(RECORDED.read_text(encoding="utf-8"))
     found = collect_sglang_options()
