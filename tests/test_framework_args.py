@@ -103,6 +103,23 @@ def test_framework_values_of_nargs_star_unknown_and_stray():
     assert problems(["python3", "train.py", "--lr", "1e-6", "--rollout-batch-size", "8"]) == []
 
 
+@pytest.mark.parametrize(("argv", "options"), [
+    (["python3", "train.py", "--lr", "1e-6"], ["--lr", "1e-6"]),
+    (["python3", "-u", "train.py", "--lr", "1e-6"], ["--lr", "1e-6"]),  # -u is Python's: unbuffered output
+    (["python", "-u", "-B", "-X", "dev", "-W", "ignore", "train_async.py", "--lr", "1e-6"], ["--lr", "1e-6"]),
+    (["python3", "-m", "slime.train", "--lr", "1e-6"], ["--lr", "1e-6"]),  # a module: what follows it is its own
+    (["python3", "train.py", "-u"], ["-u"]),  # after the script: the trainer's
+    (["--lr", "1e-6"], ["--lr", "1e-6"]),  # a list of options, no command
+])
+def test_framework_trainer_options_leave_out_the_interpreters_own(argv, options):
+    assert fa.options_of(argv) == options
+
+
+def test_framework_unbuffered_python_is_not_judged_as_a_trainer_option():
+    assert problems(["python3", "-u", "train.py", "--lr", "1e-6", "--rollout-batch-size", "8"]) == []
+    assert problems(["python3", "train.py", "-u", "--rollout-batch-size", "8"]) == [("-u", "unknown")]
+
+
 def test_framework_bool_optional_takes_its_no_form():
     assert problems(["--offload-train"]) == [] and problems(["--no-offload-train"]) == []
 

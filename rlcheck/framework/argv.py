@@ -173,9 +173,22 @@ def option(argv: Sequence[str], flag: str) -> str | None:
     return found
 
 
+_PY_VALUE_OPTIONS = ("-W", "-X")
+"""The interpreter's own options that take the next token as their value (`python3 -X dev train.py`)."""
+
+
 def options_of(argv: list[str] | tuple[str, ...]) -> list[str]:
-    """The trainer's options: argv without its leading python and script tokens."""
+    """The trainer's options: argv without its leading python, the interpreter's own options (`python3 -u train.py`:
+    -u is Python's, never the trainer's) and script tokens."""
     tokens = list(argv)
+    if tokens and not _is_flag(tokens[0]) and tokens[0].startswith("python"):
+        tokens.pop(0)
+        while tokens and tokens[0].startswith("-") and not tokens[0].startswith("--") and len(tokens[0]) > 1:
+            flag = tokens.pop(0)
+            if flag in ("-m", "-c"):  # a module or a program: what follows it is its own
+                return tokens[1:]
+            if flag in _PY_VALUE_OPTIONS and tokens:
+                tokens.pop(0)
     while tokens and not _is_flag(tokens[0]) and (tokens[0].startswith("python") or tokens[0].endswith(".py")):
         tokens.pop(0)
     return tokens
