@@ -407,6 +407,11 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.probes.node.tms.x_rule_for__mutmut_30":
         "a short version padded with 1s instead of 0s: (0, 3) becomes (0, 3, 1), still a 0.3 release no later "
         "than 0.3.1; no two-part or one-part version sits between a bound and the next release",
+    # rlcheck/probes/cluster/nccl_pairs.py
+    "rlcheck.probes.cluster.nccl_pairs.x_repair_rounds__mutmut_24":
+        "rounds searched up to len(rounds) + 1 instead of len(rounds): at i == len(rounds) every healthy node "
+        "the suspect has not met is taken, so a further round is only reached when it has met all of them, and "
+        "then the met test rejects each before the round is looked at",
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",

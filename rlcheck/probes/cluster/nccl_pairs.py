@@ -143,10 +143,13 @@ def reference_gbps(pairs: list[PairResult]) -> float | None:
 
 
 def is_slow(pair: PairResult, reference: float | None, floor: float | None) -> bool:
-    if pair.busbw_gbps is None:
-        return False
-    below_floor = floor is not None and pair.backend == "nccl" and pair.busbw_gbps < floor
-    return below_floor or (reference is not None and pair.busbw_gbps < SLOW_FRACTION * reference)
+    return pair.busbw_gbps is not None and _slow(pair.busbw_gbps, pair.backend, reference, floor)
+
+
+def _slow(gbps: float, backend: str, reference: float | None, floor: float | None) -> bool:
+    """Below the floor (an NCCL figure only), or below SLOW_FRACTION of the reference."""
+    below_floor = floor is not None and backend == "nccl" and gbps < floor
+    return below_floor or (reference is not None and gbps < SLOW_FRACTION * reference)
 
 
 def suspects(pairs: list[PairResult], floor: float | None) -> tuple[list[str], list[str]]:
@@ -175,11 +178,11 @@ def repair_rounds(pairs: list[PairResult], floor: float | None) -> list[list[tup
                        if frozenset((h, node)) not in met and (i == len(rounds) or not {h, node} & busy[i])), None)
         if choice is None:
             continue
+        # met needs no update: a later suspect's pair (a healthy node, that suspect) is never this one
         i, partner = choice
         if i == len(rounds):
             rounds.append([])
             busy.append(set())
-        met.add(frozenset((partner, node)))
         rounds[i].append((partner, node))
         busy[i] |= {partner, node}
     return rounds
@@ -232,7 +235,7 @@ def evaluate_nccl_pairs(obs: PairsObservation, profile: HardwareProfile | None) 
     ref = f"{reference:.3g} GB/s" if reference is not None else "none (no pair measured)"
     basis = (f"{obs.size_bytes} bytes x {obs.iterations} all-reduces per pair; slow: below {SLOW_FRACTION:g} x the "
              f"median of the faster half of the pairs ({ref})" +
-             (f" or below the {profile.name if profile else ''} floor {floor:g} GB/s (NCCL pairs)" if floor else
+             (f" or below the {profile.name} floor {floor:g} GB/s (NCCL pairs)" if floor and profile else
               f"; no inter-node floor ({FLOOR_KEY}) in the profile"))
     group = _group_verdict(obs, reference, floor, named)
     return [_node_verdict(n, obs, named, basis) for n in obs.nodes] + ([group] if group else [])
@@ -252,10 +255,8 @@ def _group_verdict(obs: PairsObservation, reference: float | None, floor: float 
         return Verdict(status=Status.UNKNOWN, remedy=REMEDY, details=f"nodes: {', '.join(group.nodes)}",
                        summary=f"{said}: {group.outcome.value} ({group.detail}): the job's first all-reduce would "
                                "hang or fail the same way")
-    as_pair = PairResult(first=group.nodes[0], second=group.nodes[-1], backend=group.backend,
-                         outcome=group.outcome, busbw_gbps=group.busbw_gbps)
     seen = f"{said}: {group.busbw_gbps:.3g} GB/s ({group.backend}; pairs' reference {reference or 0:.3g} GB/s)"
-    if is_slow(as_pair, reference, floor):
+    if _slow(group.busbw_gbps, group.backend, reference, floor):
         label = {n.node_id: n.label for n in obs.nodes}
         blame = (f"; the pairs name {', '.join(label.get(n, n) for n in named)}" if named
                  else "; every pair is healthy: look at the fabric")

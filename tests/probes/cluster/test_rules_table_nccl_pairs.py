@@ -250,13 +250,20 @@ PLANS = {  # pairs -> (suspects, cleared), the re-pairing
     "two-nodes-both-slow-by-the-floor": ([_p("a", "b", 12.0)], ([_id("a"), _id("b")], []), []),
     "hung-pairs-judge-nothing": ([_p("a", "b", FAST), _p("b", "c", None, TIMEOUT), _p("c", "d", None, ERROR)],
                                  ([], [_id("a"), _id("b")]), []),
+    "a-suspect-without-a-partner-stops-no-other": ([_p("a", "b", FAST), _p("b", "c", SLOW), _p("c", "a", SLOW),
+                                                    _p("d", "e", SLOW)],
+                                                   ([_id("c"), _id("d"), _id("e")], []),
+                                                   [[(_id("a"), _id("d")), (_id("b"), _id("e"))]]),
+    "a-suspect-by-the-floor-alone": ([_p("a", "b", FAST), _p("c", "d", 12.0), _p("b", "c", 12.0), _p("d", "a", FAST)],
+                                     ([_id("c")], [_id("a")]), [[(_id("a"), _id("c"))]]),  # 12 < floor 20 only
 }
+FLOORS = {"two-nodes-both-slow-by-the-floor": 40.0, "a-suspect-by-the-floor-alone": 20.0}
 
 
 @pytest.mark.parametrize("row", PLANS)
 def test_rules_table_nccl_pairs_suspects_and_repair(row):
     pairs, found, rounds = PLANS[row]
-    floor = 40.0 if row == "two-nodes-both-slow-by-the-floor" else None
+    floor = FLOORS.get(row)
     assert np_.suspects(pairs, floor) == found
     assert np_.repair_rounds(pairs, floor) == rounds
 
