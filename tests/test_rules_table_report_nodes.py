@@ -113,6 +113,11 @@ def _bad(count: int, summary: str = "Xid 79", **kw: str) -> list[dict[str, Any]]
       "### FAIL run", "", "e", "", "Fix: drain", "", "### WARN xid@n3", "", "f", "", "```", "clocks", "```", ""]),
     ([{**_v("FAIL", "xid", "n0", "a"), "remedy": None}, {**_v("FAIL", "xid", "n1", "a"), "remedy": ""}], True,
      ["### FAIL xid on 2 nodes", "", "Nodes: n0, n1", "", "a", ""]),  # no fix: None and '' are one
+    # a verdict of the whole run with the check, status and fix of a node group keeps its own section
+    ([_v("FAIL", "pairs", "n0", "slow", remedy="R"), _v("FAIL", "pairs", "", "all slow", remedy="R"),
+      _v("FAIL", "pairs", "n1", "slow", remedy="R")], True,
+     ["### FAIL pairs on 2 nodes", "", "Nodes: n0, n1", "", "slow", "", "Fix: R", "",
+      "### FAIL pairs", "", "all slow", "", "Fix: R", ""]),
     ([], True, []),
 ])
 def test_rules_table_report_nodes_fix_sections(bad, group, lines):

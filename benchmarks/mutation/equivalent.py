@@ -412,6 +412,9 @@ EQUIVALENT: dict[str, str] = {
         "rounds searched up to len(rounds) + 1 instead of len(rounds): at i == len(rounds) every healthy node "
         "the suspect has not met is taken, so a further round is only reached when it has met all of them, and "
         "then the met test rejects each before the round is looked at",
+    # rlcheck/report_nodes.py
+    "rlcheck.report_nodes.x_grouped_rows__mutmut_45":
+        "members[0] -> members[1] for the summary every member shares (same): each member's is that one",
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",
