@@ -21,15 +21,18 @@ when it succeeds; when it fails the stand-in's empty answer stands, with the pro
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
 import stat
-import subprocess
 import sys
-import tempfile
-from typing import Any
+
+# Every fake command starts this module, some scripts hundreds of times (a wait loop of `ray status; sleep 5`): what
+# only a Python program run for real needs (ast, subprocess, tempfile) is imported where it is used, and typing not
+# at all (mypy reads a name TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO
 
 _DEFAULT_CAP = 4 << 20
 PURE_HELPERS = re.compile(r"(^|/)(miles|slime)/utils/external_utils/model_args_utils\.py$")
@@ -89,6 +92,8 @@ PROGRAM_TIMEOUT_S = 10.0
 
 def _stdlib_only(program: str) -> bool:
     """The program parses and imports nothing but the standard library (no relative import)."""
+    import ast
+
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError):
@@ -100,7 +105,7 @@ def _stdlib_only(program: str) -> bool:
     return all(n.split(".")[0] in sys.stdlib_module_names for n in names)
 
 
-def stdlib_program(name: str, args: list[str], stdin: Any) -> tuple[str, list[str]] | None:
+def stdlib_program(name: str, args: list[str], stdin: IO[str]) -> tuple[str, list[str]] | None:
     """(program, its arguments) of `python3 -c PROGRAM ARG...` or `python3 - ARG...` (the program on stdin, read
     here), when it imports only the standard library; else None."""
     if name not in ("python", "python3") or not args:
@@ -117,6 +122,9 @@ def stdlib_program(name: str, args: list[str], stdin: Any) -> tuple[str, list[st
 def run_program(program: str, rest: list[str]) -> tuple[int, bytes, bytes]:
     """(exit status, stdout, the last of stderr) of the program run with rlcheck's interpreter; status 1 when its
     output passes PROGRAM_OUTPUT_CAP_BYTES, 124 when it runs past PROGRAM_TIMEOUT_S."""
+    import subprocess
+    import tempfile
+
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, "-I", "-c", program, *rest], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=err)

@@ -96,7 +96,8 @@ def _shims(bin_dir: Path) -> None:
     bin_dir.mkdir()
     for name in FAKES:
         shim = bin_dir / name
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{_RECORDER}" {name} "$@"\n', encoding="utf-8")
+        # -I -S: the recorder needs the standard library only, and starts once per call (a wait loop: hundreds)
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -I -S "{_RECORDER}" {name} "$@"\n', encoding="utf-8")
         shim.chmod(0o755)
     (bin_dir / "bash_env").write_text(_BASH_ENV, encoding="utf-8")
 
