@@ -36,6 +36,7 @@ TRAIN = ["python3", "train.py"]
     ("9HF_TOKEN=abc123", "", None), ("abc123", "HF_TOKEN", None), ("abc123", "--hf-token=x", None),
     ("--colocate", "--hf-token", None), ("-5", "--hf-token", None), ("$HF_TOKEN", "--hf-token", None),
     ("abc123", "--input-key", None), ("abc123", "", None), ("", "", None),
+    ("abc123", "--x=hf-token", None),  # --x took its value inline: no secret flag's value follows
 ])
 def test_rules_table_inline_secrets_token(token, before, hit):
     assert secrets.token_secret(token, before) == hit
@@ -43,7 +44,8 @@ def test_rules_table_inline_secrets_token(token, before, hit):
 
 @pytest.mark.parametrize(("command", "words"), [
     ("", []), ("   ", []), ("a", ["a"]), ("a b\tc\n d ", ["a", "b", "c", "d"]),
-    ("'a b'c", ["a bc"]), ("''", [""]), ("x'' y", ["x", "y"]), ("'unbalanced end", ["unbalanced end"]),
+    ("'a b'c", ["a bc"]), ("'a' 'b'", ["a", "b"]), ("''", [""]), ("x'' y", ["x", "y"]),
+    ("'unbalanced end", ["unbalanced end"]),
     ("a'\"b'", ['a"b']), ("'a\\b'", ["a\\b"]),
     ('"a b"', ["a b"]), ('""', [""]), ('"a\\"b"', ['a"b']), ('"a\\\\b"', ["a\\b"]), ('"\\$x"', ["$x"]),
     ('"\\`x"', ["`x"]), ('"\\n\\a"', ["\\n\\a"]), ('"a\\\nb"', ["ab"]), ('"unbalanced end', ["unbalanced end"]),
@@ -101,10 +103,13 @@ ENTRYPOINTS = [
     ("sh -c \"bash -c 'sh -c \\\"python3 " + HF + "\\\"'\"",
      ["entrypoint token 2: token 2: token 2 (hf-token shape)"]),
     ("bash -c 'python3 train.py --seed 1'", []),
+    ("HF_TOKEN=abc123 bash -c 'API_KEY=x2 python3'",
+     ["entrypoint prefix HF_TOKEN (by name)", "entrypoint token 3: prefix API_KEY (by name)"]),
     ("echo 'a  b' " + HF, ["entrypoint token 2 (hf-token shape)"]),
     ("echo '" + HF + " x'", ["entrypoint token 1: token 0 (hf-token shape)"]),
     # near misses
     ("MASTER_PORT=29500 HF_TOKEN=$HF_TOKEN python3 train.py --input-key prompt", []),
+    ("abc123 --hf-token", []),  # the first word follows nothing
     ("", []),
 ]
 
@@ -125,6 +130,9 @@ def test_rules_table_inline_secrets_every_place_in_order():
     assert secrets.find_inline_secrets(argv[:2], {}, "", ["HF_TOKEN=zz", *TRAIN, "--api-key", "x2"]) == [
         "entrypoint prefix HF_TOKEN (by name)", "entrypoint token 4 (--api-key, by name)"]
     assert secrets.find_inline_secrets(["abc123", "--api-key", "x2"], {}) == ["argv token 2 (--api-key, by name)"]
+    assert secrets.find_inline_secrets(["abc123", "--hf-token"], {}) == []  # the first token follows nothing
+    assert secrets.find_inline_secrets(TRAIN, {}, intended=["HF_TOKEN=zz", *TRAIN]) == [
+        "entrypoint prefix HF_TOKEN (by name)"]  # no entrypoint: the intended argv
 
 
 def test_rules_table_inline_secrets_known_values_under_any_name():
@@ -176,6 +184,11 @@ def test_rules_table_inline_secrets_verdicts(argv, env, recorded, entrypoint, st
     assert verdict.failure_id is None
 
 
+def test_rules_table_inline_secrets_verdict_without_an_entrypoint_reads_the_intended_argv():
+    verdict = secrets.evaluate_inline_secrets(TRAIN, {}, intended=["HF_TOKEN=zz", *TRAIN])
+    assert verdict.summary == "1 secret value(s) inlined into the launch: entrypoint prefix HF_TOKEN (by name)"
+
+
 @dataclasses.dataclass(frozen=True)
 class Captured:
     entrypoint: str = ""
@@ -221,7 +234,7 @@ def test_rules_table_inline_secrets_redacted_places():
 
 @pytest.mark.parametrize(("argv", "redacted"), [
     (["--hf-token", "abc123", "--seed", "1"], ["--hf-token", "<redacted>", "--seed", "1"]),
-    (["abc123", "--hf-token", "--x"], ["abc123", "--hf-token", "--x"]),
+    (["abc123", "--hf-token"], ["abc123", "--hf-token"]),  # the first token follows nothing
     (["--api-key=a=b", "HF_TOKEN=abc123"], ["--api-key=<redacted>", "HF_TOKEN=<redacted>"]),
     (["--note", HF, "--x=" + GHP], ["--note", "<redacted:hf-token>", "--x=<redacted:github-token>"]),
     (["--input-key", "prompt"], ["--input-key", "prompt"]),
