@@ -96,6 +96,7 @@ def kubectl_apply(patch: NodePatch, node: Mapping[str, Any], status: NodeStatus,
                                      "--type=strategic", "-p", body)]
     k8s_node.run_kubectl(steps[0], runner)
     if (created := event(patch, node, status)) is not None:
-        steps.append((kubectl, "create", "--namespace", status.namespace, "-f", "-", "-o", "name"))
-        k8s_node.run_kubectl(steps[-1], runner, stdin=json.dumps(created))
+        create = (kubectl, "create", "--namespace", status.namespace, "-f", "-", "-o", "name")
+        steps.append(create)
+        k8s_node.run_kubectl(create, runner, stdin=json.dumps(created))
     return steps
