@@ -172,6 +172,13 @@ def test_run_program_gives_its_output_status_and_last_error():
     assert (code, out) == (1, b"") and err.decode().strip().splitlines()[-1] == "KeyError: 'RLCHECK_NOT_SET_ANYWHERE'"
     code, out, _ = recorder.run_program(f"print('x' * {recorder.PROGRAM_OUTPUT_CAP_BYTES})", [])  # one byte over
     assert code == 1 and len(out) == recorder.PROGRAM_OUTPUT_CAP_BYTES + 1
+    code, out, _ = recorder.run_program(f"print('x' * {recorder.PROGRAM_OUTPUT_CAP_BYTES - 1})", [])  # at the cap
+    assert code == 0 and len(out) == recorder.PROGRAM_OUTPUT_CAP_BYTES
+
+
+def test_run_program_past_its_time_is_killed_with_status_124(monkeypatch):
+    monkeypatch.setattr(recorder, "PROGRAM_TIMEOUT_S", 0.5)
+    assert recorder.run_program("import time; time.sleep(60)", [])[0] == 124
 
 
 RUNTIME_ENV_SCRIPT = """#!/bin/bash

@@ -120,27 +120,27 @@ def stdlib_program(name: str, args: list[str], stdin: IO[str]) -> tuple[str, lis
 
 
 def run_program(program: str, rest: list[str]) -> tuple[int, bytes, bytes]:
-    """(exit status, stdout, the last of stderr) of the program run with rlcheck's interpreter; status 1 when its
-    output passes PROGRAM_OUTPUT_CAP_BYTES, 124 when it runs past PROGRAM_TIMEOUT_S."""
+    """(exit status, stdout, the last of stderr) of the program run with rlcheck's interpreter, its output in files (the
+    sandbox caps their size); status 1 when its output passes PROGRAM_OUTPUT_CAP_BYTES, 124 when it runs past
+    PROGRAM_TIMEOUT_S (killed; a child of its own still holding the output ends with the sandbox)."""
     import subprocess
     import tempfile
 
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-I", "-c", program, *rest], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=err)
-        assert proc.stdout is not None
-        out = proc.stdout.read(PROGRAM_OUTPUT_CAP_BYTES + 1)
-        proc.stdout.close()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", program, *rest], stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=err)
         try:
             code = proc.wait(timeout=PROGRAM_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
             code = 124
-        if len(out) > PROGRAM_OUTPUT_CAP_BYTES:
-            proc.kill()
+        out.seek(0)
+        text = out.read(PROGRAM_OUTPUT_CAP_BYTES + 1)
+        if len(text) > PROGRAM_OUTPUT_CAP_BYTES:
             code = code or 1
         err.seek(max(0, err.seek(0, os.SEEK_END) - 4096))
-        return code, out, err.read()
+        return code, text, err.read()
 
 
 def _stdout_kind() -> str:
