@@ -49,7 +49,7 @@ _KEY_DATA = frozenset({"INPUT", "LABEL", "METADATA", "REWARD", "TOOL", "PROMPT",
 def _words(name: str) -> tuple[list[str], bool]:
     """The upper-case words of a name (its last dotted part; dashes read as underscores), and whether it is a flag."""
     flag = name.startswith("-")
-    last = name.lstrip("-").rpartition(".")[2]
+    last = name.rpartition(".")[2]  # a flag's leading dashes read as underscores: empty words, left out
     return [w for w in last.upper().replace("-", "_").split("_") if w], flag
 
 

@@ -72,6 +72,7 @@ def test_rules_table_secret_guard_weak_head(words, i, flag, text_before, data_be
 
 @pytest.mark.parametrize(("name", "secret"), [
     ("HF_TOKEN", True), ("HF_TOKEN_V2", True), ("HF_TOKEN_2_RO", True), ("HF_TOKEN_V", False),
+    ("HF_TOKEN_RO_X", False),  # every word after the secret word must be a qualifier, not only the next
     ("HF_TOKEN_X", False), ("HF_TOKEN_X_RO", False), ("TOKEN_X", False), ("TOKEN_RO", True), ("TOKEN_PAD", False),
     ("MY_SECRET", True), ("MYSECRET", True), ("SECRET", True), ("SECRETS_DIR", False), ("MY_SECRET_FILE", False),
     ("DB_PASSWORD_FILE_2", True),  # the last word decides: 2 is no pointer
@@ -136,6 +137,10 @@ def test_rules_table_secret_guard_hide(value, hidden):
     ("MAX_TOKENS=8192 --tokenizer-type HuggingFaceTokenizer", "MAX_TOKENS=8192 --tokenizer-type HuggingFaceTokenizer"),
     ("x=HF_TOKEN=abc123", "x=HF_TOKEN=abc123"), ("(HF_TOKEN=abc123)", "(HF_TOKEN=<redacted>)"),
     ("DB_PASSWORD:: hunter22", "DB_PASSWORD:: hunter22"),
+    ("python HF_TOKEN=abc123", "python HF_TOKEN=<redacted>"), ('HF_TOKEN="abc123"', 'HF_TOKEN="<redacted>"'),
+    ("HF_TOKEN=a", "HF_TOKEN=<redacted>"),
+    ("HF_TOKEN=abc123 --api-key xyz789 end", "HF_TOKEN=<redacted> --api-key <redacted> end"),
+    ("--api-key xyz789 HF_TOKEN=abc123", "--api-key <redacted> HF_TOKEN=<redacted>"),
 ])
 def test_rules_table_secret_guard_scrub_names(text, scrubbed):
     assert sg.scrub_text(text, known=()) == scrubbed
@@ -200,6 +205,10 @@ def test_rules_table_secret_guard_values_known_and_leaked():
     sg.remember(["rememberedValue1", "short", "${HF_TOKEN}", "12345678"])
     assert sg.known_values(ENV) == ["rememberedValue1", "abcdefghijkl", "12345678"]
     assert sg.known_values({}) == ["rememberedValue1"]  # too short, a reference, a number: never remembered
+    sg.remember(["abcdefgh", "abcdefg"])  # 8 characters on
+    assert sg.known_values({}) == ["rememberedValue1", "abcdefgh"]
+    assert sg.known_values({"A_TOKEN": "zzzzzzzzz", "B_TOKEN": "aaaaaaaaaaaa"}) == ["rememberedValue1", "aaaaaaaaaaaa",
+                                                                                    "zzzzzzzzz", "abcdefgh"]
     assert sg.leaked_names({"argv": ["--x", "pre-12345678"], "k": {"abcdefghijkl": 1}}, ENV) == ["HF_TOKEN",
                                                                                                   "WANDB_API_KEY"]
     assert sg.leaked_names(["abcdefghijk", "/usr/local/bin"], ENV) == []

@@ -415,6 +415,15 @@ EQUIVALENT: dict[str, str] = {
     # rlcheck/report_nodes.py
     "rlcheck.report_nodes.x_grouped_rows__mutmut_45":
         "members[0] -> members[1] for the summary every member shares (same): each member's is that one",
+    # rlcheck/secret_guard.py
+    "rlcheck.secret_guard.x__scrub_names__mutmut_21":
+        "pending = False -> None: pending is only tested for its truth, and None is false as False is",
+    "rlcheck.secret_guard.x_is_secret_name__mutmut_31":
+        "text_before = data_before = False -> None: each is or-ed with a bool before any use and read for its "
+        "truth, so None and False give the same names",
+    "rlcheck.secret_guard.x_hide__mutmut_11":
+        "value.index(core) -> rindex: the core occurs once in the value; a later occurrence would end inside the "
+        "closers stripped after it, while the core's last character is no closer",
     # rlcheck/history_band.py
     "rlcheck.history_band.x_read_reports__mutmut_4":
         "is_dir() -> True: globbing a folder that does not exist yields no file, the same empty reading",
