@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks import results_file
@@ -53,13 +54,13 @@ def _modules(out: str) -> list[str]:
     return list(eval(line.split("RLCHECK_MODULES ", 1)[1]))  # noqa: S307 - the list our own probe printed
 
 
-def _importtime_ms(statement: str, env: dict[str, str]) -> float:
+def _importtime_ms(statement: str, env_for: Callable[[int], dict[str, str]], runs: int = 5) -> float:
     """Cumulative import time Python reports for the modules statement imports (pytest imported before, not counted),
-    the median of 5 runs."""
+    the median of `runs` runs, run i in env_for(i)."""
     code = f"import pytest\nimport sys\nsys.stderr.write('MARK\\n')\n{statement}\n"
     samples = []
-    for _ in range(5):
-        done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True,
+    for i in range(runs):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env_for(i), capture_output=True,
                               text=True, timeout=300, check=True)
         after = done.stderr.split("MARK\n", 1)[1]
         top = [line.split("|") for line in after.splitlines() if line.startswith("import time:")]
@@ -98,15 +99,22 @@ def main(argv: list[str] | None = None) -> int:
         _, asked = _pytest(project, warm_env, "--hardware=none", "--progress-s=0")
         warm = _pair(project, args.rounds, lambda i: warm_env)
         cold = _pair(project, args.cold_rounds, lambda i: _env(PYTHONPYCACHEPREFIX=f"{tmp}/pyc-cold-{i}"))
-        entry_ms = _importtime_ms("import rlcheck.plugin", warm_env)
-        roles_ms = _importtime_ms("import " + ", ".join(ROLES), warm_env)
+        entry = "import " + ", ".join(m for m in unrelated if m != "rlcheck")
+        entry_ms = _importtime_ms(entry, lambda i: warm_env)
+        # cold: an empty bytecode cache each run, so rlcheck's modules are compiled as in a cold pytest run
+        entry_cold_ms = _importtime_ms(entry, lambda i: _env(PYTHONPYCACHEPREFIX=f"{tmp}/pyc-import-{i}"), runs=9)
+        roles_ms = _importtime_ms("import " + ", ".join(ROLES), lambda i: warm_env)
     doc = {"goal": GOAL,
            "warm": warm, "cold": cold,
            "import_ms": {"rlcheck.plugin (what an unrelated run imports)": entry_ms,
+                         "the same, cold (empty bytecode cache; median of 9)": entry_cold_ms,
                          "the plugin's roles (what every run imported before they were deferred)": roles_ms},
            "rlcheck_modules": {"unrelated run": unrelated, "unrelated run + --hardware=none": len(_modules(asked))},
            "notes": ["added_ms = median wall time with the plugin - median without, the same command otherwise",
-                     "import_ms: -X importtime, cumulative, median of 5, with pytest imported first (not counted)",
+                     "import_ms: -X importtime, cumulative, median of 5, with pytest imported first (not counted); "
+                     "the cold entry compiles rlcheck's modules and pytest's already imported ones do not count: it "
+                     "is the part of the cold wall-time difference that rlcheck causes, without the noise of "
+                     "pytest's own compilation",
                      "a run that asks for rlcheck (an option of its own, -p rlcheck.plugin, a conftest.py naming "
                      "it, its own tests) loads the roles as before"]}
     path = results_file.write("startup", doc)
