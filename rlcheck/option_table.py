@@ -28,7 +28,7 @@ LEVELS = ("quick", "standard", "long")
 """rlcheck.deploy.levels.LEVELS."""
 DETECT_TIMEOUT_S = 30.0
 """rlcheck.probes.node.gpus.DETECT_TIMEOUT_S."""
-PROGRESS_S = 8.0
+PROGRESS_S = 5.0
 """rlcheck.plugin.progress.DEFAULT_S."""
 HARDWARE_SPECIAL = ("auto", "none")
 """--hardware's values besides a profile's name: detect this machine, or judge no profile."""
