@@ -436,4 +436,66 @@ EQUIVALENT: dict[str, str] = {
         "band_of(figures, unit) -> (figures, None): judge reads only the band's figures and median, never its unit",
     "rlcheck.history_band.x_band_of__mutmut_7":
         "last > 0 -> last > 1: a band of the last one run keeps one figure, fewer than MIN_RUNS (3): None either way",
+    # rlcheck/probes/recipe/: checkpoint_save, sglang_flags, hf_config, inline_secrets
+    "rlcheck.probes.recipe.checkpoint_save.x_collect_save__mutmut_6":
+        'split("/", 1)[0] -> split("/")[0]: the first part is the same',
+    "rlcheck.probes.recipe.checkpoint_save.x_collect_save__mutmut_9":
+        'split("/", 1)[0] -> split("/", 2)[0]: the first part is the same',
+    "rlcheck.probes.recipe.checkpoint_save.x_collect_save__mutmut_14":
+        'read_text(encoding="utf-8") -> encoding=None: the locale\'s encoding, which is UTF-8 here (Python\'s '
+        "UTF-8 mode under the C locale the mutation run has); differs only under a non-UTF-8 locale",
+    "rlcheck.probes.recipe.checkpoint_save.x_collect_save__mutmut_17":
+        'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.probes.recipe.sglang_flags.x__advice__mutmut_14":
+        "get_close_matches(n=1) -> n's default 3: close[0] is the best match either way (best first)",
+    "rlcheck.probes.recipe.sglang_flags.x__advice__mutmut_15":
+        "get_close_matches(n=1) -> n=2: close[0] is the best match either way (best first)",
+    "rlcheck.probes.recipe.sglang_flags.x_collect_sglang_options__mutmut_1":
+        "the default deadline 180 s -> 181 s: only a parser that runs between 180 and 181 s tells them apart, which "
+        "no self-test waits for (the deadline itself is judged with timeout_s=2)",
+    "rlcheck.probes.recipe.sglang_flags.x_evaluate_sglang_flags__mutmut_14":
+        'split("=", 1)[0] -> split("=")[0]: the first part is the same',
+    "rlcheck.probes.recipe.sglang_flags.x_evaluate_sglang_flags__mutmut_17":
+        'split("=", 1)[0] -> split("=", 2)[0]: the first part is the same',
+    "rlcheck.probes.recipe.hf_config.x_collect_hf_config__mutmut_33":
+        'read_text(encoding="utf-8") -> encoding=None: the locale\'s encoding, which is UTF-8 here (Python\'s '
+        "UTF-8 mode under the C locale the mutation run has); differs only under a non-UTF-8 locale",
+    "rlcheck.probes.recipe.hf_config.x_collect_hf_config__mutmut_35":
+        'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.probes.recipe.inline_secrets.x__command__mutmut_8":
+        'skip_next = False -> None after a skipped word: only read for its truth',
+    "rlcheck.probes.recipe.inline_secrets.x__command__mutmut_26":
+        "a prefix finding's name '' -> None: _place reads it only for its truth, false both ways",
+    "rlcheck.probes.recipe.inline_secrets.x__command__mutmut_40":
+        "prefix = False -> None after a command's name: only read for its truth",
+    "rlcheck.probes.recipe.inline_secrets.x__command__mutmut_73":
+        "the first word's before '' -> 'XXXX': `before` matters only when it starts with '-', which neither does",
+    "rlcheck.probes.recipe.inline_secrets.x__env__mutmut_7":
+        "an env finding's name '' -> None: _place reads it only for its truth, false both ways",
+    "rlcheck.probes.recipe.inline_secrets.x__env__mutmut_18":
+        "an env finding's name '' -> None: _place reads it only for its truth, false both ways",
+    "rlcheck.probes.recipe.inline_secrets.x__env__mutmut_9":
+        "an env finding's value -> None: only its place is kept",
+    "rlcheck.probes.recipe.inline_secrets.x__env__mutmut_20":
+        "an env finding's value -> None: only its place is kept",
+    "rlcheck.probes.recipe.inline_secrets.x__split__mutmut_42":
+        'end < 0 -> end <= 0: the closing quote is searched from i + 1 >= 1, never found at 0',
+    "rlcheck.probes.recipe.inline_secrets.x__split__mutmut_43":
+        'end < 0 -> end < 1: the closing quote is searched from i + 1 >= 1, never found at 0',
+    "rlcheck.probes.recipe.inline_secrets.x_find_inline_secrets__mutmut_14":
+        "the first token's before '' -> 'XXXX': `before` matters only when it starts with '-', which neither does",
+    "rlcheck.probes.recipe.inline_secrets.x_redact__mutmut_12":
+        "the first token's before '' -> 'XXXX': `before` matters only when it starts with '-', which neither does",
+    "rlcheck.probes.recipe.inline_secrets.x_redact_entrypoint__mutmut_12":
+        "the places' prefix '' -> None: only the findings' rule and value are read",
+    "rlcheck.probes.recipe.inline_secrets.x_redact_entrypoint__mutmut_16":
+        "the places' prefix '' -> 'XXXX': only the findings' rule and value are read",
+    "rlcheck.probes.recipe.inline_secrets.x_redact_entrypoint__mutmut_40":
+        "the places' prefix '' -> None: the re-check reads only the findings' rule",
+    "rlcheck.probes.recipe.inline_secrets.x_redact_entrypoint__mutmut_45":
+        "the places' prefix '' -> 'XXXX': the re-check reads only the findings' rule",
+    "rlcheck.probes.recipe.inline_secrets.x_redacted_places__mutmut_1":
+        "the default entrypoint '' -> 'XXXX': neither holds the marker",
+    "rlcheck.probes.recipe.inline_secrets.x_token_secret__mutmut_1":
+        "the default before '' -> 'XXXX': `before` matters only when it starts with '-', which neither does",
 }
