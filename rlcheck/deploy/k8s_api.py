@@ -100,8 +100,8 @@ class _Deadline:
 
 
 def _connection(cluster: Cluster, timeout_s: float) -> http.client.HTTPConnection:
-    url = urllib.parse.urlsplit(cluster.base_url)
-    try:
+    try:  # an unmatched [ of an IPv6 address, a port out of range or not a number
+        url = urllib.parse.urlsplit(cluster.base_url)
         host, port = url.hostname or "", url.port
     except ValueError as exc:
         raise ApiFailed(f"{safe(cluster.base_url)}: no API server address ({exc})") from exc
@@ -120,6 +120,8 @@ def _read(resp: http.client.HTTPResponse) -> bytes:
         if size > BODY_MAX:
             raise ValueError(f"an answer over {BODY_MAX // 2**20} MiB (a Node object is a few KiB)")
         chunks.append(chunk)
+    if resp.length:  # the connection closed before the Content-Length was read: a part of an answer is none
+        raise http.client.IncompleteRead(b"".join(chunks), resp.length)
     return b"".join(chunks)
 
 
