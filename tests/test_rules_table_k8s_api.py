@@ -223,6 +223,16 @@ def test_read_over_the_bound(chunks):
     assert str(exc.value) == OVER
 
 
+@pytest.mark.parametrize(("chunks", "left", "shown"), [
+    ((), 5, "IncompleteRead(0 bytes read, 5 more expected)"),
+    ((b"ab", b"cd"), 3, "IncompleteRead(4 bytes read, 3 more expected)"),
+], ids=["nothing", "two-reads"])
+def test_read_short_of_its_content_length(chunks, left, shown):
+    with pytest.raises(http.client.IncompleteRead) as exc:
+        k8s_api._read(Body(*chunks, length=left))  # type: ignore[arg-type]
+    assert (str(exc.value), exc.value.partial, exc.value.expected) == (shown, b"".join(chunks), left)
+
+
 @pytest.mark.parametrize(("raw", "value"), [
     (b"", None), (b"null", None), (b'{"a": [1]}', {"a": [1]}), (b"[]", []),
     (b"<html>502 Bad Gateway</html>", None), (b"\xff\xfe", None), (b"[" * 100_000, None),
