@@ -200,6 +200,46 @@ EQUIVALENT: dict[str, str] = {
         "one check line (at most LINE_MAX = 240) and the tail (under 50) exceed SUMMARY_MAX = 1024, a head of over "
         "730 characters; the head is 'rlcheck {status}: ...' and node_patch, the only caller, passes worst()'s "
         "pass / warn / fail / unknown",
+    # rlcheck/deploy/k8s_api.py
+    "rlcheck.deploy.k8s_api.x__call__mutmut_42":
+        "200 <= status < 300 -> status <= 300: 300 never reaches it; the test just before refuses every 300-399",
+    "rlcheck.deploy.k8s_api.x__call__mutmut_43":
+        "200 <= status < 300 -> status < 301: 300 never reaches it; the test just before refuses every 300-399",
+    "rlcheck.deploy.k8s_api.x__condition_and_event__mutmut_6":
+        "quote(node, safe='') -> safe='XXXX': X is a letter, never quoted anyway; '/' and every other reserved "
+        "character are still quoted",
+    "rlcheck.deploy.k8s_api.x__condition_and_event__mutmut_47":
+        "quote(namespace, safe='') -> safe='XXXX': X is a letter, never quoted anyway; '/' and every other "
+        "reserved character are still quoted",
+    "rlcheck.deploy.k8s_api.x_apply__mutmut_11":
+        "quote(node, safe='') -> safe='XXXX': X is a letter, never quoted anyway; '/' and every other reserved "
+        "character are still quoted",
+    "rlcheck.deploy.k8s_api.x__exchange__mutmut_42":
+        'getheader("Location") -> "location": http.client looks header names up without regard to case',
+    "rlcheck.deploy.k8s_api.x__exchange__mutmut_43":
+        'getheader("Location") -> "LOCATION": http.client looks header names up without regard to case',
+    "rlcheck.deploy.k8s_api.x__json__mutmut_3":
+        'json.loads(raw or b"null") -> b"XXnullXX": an empty answer then fails to parse, and the handler returns '
+        "None, what null decodes to",
+    "rlcheck.deploy.k8s_api.x__json__mutmut_4":
+        'json.loads(raw or b"null") -> b"NULL": an empty answer then fails to parse, and the handler returns '
+        "None, what null decodes to",
+    "rlcheck.deploy.k8s_api.x_in_cluster__mutmut_3":
+        'env.get(HOST, "") -> default None: host is only tested for its truth before use, and None is false as "" is',
+    "rlcheck.deploy.k8s_api.x_in_cluster__mutmut_5":
+        'env.get(HOST, "") -> no default (None): host is only tested for its truth before use, and None is false '
+        'as "" is',
+    "rlcheck.deploy.k8s_api.x_in_cluster__mutmut_10":
+        'env.get(PORT, "") -> default None: port is only tested for its truth before use, and None is false as "" is',
+    "rlcheck.deploy.k8s_api.x_in_cluster__mutmut_12":
+        'env.get(PORT, "") -> no default (None): port is only tested for its truth before use, and None is false '
+        'as "" is',
+    "rlcheck.deploy.k8s_api.x_in_cluster__mutmut_24":
+        'read_text(encoding="utf-8") -> the locale\'s encoding: a service-account token is a JWT (base64url and '
+        "dots, ASCII only), which every ASCII-compatible encoding decodes alike, and Python runs in UTF-8 mode "
+        "under the C/POSIX locale a pod starts with",
+    "rlcheck.deploy.k8s_api.x_in_cluster__mutmut_29":
+        'encoding="utf-8" -> "UTF-8": codec names are looked up without regard to case',
     # rlcheck/preflight/slurm.py: _short only feeds same_host, which compares _short(a) with _short(b)
     "rlcheck.preflight.slurm.x__short__mutmut_1":
         "lower() -> upper(): both sides of same_host's comparison are folded the same way",
