@@ -429,6 +429,25 @@ def test_deadline_reached_while_the_body_trickles(serve):
                               "(connect, headers and body together)")
 
 
+def test_deadline_reached_while_connecting(serve, monkeypatch):
+    """A connect nobody answers (a SYN dropped on the way) is bounded by what is left of the deadline: the
+    connection's own timeout, since no socket exists yet for the watchdog to shut."""
+    server, cluster = serve()
+    watch = deadline(0.2)
+    timeouts: list[float | None] = []
+
+    def unanswered(address: Any, timeout: float | None = None, *args: Any, **kwargs: Any) -> socket.socket:
+        timeouts.append(timeout)
+        watch.passed.wait(60)
+        raise TimeoutError("timed out")
+    monkeypatch.setattr(socket, "create_connection", unanswered)
+    with pytest.raises(k8s_api.ApiFailed) as exc:
+        k8s_api._call(cluster, "GET", PATH, watch)
+    assert str(exc.value) == (f"GET {PATH}: no full answer from {cluster.base_url} within the 0.2 s deadline "
+                              "(connect, headers and body together)")
+    assert server.requests == [] and len(timeouts) == 1 and timeouts[0] is not None and 0 < timeouts[0] <= 0.2
+
+
 @pytest.mark.parametrize("left", [0.0, -1.0], ids=["at-deadline", "past"])
 def test_deadline_passed_before_sending_sends_nothing(serve, left):
     server, cluster = serve()
