@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import rlcheck.plugin
+from rlcheck import option_table
 from rlcheck.plugin import flags
 
 LIGHT = ["rlcheck", "rlcheck.option_table", "rlcheck.plugin", "rlcheck.plugin.flags", "rlcheck.plugin.markers"]
@@ -78,7 +79,8 @@ def test_every_declared_option_is_known_with_its_default():
 
 @pytest.mark.parametrize(("values", "given"), [
     ({}, []),
-    ({"hardware": "auto", "band_runs": 5, "progress_s": 8.0, "job_env": []}, []),
+    ({"hardware": "auto", "band_runs": 5, "progress_s": option_table.PROGRESS_S, "job_env": []}, []),
+    ({"progress_s": option_table.PROGRESS_S + 3}, ["progress_s"]),  # the old default (8 s) is a value now
     ({"hardware": "h200"}, ["hardware"]),
     ({"band_runs": 0}, ["band_runs"]),  # 0 is a value, not unset
     ({"progress_s": 0.0}, ["progress_s"]),
