@@ -129,7 +129,8 @@ TARGETS = {
                                        "test_rules_table_history.py", "test_rules_table_history_draw.py"]),
     "history_band": ("rlcheck/history_band.py", ["test_history_band.py", "test_rules_table_history.py"]),
     # which SLIME or Miles version (and so which schema) judges a user's launch (results/mutation_gate.json)
-    "framework_detect": ("rlcheck/framework/detect.py", ["test_framework_detect.py", "test_job_tree_version.py"]),
+    "framework_detect": ("rlcheck/framework/detect.py", ["test_framework_detect.py", "test_job_tree_version.py",
+                                                        "test_rules_table_framework_detect.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
