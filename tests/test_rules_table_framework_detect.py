@@ -194,3 +194,45 @@ def test_no_git_in_the_image_is_said(monkeypatch, tmp_path):
     monkeypatch.setattr(detect.subproc, "run", no_git)
     assert detect.checkout_version(tmp_path) == (None, "no package metadata, and git could not run: No such file or "
                                                        "directory")
+
+
+def test_the_short_commit_is_nine_hex_characters(tree):
+    import re
+
+    how = detect.checkout_version(tree / "slime")[1]
+    assert re.fullmatch(r"git commit [0-9a-f]{9} \(no release tag: judged as main\)", how), how
+
+
+class _Git:
+    """git's answers in order, and every call: argv and the time allowed."""
+
+    def __init__(self, *answers: tuple[int, str]) -> None:
+        self.answers, self.calls = list(answers), []
+
+    def __call__(self, argv, timeout_s=None, **_):
+        import types
+
+        self.calls.append((argv, timeout_s))
+        code, out = self.answers.pop(0)
+        return types.SimpleNamespace(returncode=code, stdout=out, stderr="")
+
+
+@pytest.mark.parametrize(("head", "how"), [
+    ((0, "624b824a8\n"), "git commit 624b824a8 (no release tag: judged as main)"),
+    ((0, "  \n"), "no package metadata and no git checkout"),  # git answered nothing
+    ((128, "624b824a8\n"), "no package metadata and no git checkout"),  # git failed, whatever it printed
+])
+def test_git_is_asked_for_the_tag_then_the_commit_each_within_the_time_given(monkeypatch, tmp_path, head, how):
+    git = _Git((128, ""), head)
+    monkeypatch.setattr(detect.subproc, "run", git)
+    assert detect.checkout_version(tmp_path / "slime", timeout_s=3.5) == (None, how)
+    root = str(tmp_path)
+    assert git.calls == [(["git", "-C", root, "describe", "--tags", "--exact-match"], 3.5),
+                         (["git", "-C", root, "rev-parse", "--short=9", "HEAD"], 3.5)]
+
+
+def test_git_gets_ten_seconds_by_default(monkeypatch, tmp_path):
+    git = _Git((0, "v0.3.1\n"))
+    monkeypatch.setattr(detect.subproc, "run", git)
+    assert detect.checkout_version(tmp_path / "slime") == ("0.3.1", "git tag v0.3.1")
+    assert [t for _, t in git.calls] == [10.0]
