@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rlcheck import catalog
 from rlcheck.framework.schema import NUMERIC, Option, Schema
@@ -69,16 +69,8 @@ def condition(tokens: Sequence[str], flag: str, schema: Schema) -> str | None:
     of --train-backend among its own options sets it too (`--train-back fsdp`)."""
     if flag != BACKEND or not schema.backend_abbrev or flag not in schema.by_flag:
         return option(tokens, flag)
-    found = None
-    for i, token in enumerate(tokens):
-        name, eq, inline = token.partition("=")
-        if name != flag and not (name.startswith("--") and flag.startswith(name) and _abbreviates(name, flag, schema)):
-            continue
-        if eq:
-            found = inline
-        elif i + 1 < len(tokens):
-            found = tokens[i + 1]
-    return found
+    return option(tokens, flag, also=lambda name: name.startswith("--") and flag.startswith(name)
+                  and _abbreviates(name, flag, schema))
 
 
 def _resolve(name: str, schema: Schema, tokens: Sequence[str]) -> tuple[Option | None, list[Option]]:
@@ -162,14 +154,18 @@ CUSTOM_GENERATE = "--custom-generate-function-path"
 """Miles calls add_arguments of the function this names on its parser: options only that function knows."""
 
 
-def option(argv: Sequence[str], flag: str) -> str | None:
-    """The value argparse keeps for `flag` (the last one given; `--flag v` or `--flag=v`), or None."""
+def option(argv: Sequence[str], flag: str, also: Callable[[str], bool] | None = None) -> str | None:
+    """The value argparse keeps for `flag` (the last one given; `--flag v` or `--flag=v`), or None; also: other names
+    the parser reads as flag (an abbreviation it accepts)."""
     found = None
     for i, token in enumerate(argv):
-        if token == flag and i + 1 < len(argv):
+        name, eq, inline = token.partition("=")
+        if name != flag and not (also is not None and also(name)):
+            continue
+        if eq:
+            found = inline
+        elif i + 1 < len(argv):
             found = argv[i + 1]
-        elif token.startswith(flag + "="):
-            found = token[len(flag) + 1:]
     return found
 
 
