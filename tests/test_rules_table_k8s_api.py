@@ -407,35 +407,28 @@ def test_answer_chunked_or_without_a_length_is_read_whole(serve):
     assert k8s_api._call(cluster, "GET", PATH, deadline()) == (200, {"kind": "Node"})
 
 
-def test_answer_over_the_bound(serve):
-    server, cluster = serve(reply(200, b" " * (16 * MIB + 1)))
+def _cut_short(handler: http.server.BaseHTTPRequestHandler) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Length", "100")
+    handler.end_headers()
+    handler.wfile.write(b'{"kind": "Node"}')
+
+
+def _hang_up(handler: http.server.BaseHTTPRequestHandler) -> None:
+    handler.close_connection = True
+
+
+@pytest.mark.parametrize(("answer", "reason"), [
+    (reply(200, b" " * (16 * MIB + 1)), OVER),
+    # a body shorter than its Content-Length (the server closed mid-answer) is no answer, never a shorter one
+    (_cut_short, "IncompleteRead(16 bytes read, 84 more expected)"),
+    (_hang_up, "Remote end closed connection without response"),
+], ids=["over-the-bound", "cut-short", "hung-up"])
+def test_no_answer_names_the_server_and_the_reason(serve, answer, reason):
+    _, cluster = serve(answer)
     with pytest.raises(k8s_api.ApiFailed) as exc:
         k8s_api._call(cluster, "GET", PATH, deadline())
-    assert str(exc.value) == f"GET {PATH}: no answer from {cluster.base_url}: {OVER}"
-
-
-def test_answer_cut_short_is_no_answer(serve):
-    """A body shorter than its Content-Length (the server closed mid-answer) is no answer, never a shorter one."""
-    def short(handler: http.server.BaseHTTPRequestHandler) -> None:
-        handler.send_response(200)
-        handler.send_header("Content-Length", "100")
-        handler.end_headers()
-        handler.wfile.write(b'{"kind": "Node"}')
-    _, cluster = serve(short)
-    with pytest.raises(k8s_api.ApiFailed) as exc:
-        k8s_api._call(cluster, "GET", PATH, deadline())
-    assert str(exc.value) == (f"GET {PATH}: no answer from {cluster.base_url}: "
-                              "IncompleteRead(16 bytes read, 84 more expected)")
-
-
-def test_no_answer_names_the_server_and_the_reason(serve):
-    def hang_up(handler: http.server.BaseHTTPRequestHandler) -> None:
-        handler.close_connection = True
-    _, cluster = serve(hang_up)
-    with pytest.raises(k8s_api.ApiFailed) as exc:
-        k8s_api._call(cluster, "GET", PATH, deadline())
-    assert str(exc.value) == (f"GET {PATH}: no answer from {cluster.base_url}: "
-                              "Remote end closed connection without response")
+    assert str(exc.value) == f"GET {PATH}: no answer from {cluster.base_url}: {reason}"
 
 
 def test_deadline_reached_while_the_body_trickles(serve):
