@@ -131,6 +131,8 @@ TARGETS = {
     # which SLIME or Miles version (and so which schema) judges a user's launch (results/mutation_gate.json)
     "framework_detect": ("rlcheck/framework/detect.py", ["test_framework_detect.py", "test_job_tree_version.py",
                                                         "test_rules_table_framework_detect.py"]),
+    # the job readers (results/mutation_job.json): a user's argv read as SLIME's parser would
+    "job_to_recipe": ("rlcheck/job/to_recipe.py", ["test_rules_table_to_recipe.py", "test_rules_recipe.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
