@@ -133,6 +133,9 @@ TARGETS = {
                                                         "test_rules_table_framework_detect.py"]),
     # the job readers (results/mutation_job.json): a user's argv read as SLIME's parser would
     "job_to_recipe": ("rlcheck/job/to_recipe.py", ["test_rules_table_to_recipe.py", "test_rules_recipe.py"]),
+    # the capture sandbox's bounds and readers of untrusted job documents (results/mutation_job.json)
+    "job_typed": ("rlcheck/job/typed.py", ["test_rules_table_job_typed.py"]),
+    "job_bounded": ("rlcheck/job/bounded.py", ["test_rules_table_job_bounded.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",

@@ -47,9 +47,8 @@ def pump(stream: IO[bytes], *, deadline: float, cap_bytes: int = OUTPUT_CAP_BYTE
                 return Output(tail=_decode(tail), read_bytes=total, eof=True, over_cap=False)
             total += len(chunk)
             tail += chunk
-            if len(tail) > 2 * tail_bytes:
-                del tail[:-tail_bytes]
-    return Output(tail=_decode(tail[-tail_bytes:]), read_bytes=total, eof=False, over_cap=True)
+            del tail[:-tail_bytes]
+    return Output(tail=_decode(tail), read_bytes=total, eof=False, over_cap=True)
 
 
 def _decode(data: bytes | bytearray) -> str:
@@ -58,11 +57,12 @@ def _decode(data: bytes | bytearray) -> str:
 
 def read_capped(path: str, cap_bytes: int = RECORD_CAP_BYTES) -> tuple[str, bool]:
     """(the first cap_bytes of the file, decoded with replacement; whether there was more). A missing file is ''.
-    Never follows a link the script could have planted (O_NOFOLLOW) and never reads past the cap."""
+    Never follows a link the script could have planted (O_NOFOLLOW) and never reads past the cap; what cannot be
+    read as a file (a directory or socket planted in its place) is ''."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:  # a directory opens, and fails only here (EISDIR)
+            data = f.read(cap_bytes + 1)
     except OSError:
         return "", False
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(cap_bytes + 1)
     return _decode(data[:cap_bytes]), len(data) > cap_bytes

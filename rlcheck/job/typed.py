@@ -51,7 +51,8 @@ def count(doc: Any, key: str, where: str, *, default: int | None = None) -> int 
     """A positive count (an int, or a string of digits as Kubernetes quantities are written)."""
     value = get(doc, key, (int, str), where, default=default)
     if isinstance(value, str):
-        if not value.strip().isdigit():
+        # ASCII digits only: str.isdigit() also takes superscripts ('²'), which int() refuses
+        if not (value.strip().isascii() and value.strip().isdigit()):
             raise JobFormatError(f"{where}.{key}={value!r}: expected a whole number")
         value = int(value)
     if value is not None and value < 0:
