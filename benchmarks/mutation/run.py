@@ -136,6 +136,7 @@ TARGETS = {
     # the capture sandbox's bounds and readers of untrusted job documents (results/mutation_job.json)
     "job_typed": ("rlcheck/job/typed.py", ["test_rules_table_job_typed.py"]),
     "job_bounded": ("rlcheck/job/bounded.py", ["test_rules_table_job_bounded.py"]),
+    "job_needs": ("rlcheck/job/needs.py", ["test_rules_table_needs.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
