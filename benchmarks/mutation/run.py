@@ -138,6 +138,7 @@ TARGETS = {
     "job_bounded": ("rlcheck/job/bounded.py", ["test_rules_table_job_bounded.py"]),
     "job_needs": ("rlcheck/job/needs.py", ["test_rules_table_needs.py"]),
     "job_rayjob": ("rlcheck/job/rayjob.py", ["test_rules_table_rayjob.py"]),
+    "job_job": ("rlcheck/job/job.py", ["test_rules_table_job_job.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
