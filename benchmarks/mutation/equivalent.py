@@ -541,4 +541,8 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.framework.detect.x_choose__mutmut_12":
         "a framework without a version looked up as '' -> 'XXXX': COMMITTED holds only release versions, so both miss "
         "and give the main schema",
+    # rlcheck/probes/node/elf.py
+    "rlcheck.probes.node.elf.x__needed__mutmut_33":
+        "a dynamic entry's tag read unsigned ('<qQ' -> '<QQ'): the three tags compared (0, 1, 5) have the same bits "
+        "either way, and every other tag, negative or not, matches none of them under both readings",
 }

@@ -128,6 +128,8 @@ TARGETS = {
     "history": ("rlcheck/history.py", ["test_history.py", "test_history_band.py", "test_history_fleet.py",
                                        "test_rules_table_history.py", "test_rules_table_history_draw.py"]),
     "history_band": ("rlcheck/history_band.py", ["test_history_band.py", "test_rules_table_history.py"]),
+    # what one node reads of itself (results/mutation_probes.json): ELF headers, packages, the kernel log, GPUs, NVML
+    "node_elf": ("rlcheck/probes/node/elf.py", ["test_rules_table_elf.py", "test_rules_table_tms.py"]),
     # which SLIME or Miles version (and so which schema) judges a user's launch (results/mutation_gate.json)
     "framework_detect": ("rlcheck/framework/detect.py", ["test_framework_detect.py", "test_job_tree_version.py",
                                                         "test_rules_table_framework_detect.py"]),

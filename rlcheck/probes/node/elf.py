@@ -13,7 +13,8 @@ PT_LOAD, PT_DYNAMIC = 1, 2
 
 
 class ElfError(ValueError):
-    """Not a 64-bit little-endian ELF file, or a damaged one; the message names the file."""
+    """Not a 64-bit little-endian ELF file, or a damaged one; the message names the file. Callers catch this (and
+    OSError) only, so nothing else may escape needed()."""
 
 
 def _header(data: bytes, path: Path) -> tuple[int, int, int]:
@@ -42,8 +43,18 @@ def _to_offset(vaddr: int, segments: list[tuple[int, int, int, int]], path: Path
 
 
 def needed(path: Path) -> list[str]:
-    """The shared libraries the object names as NEEDED, in order."""
+    """The shared libraries the object names as NEEDED, in order. A damaged file (cut short, an offset past its end
+    or past any file's, a name without its NUL or not UTF-8) is an ElfError naming it, as a file of another kind is."""
     data = path.read_bytes()
+    try:
+        return _needed(data, path)
+    except ElfError:
+        raise
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:
+        raise ElfError(f"{path}: damaged ELF file ({exc})") from exc
+
+
+def _needed(data: bytes, path: Path) -> list[str]:
     segments = _segments(data, path)
     dynamic = next(((off, size) for t, off, _, size in segments if t == PT_DYNAMIC), None)
     if dynamic is None:
