@@ -138,6 +138,7 @@ TARGETS = {
     # the capture sandbox's bounds and readers of untrusted job documents (results/mutation_job.json)
     "job_typed": ("rlcheck/job/typed.py", ["test_rules_table_job_typed.py"]),
     "job_bounded": ("rlcheck/job/bounded.py", ["test_rules_table_job_bounded.py"]),
+    "job_recorder": ("rlcheck/job/recorder.py", ["test_rules_table_job_recorder.py"]),
     "job_needs": ("rlcheck/job/needs.py", ["test_rules_table_needs.py"]),
     "job_rayjob": ("rlcheck/job/rayjob.py", ["test_rules_table_rayjob.py"]),
     "job_job": ("rlcheck/job/job.py", ["test_rules_table_job_job.py"]),
