@@ -142,6 +142,7 @@ TARGETS = {
     "job_needs": ("rlcheck/job/needs.py", ["test_rules_table_needs.py"]),
     "job_rayjob": ("rlcheck/job/rayjob.py", ["test_rules_table_rayjob.py"]),
     "job_job": ("rlcheck/job/job.py", ["test_rules_table_job_job.py"]),
+    "job_script": ("rlcheck/job/script.py", ["test_rules_table_job_script.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
