@@ -147,8 +147,8 @@ def test_slime_reads_only_the_whole_backend_flag(name):
     # megatron: Megatron's parser (allow_abbrev=False) rejects the prefix; its options are added
     (["--train-back", "megatron", "--save-retain-interval", "2"], [("--train-back", "unknown")]),
     ([*FSDP, "--train-back", "megatron", "--save-retain-interval", "2"], [("--train-back", "unknown")]),
-    # no backend read from an ambiguous prefix: the default, megatron, adds no FSDP option
-    (["--train-", "fsdp", "--fsdp-cpu-offload"], [("--train-", "unknown"), ("--fsdp-cpu-offload", "unknown")]),
+    # an ambiguous prefix: the pre-parse exits on it (and no backend is read: megatron adds no FSDP option)
+    (["--train-", "fsdp", "--fsdp-cpu-offload"], [("--train-", "ambiguous"), ("--fsdp-cpu-offload", "unknown")]),
 ])
 def test_miles_abbreviated_backend_decides_the_parser(argv, expected):
     assert problems(argv) == expected

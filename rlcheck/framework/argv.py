@@ -7,7 +7,9 @@ option. Miles adds everything to Megatron's parser and parses strictly: an unkno
 `--train-backend fsdp` (read by a pre-parse of Miles' own options that takes a unique prefix, so `--train-back fsdp`
 too; SLIME's pre-parse reads the whole flag only) it builds its FSDP parser instead (FSDPArgs' options and Miles'
 own, none of Megatron's, and argparse's default allow_abbrev), so there a Megatron option is an error and a unique
-prefix sets an option. Both exit on a value of the wrong type, a choice not offered, or an ambiguous prefix. The last
+prefix sets an option. Both exit on a value of the wrong type, a choice not offered, or an ambiguous prefix: a name
+that is no option string of an abbreviating parser (Miles' pre-parse included, whatever the backend) but a prefix of
+two or more, as argparse counts them (two names of one option are two). The last
 of two values given for one option wins: upstream scripts override a model script's value that way on purpose
 (--moe-token-dispatcher-type alltoall, then flex), so it is reported as a WARN naming both values and the winner,
 never as an error.
@@ -33,7 +35,8 @@ class Finding:
     flag: str
     """The option as the argv gave it."""
     problem: str
-    """'type', 'choice', 'missing-value', 'unknown', 'abbreviation', 'ambiguous', 'twice' or 'stray'."""
+    """'type', 'choice', 'missing-value', 'unknown', 'abbreviation', 'ambiguous', 'twice', 'stray', 'missing', or
+    'custom' and 'unreleased' (not judged: UNJUDGED)."""
     text: str
 
 
@@ -52,15 +55,25 @@ def holds(when: tuple[str, str] | None, tokens: Sequence[str], schema: Schema) -
 
 
 BACKEND = "--train-backend"
+HELP = "--help"
+"""argparse's default parser adds -h/--help before any option: Miles' pre-parse (a plain ArgumentParser()) has it."""
+SHOWN = 10
+"""The candidates an ambiguous prefix's finding names (argparse names them all: an SGLang prefix can match hundreds)."""
+
+
+def _preparse(schema: Schema) -> dict[str, Option | None]:
+    """The option strings of the framework's abbreviating pre-parse of its backend (Schema.backend_abbrev: its own
+    options, those under no `when`, after argparse's --help), in the order the schema holds them; {} without one."""
+    if not schema.backend_abbrev:
+        return {}
+    return {HELP: None, **{f: o for o in schema.options if o.when is None for f in o.flags}}
 
 
 def _abbreviates(name: str, flag: str, schema: Schema) -> bool:
-    """Whether the pre-parse over the framework's own options (those under no `when`) reads name as flag: no own
-    option is called name, and flag's is the only own option it is a prefix of (argparse's allow_abbrev)."""
-    own = [o for o in schema.options if o.when is None]
-    if any(name in o.flags for o in own):
-        return False
-    return {id(o) for o in own for f in o.flags if f.startswith(name)} == {id(schema.by_flag[flag])}
+    """Whether the pre-parse over the framework's own options reads name as flag: no option string of it is name, and
+    flag is the only one name is a prefix of (argparse's allow_abbrev counts option strings)."""
+    strings = _preparse(schema)
+    return name not in strings and [f for f in strings if f.startswith(name)] == [flag]
 
 
 def condition(tokens: Sequence[str], flag: str, schema: Schema) -> str | None:
@@ -73,16 +86,60 @@ def condition(tokens: Sequence[str], flag: str, schema: Schema) -> str | None:
                   and _abbreviates(name, flag, schema))
 
 
-def _resolve(name: str, schema: Schema, tokens: Sequence[str]) -> tuple[Option | None, list[Option]]:
-    """(the option exactly: the variant whose condition holds, else the first, whose `when` says what adds it; or the
-    options of abbreviating parsers, as this argv builds them, that this name is a prefix of)."""
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Reader:
+    """A parser that reads the whole argv taking unique prefixes of its option strings (argparse's allow_abbrev)."""
+    who: str
+    """As a finding names it: 'the sglang parser', 'the miles pre-parse of --train-backend (...)'."""
+    strings: dict[str, Option | None]
+    """Its option strings, as this argv builds it, each with its option (None: argparse's own --help)."""
+    sets: bool
+    """Whether what it reads is what the trainer gets (False: the pre-parse, which only picks the backend)."""
+
+
+def readers(schema: Schema, tokens: Sequence[str]) -> list[Reader]:
+    """The abbreviating parsers of this argv, in the order they run: the pre-parse of the backend first."""
+    out = []
+    if schema.backend_abbrev:
+        out.append(Reader(who=f"the {schema.framework} pre-parse of {BACKEND} (over its own options, with argparse's "
+                              "allow_abbrev)", strings=_preparse(schema), sets=False))
+    for p in schema.parsers:
+        if p.abbrev or (p.abbrev_when and holds(p.abbrev_when, tokens, schema)):
+            why = (f" (with {p.abbrev_when[0]} {p.abbrev_when[1]} {schema.framework} builds it with argparse's "
+                   "allow_abbrev)") if p.abbrev_when else ""
+            out.append(Reader(who=f"the {p.name} parser{why}", sets=True, strings={
+                f: o for o in schema.options if o.parser == p.name and holds(o.when, tokens, schema) for f in o.flags}))
+    return out
+
+
+def _ambiguous(token: str, name: str, found_by: list[Reader]) -> Finding | None:
+    """The first abbreviating parser that exits on name: not one of its option strings, but a prefix of two or more
+    (argparse counts strings, so two names of one option are ambiguous too); its own message, as argparse words it."""
+    for reader in found_by if name.startswith("--") else ():
+        if name in reader.strings:
+            continue
+        found = [f for f in reader.strings if f.startswith(name)]
+        if len(found) > 1:
+            more = f", ... ({len(found) - SHOWN} more)" if len(found) > SHOWN else ""
+            listed = f"{', '.join(found[:SHOWN])}{more}"
+            return Finding(flag=name, problem="ambiguous",
+                           text=f"{name}: {reader.who} exits: 'ambiguous option: {token} could match {listed}'")
+    return None
+
+
+def _resolve(name: str, schema: Schema, tokens: Sequence[str], found_by: list[Reader]
+             ) -> tuple[Option | None, list[tuple[Reader, str, Option]]]:
+    """(the option exactly: the variant whose condition holds, else the first, whose `when` says what adds it; or each
+    abbreviating parser, as this argv builds it, that reads this name as the one option string it is a prefix of)."""
     if name in schema.variants:
         found = schema.variants[name]
         return next((o for o in found if holds(o.when, tokens, schema)), found[0]), []
-    prefixed = [p.name for p in schema.parsers if p.abbrev or (p.abbrev_when and holds(p.abbrev_when, tokens, schema))]
-    matches = {id(o): o for o in schema.options if o.parser in prefixed and holds(o.when, tokens, schema)
-               for f in o.flags if f.startswith(name) and name.startswith("--")}
-    return None, list(matches.values())
+    matches: list[tuple[Reader, str, Option]] = []
+    for reader in found_by if name.startswith("--") else ():
+        hits = [(f, o) for f, o in reader.strings.items() if f.startswith(name)]
+        if reader.sets and len(hits) == 1 and (opt := hits[0][1]) is not None:
+            matches.append((reader, hits[0][0], opt))
+    return None, matches
 
 
 def _take(opt: Option | None, rest: list[str]) -> int:
@@ -118,23 +175,52 @@ def _check_values(flag: str, opt: Option, values: list[str]) -> list[Finding]:
     return out
 
 
-def _unresolved(name: str, matches: list[Option], schema: Schema) -> Finding | None:
-    if len(matches) == 1:
-        when = schema.parser(matches[0].parser).abbrev_when
-        why = f" (with {when[0]} {when[1]} {schema.framework} builds it with argparse's allow_abbrev)" if when else ""
-        return Finding(flag=name, problem="abbreviation",
-                       text=f"{name}: not an option, but the {matches[0].parser} parser{why} takes it as an "
-                            f"abbreviation of {matches[0].flags[0]} and sets that")
+def _unresolved(name: str, matches: list[tuple[Reader, str, Option]], schema: Schema) -> Finding | None:
     if matches:
-        return Finding(flag=name, problem="ambiguous", text=f"{name}: ambiguous abbreviation of "
-                                                            f"{', '.join(m.flags[0] for m in matches[:4])}: the parser "
-                                                            f"exits")
+        reader, flag, _ = matches[0]
+        return Finding(flag=name, problem="abbreviation",
+                       text=f"{name}: not an option, but {reader.who} takes it as an abbreviation of {flag} and sets "
+                            "that")
     if name.startswith(schema.opaque_prefixes):
         return None
     lenient = all(p.lenient for p in schema.parsers)
     fate = "dropped without a word (parse_known_args)" if lenient else "rejected: unrecognized arguments"
     return Finding(flag=name, problem="unknown", text=f"{name}: no {schema.framework} {schema.version} parser has it: "
                                                       f"{fate}")
+
+
+def _misspells(name: str, flag: str) -> bool:
+    """At most MISSPELLED edits (a letter added, dropped or changed) turn flag into name."""
+    if abs(len(name) - len(flag)) > MISSPELLED:
+        return False
+    row = list(range(len(flag) + 1))
+    for i, a in enumerate(name, 1):
+        prev, row[0] = row[0], i
+        for j, b in enumerate(flag, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (a != b))
+        if min(row) > MISSPELLED:
+            return False
+    return row[-1] <= MISSPELLED
+
+
+MISSPELLED = 2
+"""Edits that make an unknown option a misspelling of a known one rather than an option of an unreleased branch."""
+
+
+def _unreleased(name: str, schema: Schema, found: Finding) -> Finding:
+    """An unknown option under a prefix whose package the framework's image builds from a branch (Schema.unreleased):
+    a misspelling of an option the release has stays a FAIL, naming it; anything else the branch may add, and
+    rlcheck cannot read the branch: not judged."""
+    for prefix, component, branch in schema.unreleased:
+        if not name.startswith(prefix):
+            continue
+        near = next((f for f in schema.by_flag if f.startswith(prefix) and _misspells(name, f)), None)
+        if near is not None:
+            return dataclasses.replace(found, text=f"{found.text} (a misspelling of {near}?)")
+        return Finding(flag=name, problem="unreleased", text=f"{name}: not an option of {component}; "
+                       f"{schema.framework}'s image builds {branch}, which may add it and which rlcheck cannot read: "
+                       "not judged")
+    return found
 
 
 def _not_added(name: str, tokens: Sequence[str], schema: Schema) -> Finding:
@@ -197,6 +283,7 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
     findings: list[Finding] = []
     opaque: list[str] = []
     seen: dict[str, tuple[str, list[str]]] = {}
+    found_by = readers(schema, tokens)
     i, count = 0, 0
     while i < len(tokens):
         token = tokens[i]
@@ -206,11 +293,15 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
             continue
         count += 1
         name, eq, inline = token.partition("=")
-        opt, matches = _resolve(name, schema, tokens)
-        target = opt or (matches[0] if len(matches) == 1 else None)
+        ambiguous = _ambiguous(token, name, found_by)
+        opt, matches = _resolve(name, schema, tokens, found_by)
+        target = opt or (matches[0][2] if matches and ambiguous is None else None)
         n = 0 if eq else _take(target, tokens[i + 1:])
         values = [inline] if eq else tokens[i + 1:i + 1 + n]
         i += 1 + n
+        if ambiguous is not None:  # that parser exits here: nothing after it is read
+            findings.append(ambiguous)
+            continue
         if opt is not None and opt.when and not holds(opt.when, tokens, schema):
             findings.append(_not_added(name, tokens, schema))
         if opt is None:
@@ -223,6 +314,8 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
                 found = Finding(flag=name, problem="custom", text=f"{name}: not an option of {schema.framework} "
                                 f"{schema.version}; {CUSTOM_GENERATE} {custom} may add it (its generate function's "
                                 "add_arguments, which rlcheck cannot read without importing it): not judged")
+            if found.problem == "unknown":
+                found = _unreleased(name, schema, found)
             findings.append(found)
         if target is None:
             continue
@@ -242,6 +335,10 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
     return findings, opaque, count
 
 
+UNJUDGED = {"custom": "a custom generate function", "unreleased": "an unreleased branch of the package"}
+"""Findings of options rlcheck cannot judge -> who may add them (the verdict WARNs, naming them)."""
+
+
 def evaluate(argv: list[str] | tuple[str, ...], schema: Schema, how: str) -> Verdict:
     """The verdict for argv judged against schema; how says why this schema (installed, recipe's framework)."""
     findings, opaque, count = judge(argv, schema)
@@ -250,15 +347,16 @@ def evaluate(argv: list[str] | tuple[str, ...], schema: Schema, how: str) -> Ver
     if not findings:
         return Verdict(status=Status.PASS, failure_id="framework-arg-rejected", details="\n".join(notes),
                        summary=f"{count} option(s) all accepted by {which}")
-    unjudged = [f for f in findings if f.problem == "custom"]
-    blocking = [f for f in findings if f.problem not in OVERRIDES and f.problem != "custom"]
+    unjudged = [f for f in findings if f.problem in UNJUDGED]
+    blocking = [f for f in findings if f.problem not in OVERRIDES and f.problem not in UNJUDGED]
     overrides = [f for f in findings if f.problem in OVERRIDES]
     notes = [f.text for f in unjudged] + notes
     if not blocking and unjudged:
         return Verdict(status=Status.WARN, failure_id="framework-arg-rejected",
                        details="\n".join([f.text for f in overrides] + notes),
-                       summary=f"{count} option(s) read by {which}; {len(unjudged)} not judged (a custom generate "
-                               f"function may add them): {', '.join(f.flag for f in unjudged[:4])}")
+                       summary=f"{count} option(s) read by {which}; {len(unjudged)} not judged ("
+                               f"{' or '.join(dict.fromkeys(UNJUDGED[f.problem] for f in unjudged))} may add them): "
+                               f"{', '.join(f.flag for f in unjudged[:4])}")
     if not blocking:  # the parser accepts it; the trainer gets the last value of each option
         return Verdict(status=Status.WARN, failure_id="framework-arg-rejected",
                        details="\n".join([f.text for f in overrides] + notes),
