@@ -144,6 +144,7 @@ TARGETS = {
     "job_rayjob": ("rlcheck/job/rayjob.py", ["test_rules_table_rayjob.py"]),
     "job_job": ("rlcheck/job/job.py", ["test_rules_table_job_job.py"]),
     "job_script": ("rlcheck/job/script.py", ["test_rules_table_job_script.py"]),
+    "job_miles_stub": ("rlcheck/job/miles_stub.py", ["test_rules_table_miles_stub.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
