@@ -145,6 +145,7 @@ TARGETS = {
     "job_job": ("rlcheck/job/job.py", ["test_rules_table_job_job.py"]),
     "job_script": ("rlcheck/job/script.py", ["test_rules_table_job_script.py"]),
     "job_miles_stub": ("rlcheck/job/miles_stub.py", ["test_rules_table_miles_stub.py"]),
+    "job_corpus": ("rlcheck/job/corpus.py", ["test_rules_table_job_corpus.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
