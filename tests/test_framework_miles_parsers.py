@@ -149,6 +149,13 @@ def test_slime_reads_only_the_whole_backend_flag(name):
     ([*FSDP, "--train-back", "megatron", "--save-retain-interval", "2"], [("--train-back", "unknown")]),
     # an ambiguous prefix: the pre-parse exits on it (and no backend is read: megatron adds no FSDP option)
     (["--train-", "fsdp", "--fsdp-cpu-offload"], [("--train-", "ambiguous"), ("--fsdp-cpu-offload", "unknown")]),
+    # Megatron's --profile is a unique prefix of Miles' own --profile-target (nargs '+'): the pre-parse reads it as that
+    # and exits with no value to take; Megatron's --chat-template reads as --chat-template-path with its value: fine
+    (["--profile", "--lr", "1e-6"], [("--profile", "missing-value")]),
+    (["--lr", "1e-6", "--profile"], [("--profile", "missing-value")]),
+    (["--profile", "train_actor"], [("train_actor", "stray")]),
+    (["--profile", "x"], [("--profile", "choice"), ("x", "stray")]),
+    (["--chat-template", "x"], []),
 ])
 def test_miles_abbreviated_backend_decides_the_parser(argv, expected):
     assert problems(argv) == expected

@@ -112,13 +112,19 @@ def readers(schema: Schema, tokens: Sequence[str]) -> list[Reader]:
     return out
 
 
+def _prefixed(name: str, reader: Reader) -> list[tuple[str, Option | None]]:
+    """The option strings of reader that name is a prefix of, where argparse looks for them: a long name (`--x`) that
+    is none of its option strings."""
+    if not name.startswith("--") or name in reader.strings:
+        return []
+    return [(f, o) for f, o in reader.strings.items() if f.startswith(name)]
+
+
 def _ambiguous(token: str, name: str, found_by: list[Reader]) -> Finding | None:
-    """The first abbreviating parser that exits on name: not one of its option strings, but a prefix of two or more
-    (argparse counts strings, so two names of one option are ambiguous too); its own message, as argparse words it."""
-    for reader in found_by if name.startswith("--") else ():
-        if name in reader.strings:
-            continue
-        found = [f for f in reader.strings if f.startswith(name)]
+    """The first abbreviating parser that exits on name: a prefix of two or more of its option strings (argparse counts
+    strings, so two names of one option are ambiguous too); its own message, as argparse words it."""
+    for reader in found_by:
+        found = [f for f, _ in _prefixed(name, reader)]
         if len(found) > 1:
             more = f", ... ({len(found) - SHOWN} more)" if len(found) > SHOWN else ""
             listed = f"{', '.join(found[:SHOWN])}{more}"
@@ -135,11 +141,28 @@ def _resolve(name: str, schema: Schema, tokens: Sequence[str], found_by: list[Re
         found = schema.variants[name]
         return next((o for o in found if holds(o.when, tokens, schema)), found[0]), []
     matches: list[tuple[Reader, str, Option]] = []
-    for reader in found_by if name.startswith("--") else ():
-        hits = [(f, o) for f, o in reader.strings.items() if f.startswith(name)]
+    for reader in found_by:
+        hits = _prefixed(name, reader)
         if reader.sets and len(hits) == 1 and (opt := hits[0][1]) is not None:
             matches.append((reader, hits[0][0], opt))
     return None, matches
+
+
+def _preparsed(token: str, rest: list[str], target: Option | None, found_by: list[Reader]) -> list[Finding]:
+    """Where the pre-parse that picks the backend (Reader.sets False) reads a name as another of its options than the
+    trainer's parser does (Megatron's --profile as Miles' --profile-target, nargs '+'), it takes and checks the values
+    that option would: with none to take, or one of the wrong type or not a choice, it exits before any other parser."""
+    name, eq, inline = token.partition("=")
+    out = []
+    for reader in found_by:
+        hits = _prefixed(name, reader)
+        if reader.sets or len(hits) != 1 or (opt := hits[0][1]) is None or opt is target:
+            continue
+        flag = hits[0][0]
+        values = [inline] if eq else rest[:_take(opt, rest)]
+        out += [dataclasses.replace(f, flag=name, text=f"{name}: {reader.who} reads it as {flag}: {f.text}")
+                for f in _check_values(flag, opt, values)]
+    return out
 
 
 def _take(opt: Option | None, rest: list[str]) -> int:
@@ -211,15 +234,24 @@ def _unreleased(name: str, schema: Schema, found: Finding) -> Finding:
     """An unknown option under a prefix whose package the framework's image builds from a branch (Schema.unreleased):
     a misspelling of an option the release has stays a FAIL, naming it; anything else the branch may add, and
     rlcheck cannot read the branch: not judged."""
-    for prefix, component, branch in schema.unreleased:
-        if not name.startswith(prefix):
+    for branch in schema.unreleased:
+        if not name.startswith(branch.prefix):
             continue
-        near = next((f for f in schema.by_flag if f.startswith(prefix) and _misspells(name, f)), None)
+        if name in branch.release:  # the release has it and the framework leaves it out: it sets it itself
+            return dataclasses.replace(found, text=f"{found.text} ({branch.component} has it; {schema.framework} "
+                                                   "sets it itself)")
+        if name in branch.removed:
+            return dataclasses.replace(found, text=f"{found.text} (the package removed it: {branch.removed[name]})")
+        longer = next((f for f in schema.by_flag if f.startswith(name)), None)
+        if longer is not None:  # an abbreviation this parser does not take, not a new option
+            return dataclasses.replace(found, text=f"{found.text} (abbreviates {longer}: this parser takes whole "
+                                                   "names only)")
+        near = next((f for f in schema.by_flag if f.startswith(branch.prefix) and _misspells(name, f)), None)
         if near is not None:
             return dataclasses.replace(found, text=f"{found.text} (a misspelling of {near}?)")
-        return Finding(flag=name, problem="unreleased", text=f"{name}: not an option of {component}; "
-                       f"{schema.framework}'s image builds {branch}, which may add it and which rlcheck cannot read: "
-                       "not judged")
+        return Finding(flag=name, problem="unreleased", text=f"{name}: not an option of {branch.component}; the "
+                       f"{schema.framework} image builds {branch.branch}, which may add it and which rlcheck cannot "
+                       "read: not judged")
     return found
 
 
@@ -298,10 +330,12 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
         target = opt or (matches[0][2] if matches and ambiguous is None else None)
         n = 0 if eq else _take(target, tokens[i + 1:])
         values = [inline] if eq else tokens[i + 1:i + 1 + n]
-        i += 1 + n
         if ambiguous is not None:  # that parser exits here: nothing after it is read
             findings.append(ambiguous)
+            i += 1 + n
             continue
+        findings += _preparsed(token, tokens[i + 1:], target, found_by)
+        i += 1 + n
         if opt is not None and opt.when and not holds(opt.when, tokens, schema):
             findings.append(_not_added(name, tokens, schema))
         if opt is None:

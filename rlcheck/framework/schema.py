@@ -71,6 +71,21 @@ class Parser:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Unreleased:
+    """The options under prefix come from a branch of a package that the framework's image builds over the release
+    `component` (Miles: SGLang's sglang-miles branch over v0.5.16), whose source rlcheck cannot read: an option there
+    that the release lacks is not judged, unless the package removed it (`removed`: in an older release the schema
+    names, or a flag the package is known to have dropped) or it misspells one the release has."""
+    prefix: str
+    component: str
+    branch: str
+    removed: dict[str, str]
+    """Flag under prefix -> where it was last seen (e.g. '--sglang-enable-ep-moe' -> 'SGLang before 0.5.12')."""
+    release: frozenset[str]
+    """Every flag of the release under prefix, also those the framework skips (sets itself)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Schema:
     name: str
     """File stem, e.g. 'slime-v0.2.4'."""
@@ -87,6 +102,8 @@ class Schema:
     """The framework picks its backend by a pre-parse of --train-backend over its own options (those under no `when`)
     that takes unique prefixes (Miles' parse_args_train_backend: argparse's default allow_abbrev), so `--train-back
     fsdp` is the FSDP backend; False: the whole flag only (SLIME's _pre_parse_mode sets allow_abbrev=False)."""
+    unreleased: tuple[Unreleased, ...] = ()
+    """Prefixes whose options come from a branch of a package that the framework's image builds over a release."""
 
     @property
     def generate_paths(self) -> frozenset[str]:
@@ -158,7 +175,26 @@ def load(name: str, data_dir: Path = DATA_DIR) -> Schema:
     source = f"{raw['source']} (+ {', '.join(c['name'] for c in raw.get('components', ()))})"
     return Schema(name=name, framework=raw["framework"], version=raw["version"], source=source, parsers=parsers,
                   options=tuple(options), opaque_prefixes=tuple(raw.get("opaque_prefixes", ())),
-                  backend_abbrev=raw.get("backend_abbrev") is True)
+                  backend_abbrev=raw.get("backend_abbrev") is True,
+                  unreleased=tuple(_unreleased(u, data_dir) for u in raw.get("unreleased", ())))
+
+
+def _flags(name: str, data_dir: Path) -> set[str]:
+    part = json.loads((data_dir / "components" / f"{name}.json").read_text(encoding="utf-8"))
+    return {f for o in part["options"] for f in o["flags"]}
+
+
+def _unreleased(raw: dict[str, Any], data_dir: Path) -> Unreleased:
+    """An `unreleased` entry: its removed flags are those of each older release it names that its own release lacks,
+    and the ones it lists as dropped before them."""
+    base = _flags(raw["component"], data_dir)
+    removed = {f: raw["dropped"]["before"] for f in raw.get("dropped", {}).get("flags", ())}
+    for older in raw.get("older", ()):
+        removed.update({f: f"{older}, not {raw['component']}" for f in sorted(_flags(older, data_dir) - base)})
+    prefix = raw["prefix"]
+    return Unreleased(prefix=prefix, component=raw["component"], branch=raw["branch"],
+                      removed={prefix + f.lstrip("-"): seen for f, seen in removed.items()},
+                      release=frozenset(prefix + f.lstrip("-") for f in base))
 
 
 # --- extraction from a source tree (ast: the framework's own add_argument calls) ---------------------------------
