@@ -150,6 +150,7 @@ TARGETS = {
     "job_miles_stub": ("rlcheck/job/miles_stub.py", ["test_rules_table_miles_stub.py"]),
     "job_corpus": ("rlcheck/job/corpus.py", ["test_rules_table_job_corpus.py"]),
     "job_submit": ("rlcheck/job/submit.py", ["test_rules_table_job_submit.py"]),
+    "job_replay": ("rlcheck/job/replay.py", ["test_rules_table_job_replay.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",

@@ -1,0 +1,100 @@
+"""Rule table for what the trainer receives from `ray job submit -- TOKENS` (rlcheck.job.replay): the string Ray runs
+(list2cmdline, or the RayJob's own entrypoint), the trainer call of the sandbox run, a replay with no sandbox, a
+trainer that never starts (the shell's fault, or a file this machine lacks), and the difference named. Recorded
+sandbox runs stand in for the sandbox, and one real replay shows the shell's own globbing."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlcheck.job import replay, sandbox
+
+
+def _run(*calls, returncode=0, tail=()) -> sandbox.Run:
+    return sandbox.Run(returncode=returncode, stderr_tail=tail, calls=tuple(calls))
+
+
+@pytest.fixture
+def ran(monkeypatch):
+    """sandbox.run answering with a recorded run (or raising), recording the command it was given."""
+    state: dict = {"asked": []}
+
+    def run(command, **kw):
+        state["asked"].append(command)
+        answer = state["run"]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    monkeypatch.setattr(sandbox, "run", run)
+    return state
+
+
+@pytest.mark.parametrize(("calls", "argv"), [
+    ([("ray", ("x",)), ("python3", ("t.py", "--a")), ("python", ("u.py",))], ("python3", "t.py", "--a")),
+    ([("python", ())], ("python",)),
+    ([("bash", ("-c", "x")), ("python3.11", ("t.py",))], None),
+    ([], None),
+])
+def test_the_trainer_call_is_the_first_python(calls, argv):
+    assert replay.trainer_call(_run(*calls)) == argv
+
+
+def test_a_replay_gives_the_trainers_argv(ran):
+    ran["run"] = _run(("python3", ("t.py", "--x", "1")))
+    got = replay.replay(["python3", "t.py", "--x", "1"])
+    assert got == replay.Replayed(entrypoint="python3 t.py --x 1", argv=("python3", "t.py", "--x", "1"), findings=())
+    assert ran["asked"] == [["/bin/sh", "-c", "python3 t.py --x 1"]]
+
+
+def test_a_replay_that_changed_the_argv_names_the_difference_and_the_bare_tokens(ran):
+    ran["run"] = _run(("python3", ("t.py", "--f", "[1]*48", "x")))
+    got = replay.replay(["python3", "t.py", "--f", "[1]*48", "a b"])
+    assert got.entrypoint == 'python3 t.py --f [1]*48 "a b"'
+    assert got.findings == (
+        "argv token 3 `[1]*48` reaches /bin/sh unquoted: a glob, replaced by any file of the job's working dir it "
+        "matches",
+        "argv changed through `/bin/sh -c`: 5 token(s) meant, 5 received; first difference at token 4: meant 'a b', "
+        "got 'x'")
+
+
+def test_a_hand_written_entrypoint_is_judged_by_its_replay_alone(ran):
+    ran["run"] = _run(("python3", ("t.py", "[1]*48")))
+    got = replay.replay(["python3", "t.py", "[1]*48"], "cd /w && python3 t.py [1]*48")
+    assert (got.entrypoint, got.findings) == ("cd /w && python3 t.py [1]*48", ())
+    assert ran["asked"] == [["/bin/sh", "-c", "cd /w && python3 t.py [1]*48"]]
+    # the same string as Ray would build it: its bare tokens are named
+    got = replay.replay(["python3", "t.py", "[1]*48"], "python3 t.py [1]*48")
+    assert len(got.findings) == 1 and got.findings[0].startswith("argv token 2 `[1]*48` reaches /bin/sh unquoted")
+
+
+def test_without_a_sandbox_the_entrypoint_is_split_as_posix_sh_would(ran):
+    ran["run"] = sandbox.SandboxUnavailable("no user namespaces")
+    got = replay.replay(["python3", "t.py"], "python3 't.py' $X")
+    assert got == replay.Replayed(entrypoint="python3 't.py' $X", argv=("python3", "t.py", "$X"), findings=(
+        "entrypoint not replayed (no user namespaces); argv split as POSIX sh would, without globbing",
+        "argv changed through `/bin/sh -c`: 2 token(s) meant, 3 received; first difference at token 2: meant "
+        "'(nothing)', got '$X'"))
+
+
+@pytest.mark.parametrize(("returncode", "tail", "shell_error", "unseen"), [
+    (2, ("sh: 1: Syntax error: \"(\" unexpected",), True, False),
+    (127, ("sh: 1: /root/run.sh: not found",), False, True),
+    (0, (), True, False),
+    (126, ("a", "b"), True, False),
+])
+def test_a_trainer_that_never_starts(ran, returncode, tail, shell_error, unseen):
+    ran["run"] = _run(("bash", ("x",)), returncode=returncode, tail=tail)
+    got = replay.replay(["python3", "t.py"], "x")
+    why = (f"the entrypoint never starts python under /bin/sh -c (exit {returncode}; output: "
+           f"{' | '.join(tail) or '(no output)'})")
+    assert (got.argv, got.shell_error, got.unseen) == (("python3", "t.py"), why if shell_error else "",
+                                                       f"{why}; capture the job where that file exists" if unseen
+                                                       else "")
+    assert got.findings == (f"{why}: the trainer argv is the tokens as meant",)
+
+
+def test_the_shell_globs_a_bare_token_for_real():
+    got = replay.replay(["python3", "t.py", "--moe-layer-freq", "[1]*48"])
+    assert got.argv == ("python3", "t.py", "--moe-layer-freq", "[1]*48")  # no file matches in the sandbox's dir
+    assert got.findings == ("argv token 3 `[1]*48` reaches /bin/sh unquoted: a glob, replaced by any file of the "
+                            "job's working dir it matches",)
