@@ -143,6 +143,8 @@ TARGETS = {
     "job_typed": ("rlcheck/job/typed.py", ["test_rules_table_job_typed.py"]),
     "job_bounded": ("rlcheck/job/bounded.py", ["test_rules_table_job_bounded.py"]),
     "job_recorder": ("rlcheck/job/recorder.py", ["test_rules_table_job_recorder.py"]),
+    "job_sandbox": ("rlcheck/job/sandbox.py", ["test_rules_table_job_sandbox.py"]),
+    "job_confine": ("rlcheck/job/confine.py", ["test_rules_table_job_confine.py"]),
     "job_needs": ("rlcheck/job/needs.py", ["test_rules_table_needs.py"]),
     "job_rayjob": ("rlcheck/job/rayjob.py", ["test_rules_table_rayjob.py"]),
     "job_job": ("rlcheck/job/job.py", ["test_rules_table_job_job.py"]),

@@ -160,12 +160,18 @@ def prologue(layout: Layout) -> str:
     return "\n".join(lines) + "\n"
 
 
+_MOUNTINFO_ESCAPES = {" ": "\\040", "\t": "\\011", "\n": "\\012", "\\": "\\134"}
+
+
 def _overlay(cwd: str, upper: str) -> list[str]:
     """The start directory writable for the script through an overlay whose upper layer is a private tmpfs (the
     host's files stay as they were), as a launch that writes `stage2.sh` or `logs/` beside itself expects. Only
     where no mount lies below it: an overlay shows its lower tree without the mounts that hide secrets in it."""
-    below = f"{cwd.rstrip('/')}/"
-    return [f"OVERLAY=; if ! awk -v c={_q(below)} 'index($5, c) == 1 {{f = 1}} END {{exit !f}}' /proc/self/mountinfo"
+    # mountinfo writes a space, tab, newline and backslash of a mount point as an octal escape (\\040): compared so
+    # written, and through the environment (awk -v would undo the backslashes)
+    below = "".join(_MOUNTINFO_ESCAPES.get(c, c) for c in f"{cwd.rstrip('/')}/")
+    return [f"OVERLAY=; if ! RLCHECK_BELOW={_q(below)} awk 'index($5, ENVIRON[\"RLCHECK_BELOW\"]) == 1 {{f = 1}} "
+            f"END {{exit !f}}' /proc/self/mountinfo"
             f" && mount -t tmpfs -o mode=700,size={TMPFS_SIZE},nosuid,nodev tmpfs {_q(upper)}"
             f" && mkdir {_q(upper)}/upper {_q(upper)}/work && mount -t overlay overlay -o"
             f" lowerdir={_q(cwd)},upperdir={_q(upper)}/upper,workdir={_q(upper)}/work {_q(cwd)} 2>/dev/null;"
