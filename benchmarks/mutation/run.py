@@ -147,6 +147,8 @@ TARGETS = {
     # which SLIME or Miles version (and so which schema) judges a user's launch (results/mutation_gate.json)
     "framework_detect": ("rlcheck/framework/detect.py", ["test_framework_detect.py", "test_job_tree_version.py",
                                                         "test_rules_table_framework_detect.py"]),
+    "framework_argv": ("rlcheck/framework/argv.py", ["test_rules_table_framework_argv.py", "test_framework_args.py",
+                                                    "test_framework_miles_parsers.py"]),
     # the job readers (results/mutation_job.json): a user's argv read as SLIME's parser would
     "job_to_recipe": ("rlcheck/job/to_recipe.py", ["test_rules_table_to_recipe.py", "test_rules_recipe.py"]),
     # the capture sandbox's bounds and readers of untrusted job documents (results/mutation_job.json)
