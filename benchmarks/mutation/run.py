@@ -126,6 +126,8 @@ TARGETS = {
     "memory_activations": ("rlcheck/probes/recipe/memory_activations.py", ["test_probe_memory_activations.py",
                                                                             "test_probe_memory.py",
                                                                             "test_rules_table_memory_activations.py"]),
+    "slime_source": ("rlcheck/probes/image/slime_source.py", ["test_probe_image.py",
+                                                               "test_rules_table_slime_source.py"]),
     # the e2e judges (results/mutation_e2e.json): what stops a live run, how a recorded log is read and judged
     "e2e_watch": ("rlcheck/e2e/watch.py", ["test_watch.py", "test_watch_incidents.py",
                                            "test_rules_table_e2e_watch.py", "test_replay.py"]),

@@ -55,12 +55,15 @@ def merge_setting(source: str) -> bool | None:
 
 
 def pipelined(source: str) -> bool:
-    """A `num_stages` default of 1 or more anywhere in the kernel module."""
+    """A `num_stages` default of 1 or more anywhere in the kernel module (positional, positional-only or
+    keyword-only parameter)."""
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.arguments):
-            names = [a.arg for a in node.args[len(node.args) - len(node.defaults):]]
-            for name, default in zip(names, node.defaults, strict=True):
-                if name == "num_stages" and isinstance(default, ast.Constant) \
+            positional = [*node.posonlyargs, *node.args]  # the defaults belong to the last of these, both kinds
+            pairs = [*zip(positional[len(positional) - len(node.defaults):], node.defaults, strict=True),
+                     *zip(node.kwonlyargs, node.kw_defaults, strict=True)]
+            for arg, default in pairs:
+                if arg.arg == "num_stages" and isinstance(default, ast.Constant) \
                         and isinstance(default.value, int) and default.value >= 1:
                     return True
     return False
