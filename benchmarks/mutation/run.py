@@ -151,6 +151,8 @@ TARGETS = {
                                                         "test_rules_table_framework_detect.py"]),
     "framework_argv": ("rlcheck/framework/argv.py", ["test_rules_table_framework_argv.py", "test_framework_args.py",
                                                     "test_framework_miles_parsers.py"]),
+    # the installed framework's own parse (its child process is answered by a recording here)
+    "framework_live": ("rlcheck/framework/live.py", ["test_rules_table_framework_live.py"]),
     # the job readers (results/mutation_job.json): a user's argv read as SLIME's parser would
     "job_to_recipe": ("rlcheck/job/to_recipe.py", ["test_rules_table_to_recipe.py", "test_rules_recipe.py"]),
     # the capture sandbox's bounds and readers of untrusted job documents (results/mutation_job.json)

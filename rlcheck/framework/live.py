@@ -11,6 +11,7 @@ import dataclasses
 import importlib.util
 import json
 import sys
+from collections.abc import Callable
 
 from rlcheck import catalog
 from rlcheck.process import subproc
@@ -67,13 +68,14 @@ def capability_of(sm: int) -> tuple[int, int]:
 
 
 def collect_live(framework: str | None, argv: list[str], capability: tuple[int, int] | None,
-                 timeout_s: float = 300.0) -> LiveParse:
+                 timeout_s: float = 300.0, run: Callable[..., subproc.Completed] = subproc.run) -> LiveParse:
+    """The framework's own parse of argv in a child (run: how the child is run; a test passes a recording)."""
     if not importable(framework):
         return LiveParse(framework=None)
     if capability is None:
         return LiveParse(framework=framework, error="no hardware profile (--hardware): the GPU probes have no answer")
     spec = json.dumps({"capability": capability, "argv": argv, "module": f"{framework}.utils.arguments"})
-    done = subproc.run([sys.executable, "-c", CHILD, spec], timeout_s=timeout_s)
+    done = run([sys.executable, "-c", CHILD, spec], timeout_s=timeout_s)
     line = next((x for x in done.stdout.splitlines() if x.startswith(MARK)), None)
     if line is None:
         return LiveParse(framework=framework, error=f"the parse did not finish ({done.why()}): {done.tail(1)}")
