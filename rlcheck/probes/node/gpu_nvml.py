@@ -167,8 +167,9 @@ def gpu_fields(gpu: dict[str, Any]) -> dict[str, Any]:
     rows = rows if isinstance(rows, list) and len(rows) == 4 else None  # (correctable, uncorrectable, pending, failed)
     pending = _int(gpu, "nvmlDeviceGetRetiredPagesPendingStatus")
     persistence = _int(gpu, "nvmlDeviceGetPersistenceMode")
+    bus_id = gpu.get(call_key("nvmlDeviceGetPciInfo", ()))
     return dict(
-        bus_id=str(gpu.get(call_key("nvmlDeviceGetPciInfo", ()), "?")),
+        bus_id=bus_id if isinstance(bus_id, str) else "?",  # a failed call names no bus: never its error text
         persistence=None if persistence is None else persistence == 1,
         ecc_volatile_uncorrected=_int(gpu, "nvmlDeviceGetTotalEccErrors", UNCORRECTED, VOLATILE),
         ecc_aggregate_uncorrected=_int(gpu, "nvmlDeviceGetTotalEccErrors", UNCORRECTED, AGGREGATE),
