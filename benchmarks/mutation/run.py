@@ -164,6 +164,7 @@ TARGETS = {
     "job_recorder": ("rlcheck/job/recorder.py", ["test_rules_table_job_recorder.py"]),
     "job_sandbox": ("rlcheck/job/sandbox.py", ["test_rules_table_job_sandbox.py"]),
     "job_confine": ("rlcheck/job/confine.py", ["test_rules_table_job_confine.py"]),
+    "job_capture": ("rlcheck/job/capture.py", ["test_rules_table_job_capture.py"]),
     "job_needs": ("rlcheck/job/needs.py", ["test_rules_table_needs.py"]),
     "job_rayjob": ("rlcheck/job/rayjob.py", ["test_rules_table_rayjob.py"]),
     "job_job": ("rlcheck/job/job.py", ["test_rules_table_job_job.py"]),

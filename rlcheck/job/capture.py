@@ -168,15 +168,14 @@ def _argv_json(text: str, source: str) -> Job:
     runtime_env = typed.get(doc, "runtime_env", dict, where, default={})
     res = typed.get(doc, "resources", dict, where, default={})
     working_dir = typed.get(runtime_env, "working_dir", str, f"{where} runtime_env")
-    try:
-        return Job(argv=tuple(argv), intended_argv=tuple(argv),
-                   entrypoint=typed.get(doc, "entrypoint", str, where) or shlex.join(argv),
-                   env=env_vars(runtime_env, source), working_dir=working_dir,
-                   nodes=typed.count(res, "gpu_nodes", f"{where} resources") or None,
-                   gpus_per_node=typed.count(res, "gpus_per_node", f"{where} resources") or None,
-                   framework=framework_of(tuple(argv), working_dir), source=source, source_format="argv-json")
-    except ValueError as exc:
-        raise JobFormatError(f"{source}: {exc}") from exc
+    # each reader's JobFormatError names the source already; what they return makes a valid Job (argv not empty,
+    # a count of 0 no shape)
+    return Job(argv=tuple(argv), intended_argv=tuple(argv),
+               entrypoint=typed.get(doc, "entrypoint", str, where) or shlex.join(argv),
+               env=env_vars(runtime_env, source), working_dir=working_dir,
+               nodes=typed.count(res, "gpu_nodes", f"{where} resources") or None,
+               gpus_per_node=typed.count(res, "gpus_per_node", f"{where} resources") or None,
+               framework=framework_of(tuple(argv), working_dir), source=source, source_format="argv-json")
 
 
 def _submit_line(text: str, source: str) -> Job:
