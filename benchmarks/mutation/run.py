@@ -156,6 +156,10 @@ TARGETS = {
                                                     "test_framework_miles_parsers.py"]),
     # the installed framework's own parse (its child process is answered by a recording here)
     "framework_live": ("rlcheck/framework/live.py", ["test_rules_table_framework_live.py"]),
+    # the Megatron options each schema adds: SLIME's image patch, Miles' Megatron branch, FSDP dataclass, generate hooks
+    "framework_patch_flags": ("rlcheck/framework/patch_flags.py", ["test_rules_table_framework_patch_flags.py",
+                                                                  "test_framework_patch_flags.py",
+                                                                  "test_framework_miles_parsers.py"]),
     # the job readers (results/mutation_job.json): a user's argv read as SLIME's parser would
     "job_to_recipe": ("rlcheck/job/to_recipe.py", ["test_rules_table_to_recipe.py", "test_rules_recipe.py"]),
     # the capture sandbox's bounds and readers of untrusted job documents (results/mutation_job.json)
