@@ -128,6 +128,10 @@ TARGETS = {
                                                                             "test_rules_table_memory_activations.py"]),
     "slime_source": ("rlcheck/probes/image/slime_source.py", ["test_probe_image.py",
                                                                "test_rules_table_slime_source.py"]),
+    "cluster_gpus": ("rlcheck/probes/cluster/cluster_gpus.py", ["test_probe_node.py",
+                                                                 "test_rules_table_cluster_gpus.py"]),
+    "node_health_links": ("rlcheck/probes/cluster/node_health_links.py", ["test_probe_gpu_nvml.py",
+                                                                           "test_rules_table_node_health_links.py"]),
     # the e2e judges (results/mutation_e2e.json): what stops a live run, how a recorded log is read and judged
     "e2e_watch": ("rlcheck/e2e/watch.py", ["test_watch.py", "test_watch_incidents.py",
                                            "test_rules_table_e2e_watch.py", "test_replay.py"]),
