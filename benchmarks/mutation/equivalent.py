@@ -597,4 +597,7 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.probes.node.packages.xǁRecordedPackagesǁrequires__mutmut_{n}":
        "a package absent from the recording's requires read as None (default None or left out) instead of []: "
        "both are no list, and a value that is no list gives [] either way" for n in (3, 5)},
+    # rlcheck/probes/node/pair_member.py
+    "rlcheck.probes.node.pair_member.x_pick_port__mutmut_4":
+        "socket.socket(AF_INET, SOCK_STREAM) -> socket.socket(AF_INET): SOCK_STREAM is the type's default",
 }

@@ -153,6 +153,7 @@ TARGETS = {
     "node_stack": ("rlcheck/probes/node/node_stack.py", ["test_rules_table_node_stack.py", "test_probe_node_stack.py"]),
     "node_gpus": ("rlcheck/probes/node/gpus.py", ["test_rules_table_gpus.py"]),
     "node_gpu_nvml": ("rlcheck/probes/node/gpu_nvml.py", ["test_rules_table_gpu_nvml.py", "test_probe_gpu_nvml.py"]),
+    "node_collect": ("rlcheck/probes/node/collect.py", ["test_rules_table_collect.py"]),
     # which SLIME or Miles version (and so which schema) judges a user's launch (results/mutation_gate.json)
     "framework_detect": ("rlcheck/framework/detect.py", ["test_framework_detect.py", "test_job_tree_version.py",
                                                         "test_rules_table_framework_detect.py"]),

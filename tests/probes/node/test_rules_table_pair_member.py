@@ -10,6 +10,7 @@ import datetime
 import socket
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,9 +31,12 @@ def test_rules_table_pair_member_bus_bandwidth(size, seconds, world, gbps):
 
 def test_rules_table_pair_member_port_is_free_on_the_address():
     port = pick_port("127.0.0.1")
-    assert 0 < port < 65536
+    low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    assert low <= port <= high  # the kernel's choice of a free port, not a fixed one
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", port))  # closed again: the rendezvous can take it
+        sock.listen()
+        assert pick_port("127.0.0.1") != port  # while it is taken, another
 
 
 def test_rules_table_pair_member_port_on_a_foreign_address_is_refused():
@@ -75,6 +79,7 @@ class Torch:
         return Tensor(count, dtype, device)
 
     def _all_reduce(self, tensor: Tensor) -> None:
+        assert isinstance(tensor, Tensor)  # the rank's own tensor
         self.log.append(("all_reduce",))
         if self.fail_at is not None and sum(e[0] == "all_reduce" for e in self.log) == self.fail_at:
             raise RuntimeError("peer hung up")
