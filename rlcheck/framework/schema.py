@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -285,27 +286,33 @@ def from_argparse(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
 
 
 def _component(kind: str) -> dict[str, Any]:
+    """A component from the installed package: Megatron's add_megatron_arguments, else SGLang's ServerArgs."""
     from importlib import metadata
 
-    parser = argparse.ArgumentParser(allow_abbrev=False, add_help=False)
     if kind == "megatron":
         from megatron.training.arguments import add_megatron_arguments
 
-        add_megatron_arguments(parser)
-        name = f"megatron-core-{metadata.version('megatron-core')}"
-    else:
-        from sglang.srt.server_args import ServerArgs
+        return component_of(add_megatron_arguments, f"megatron-core-{metadata.version('megatron-core')}")
+    from sglang.srt.server_args import ServerArgs
 
+    return component_of(ServerArgs.add_cli_args, f"sglang-{metadata.version('sglang')}", record_dest=True)
+
+
+def component_of(add: Callable[[argparse.ArgumentParser], Any], name: str, record_dest: bool = False
+                 ) -> dict[str, Any]:
+    """The options `add` puts on a parser as the frameworks build theirs (no abbreviations, no --help); record_dest:
+    mark each whose add_argument set dest itself (explicit_dest), as the frameworks skip ServerArgs options by it."""
+    parser = argparse.ArgumentParser(allow_abbrev=False, add_help=False)
+    if record_dest:
         wrapped = parser.add_argument
 
-        def record(*flags: Any, **kwargs: Any) -> Any:  # remembers which ServerArgs options set dest themselves
+        def record(*flags: Any, **kwargs: Any) -> Any:
             action = wrapped(*flags, **kwargs)
             action.explicit_dest = "dest" in kwargs  # type: ignore[attr-defined]
             return action
 
         parser.add_argument = record  # type: ignore[method-assign]
-        ServerArgs.add_cli_args(parser)
-        name = f"sglang-{metadata.version('sglang')}"
+    add(parser)
     options = from_argparse(parser)
     for opt, action in zip(options, [a for a in parser._actions if a.option_strings], strict=True):
         if getattr(action, "explicit_dest", False):
