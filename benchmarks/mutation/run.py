@@ -154,6 +154,9 @@ TARGETS = {
     "node_gpus": ("rlcheck/probes/node/gpus.py", ["test_rules_table_gpus.py"]),
     "node_gpu_nvml": ("rlcheck/probes/node/gpu_nvml.py", ["test_rules_table_gpu_nvml.py", "test_probe_gpu_nvml.py"]),
     "node_collect": ("rlcheck/probes/node/collect.py", ["test_rules_table_collect.py"]),
+    "node_gpu_health": ("rlcheck/probes/node/gpu_health.py", ["test_rules_table_gpu_health_reading.py",
+                                                              "test_probe_gpu_health.py", "test_probe_gpu_nvml.py",
+                                                              "test_rules_table_gpu_health.py"]),
     # which SLIME or Miles version (and so which schema) judges a user's launch (results/mutation_gate.json)
     "framework_detect": ("rlcheck/framework/detect.py", ["test_framework_detect.py", "test_job_tree_version.py",
                                                         "test_rules_table_framework_detect.py"]),
