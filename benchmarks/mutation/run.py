@@ -132,6 +132,9 @@ TARGETS = {
                                                                  "test_rules_table_cluster_gpus.py"]),
     "node_health_links": ("rlcheck/probes/cluster/node_health_links.py", ["test_probe_gpu_nvml.py",
                                                                            "test_rules_table_node_health_links.py"]),
+    # the pairs driver without a cluster (test_pairs_loopback.py runs it on a real Ray, too slow for each mutant)
+    "pairs_driver": ("rlcheck/probes/cluster/pairs_driver.py", ["test_rules_table_pairs_driver.py",
+                                                                 "test_pairs_schedule.py"]),
     # the e2e judges (results/mutation_e2e.json): what stops a live run, how a recorded log is read and judged
     "e2e_watch": ("rlcheck/e2e/watch.py", ["test_watch.py", "test_watch_incidents.py",
                                            "test_rules_table_e2e_watch.py", "test_replay.py"]),
