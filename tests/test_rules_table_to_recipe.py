@@ -96,6 +96,12 @@ def test_a_model_of_known_dims_that_differs_names_each_flag_and_the_known_value(
     assert (model.name, model.num_layers, model.moe) == ("unknown", 36, None)
 
 
+def test_every_known_model_of_the_same_dims_is_named():
+    argv = [*[t for t in MODELS["GLM-5"].argv() if t not in ("--rotary-base", "1000000")], "--rotary-base", "5"]
+    assert to_recipe.model_of(Flags(argv))[1].endswith(
+        "its dims are known, but it has --rotary-base 5 (GLM-5.2: 8000000); --rotary-base 5 (GLM-5: 1000000)")
+
+
 def test_a_known_models_dims_with_a_flag_left_out_says_not_given():
     argv = [t for t in QWEN4B if t not in ("--rotary-base", "1000000")]
     assert to_recipe.model_of(Flags(argv))[1].endswith("its dims are known, but it has --rotary-base (not given) "
@@ -121,6 +127,8 @@ def test_other_experts_are_not_near_a_known_model_and_the_stand_in_keeps_them():
     ([], 1, None),
     (["--expert-model-parallel-size", "1"], 1, None),
     (["--expert-model-parallel-size", "8"], 1, 8),  # no model stated: EP's experts, not a dense model
+    (["--expert-model-parallel-size", "2"], 1, 2),
+    (["--expert-model-parallel-size", "0"], 1, None),  # EP 0 reads as SLIME's default, 1
     (["--num-layers", "4", "--expert-model-parallel-size", "8"], 4, None),  # dims stated, no experts: dense
     (["--num-experts", "16", "--expert-model-parallel-size", "8"], 1, 16),
 ])
@@ -145,12 +153,15 @@ def test_the_stand_in_of_an_unknown_model(argv, layers, experts):
     (["--rollout-batch-size", "32", "--n-samples-per-prompt", "8", "--global-batch-size", "64"], 32, 8, 64, 4, False),
     (["--rollout-batch-size", "3", "--n-samples-per-prompt", "1", "--num-steps-per-rollout", "4"], 3, 1, 1, 4, True),
     (["--rollout-batch-size", "4", "--global-batch-size", "8"], 4, 1, 8, 1, False),  # fewer than one step: one
+    (["--rollout-batch-size", "6", "--global-batch-size", "4"], 6, 1, 4, 1, False),  # whole steps only
+    (["--rollout-batch-size", "5", "--num-steps-per-rollout", "2"], 5, 1, 2, 2, True),  # a whole global batch
     (["--rollout-batch-size", "0", "--n-samples-per-prompt", "0"], 1, 1, 1, 1, False),
 ])
 def test_rollout_global_batch_and_steps_as_slime_derives_them(argv, batch, n, global_batch, steps, stated):
     rollout, missing = to_recipe._rollout(Flags(argv))
     assert (rollout.rollout_batch_size, rollout.n_samples_per_prompt, rollout.global_batch_size,
             rollout.num_steps_per_rollout, rollout.steps_stated) == (batch, n, global_batch, steps, stated)
+    assert (type(rollout.global_batch_size), type(rollout.num_steps_per_rollout)) == (int, int)
     given = "--rollout-batch-size" in argv and batch > 1  # a batch of 0 is none
     assert missing == ("" if given else "--rollout-batch-size is not in the argv")
 
@@ -228,6 +239,7 @@ def test_placement_defaults_and_stated_values():
      (("mem-fraction-static", "0.7"), ("enable-dp-attention", None), ("x", "1"), ("y", None))),
     (["--sglang-a", "1", "--sglang-a", "2", "--sglang-b="], (("a", "2"), ("b", ""))),
     (["--tp", "2", "-sglang-a", "1"], ()),
+    (["--sglang-x", "5"], (("x", "5"),)),  # the value is the last word
 ])
 def test_sglang_flags_keep_each_ones_last_value(argv, flags):
     assert to_recipe.sglang_flags(argv) == flags
@@ -268,6 +280,9 @@ def test_read_fills_the_rest_and_names_what_is_missing():
         Need.MODEL: f"the model (no model dims) is not among the known architectures ({KNOWN})",
         Need.BATCH: "--rollout-batch-size is not in the argv"}
     assert list(reading.missing) == [Need.MODEL, Need.BATCH]
+    # an argv of one word (no interpreter before the script) names that word as the script
+    assert to_recipe.read(_job("--colocate")).recipe.train_script == "--colocate"
+    assert to_recipe.read(_job("train.py", "--colocate")).recipe.train_script == "--colocate"
 
 
 @pytest.mark.parametrize(("argv", "reward"), [

@@ -600,4 +600,22 @@ EQUIVALENT: dict[str, str] = {
     # rlcheck/probes/node/pair_member.py
     "rlcheck.probes.node.pair_member.x_pick_port__mutmut_4":
         "socket.socket(AF_INET, SOCK_STREAM) -> socket.socket(AF_INET): SOCK_STREAM is the type's default",
+    # rlcheck/job/to_recipe.py
+    **{f"rlcheck.job.to_recipe.x{name}__mutmut_{n}":
+       "Flags.int(FLAG, D) or D -> Flags.int(FLAG, None) or D (or the default left out): int() gives its default "
+       "only where the flag has no value, and there the `or D` gives D all the same"
+       for name, ns in (("__parallel", (4, 6, 29, 31, 38, 40, 47, 49, 56, 58)),
+                        ("__placement", (22, 24, 31, 33, 46, 48)), ("__rollout", (78, 80, 90, 92, 115, 117)),
+                        ("_model_of", (58, 60))) for n in ns},
+    **{f"rlcheck.job.to_recipe.x__rollout__mutmut_{n}":
+       "--n-samples-per-prompt's default 1 -> None (or left out): every reader of n takes `n or 1`" for n in (6, 8)},
+    **{f"rlcheck.job.to_recipe.x_read__mutmut_{n}":
+       'flags.str("--hf-checkpoint", "") or "" -> default None (or left out): the `or ""` gives "" either way'
+       for n in (58, 60)},
+    "rlcheck.job.to_recipe.x_train_args__mutmut_5":
+        "keep = False -> None before the first flag: only read as a truth value, and both are false",
+    **{f"rlcheck.job.to_recipe.x__identity__mutmut_{n}":
+       _STRICT.format("zip(_DIMS, the model's four dims): both four long") for n in (5, 8, 9)},
+    **{f"rlcheck.job.to_recipe.x_model_of__mutmut_{n}":
+       _STRICT.format("zip(_DIMS, dims): dims is read flag by flag from _DIMS") for n in (38, 41, 42)},
 }
