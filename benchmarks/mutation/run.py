@@ -135,6 +135,8 @@ TARGETS = {
     # the pairs driver without a cluster (test_pairs_loopback.py runs it on a real Ray, too slow for each mutant)
     "pairs_driver": ("rlcheck/probes/cluster/pairs_driver.py", ["test_rules_table_pairs_driver.py",
                                                                  "test_pairs_schedule.py"]),
+    # judged on recorded results with the child replaced (test_probe_gpu_smoke.py's real CPU runs take a minute)
+    "gpu_smoke": ("rlcheck/probes/gpu/gpu_smoke.py", ["test_rules_table_gpu_smoke.py"]),
     # the e2e judges (results/mutation_e2e.json): what stops a live run, how a recorded log is read and judged
     "e2e_watch": ("rlcheck/e2e/watch.py", ["test_watch.py", "test_watch_incidents.py",
                                            "test_rules_table_e2e_watch.py", "test_replay.py"]),
