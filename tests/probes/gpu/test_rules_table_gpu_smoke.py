@@ -104,8 +104,8 @@ def test_allreduce_not_run_is_unknown_naming_what_was_asked():
     obs = gs.AllReduceObservation(world_size=2, size_bytes=3 * 2**19, error="the all-reduce children ended with x")
     verdict = gs.evaluate_allreduce(obs, MEASURED)
     assert (verdict.status, verdict.summary, verdict.details, verdict.remedy) == (
-        Status.UNKNOWN, "all-reduce did not run: the all-reduce children ended with x", "1.5 MiB float32 over 2 rank(s)",
-        "")
+        Status.UNKNOWN, "all-reduce did not run: the all-reduce children ended with x",
+        "1.5 MiB float32 over 2 rank(s)", "")
 
 
 # --- the collectors, with the child replaced --------------------------------------------------------------------
