@@ -63,6 +63,9 @@ def test_ray_not_reached_is_unknown_with_the_reason():
     verdict = cg.evaluate_cluster_gpus(obs, 1, "r")
     assert (verdict.status, verdict.summary, verdict.details, verdict.remedy) == (
         Status.UNKNOWN, "Ray at x not reached: refused", "", "")
+    # whatever nodes an observation lists are in the details, reached or not
+    listed = dataclasses.replace(obs, gpus_by_node=(("head n0", 8.0),))
+    assert cg.evaluate_cluster_gpus(listed, 1, "r").details == "head n0: 8 GPU(s)"
 
 
 @pytest.mark.parametrize("needed", [0, -1])
