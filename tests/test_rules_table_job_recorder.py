@@ -73,6 +73,16 @@ def test_is_launcher(tree, name, args, launcher):
     assert recorder.is_launcher(name, args) is launcher
 
 
+def test_is_launcher_reads_a_file_that_is_not_utf8_with_replacement(tree):
+    (tree / "latin.py").write_bytes(b"# caf\xe9\nos.system('ray job submit -- python3 train.py')\n")
+    assert recorder.is_launcher("python3", ["latin.py"]) is True
+
+
+def test_is_launcher_of_a_file_that_cannot_be_read_is_no_launcher(tree):
+    (tree / "mem.py").symlink_to("/proc/self/mem")  # a regular file whose read at offset 0 fails (EIO)
+    assert recorder.is_launcher("python3", ["mem.py"]) is False
+
+
 @pytest.mark.parametrize(("pad", "launcher"), [(0, True), (1, False)])
 def test_is_launcher_reads_the_first_mib_only(tree, pad, launcher):
     marker = "execute_train("
@@ -172,6 +182,21 @@ def test_run_program(program, rest, ran):
 def test_run_program_output_over_the_cap_fails(monkeypatch, program, code):
     monkeypatch.setattr(recorder, "PROGRAM_OUTPUT_CAP_BYTES", 5)
     assert recorder.run_program(program, [])[:2] == (code, {0: b"1234\n", 1: b"12345\n", 4: b"123456"}[code])
+
+
+def test_run_program_reads_no_stdin_and_keeps_a_short_stderr_whole():
+    r, w = os.pipe()
+    os.write(w, b"from the script's stdin")
+    os.close(w)
+    saved = os.dup(0)
+    try:
+        os.dup2(r, 0)
+        ran = recorder.run_program("import sys; sys.stderr.write('abc'); print(repr(sys.stdin.read()))", [])
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(r)
+    assert ran == (0, b"''\n", b"abc")
 
 
 def test_run_program_keeps_the_last_4_kib_of_stderr():
@@ -293,6 +318,12 @@ def test_main_a_failed_program_answers_nothing_and_records_its_last_error_line(c
         {"cmd": "python3", "argv": ["-"], "cwd": str(tree), "stdout": "substitution"},
         {"cmd": "program-failed", "argv": ["KeyError: 'MASTER_ADDR'"], "cwd": str(tree)}], b"")
     assert "KeyError: 'MASTER_ADDR'" in capfd.readouterr().err
+
+
+def test_main_a_failed_programs_error_that_is_not_utf8_is_recorded_with_replacement(call, tree):
+    program = "import sys; sys.stderr.buffer.write(b'bad \\xff byte\\n'); sys.exit(2)"
+    assert call("python3", "-c", program, kind="substitution")[1][1:] == [
+        {"cmd": "program-failed", "argv": ["bad \ufffd byte"], "cwd": str(tree)}]
 
 
 def test_main_a_program_failing_silently_records_its_exit_status(call, tree):

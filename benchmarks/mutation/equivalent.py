@@ -18,6 +18,17 @@ EQUIVALENT: dict[str, str] = {
         "yaml.parse(text, Loader=SafeLoader) -> yaml.parse(text): the loaders share one scanner and parser, so the "
         "events (and the aliases among them) are the same; only constructing objects differs, which parse never does",
     "rlcheck.job.typed.x_strings__mutmut_11": "get(..., default=None) -> get(...): get's default is None",
+    # rlcheck/job/recorder.py
+    **{f"rlcheck.job.recorder.x_{fn}__mutmut_{n}": why for fn, n, why in (
+        ("is_launcher", 35, 'decode("utf-8", ...) -> decode(...): UTF-8 is the default codec'),
+        ("is_launcher", 42, 'codec "utf-8" -> "UTF-8": codec names are case-insensitive'),
+        ("main", 4, 'decode("utf-8", ...) -> decode(...): UTF-8 is the default codec'),
+        ("main", 8, 'codec "utf-8" -> "UTF-8": codec names are case-insensitive'),
+        ("main", 106, 'decode("utf-8", ...) -> decode(...): UTF-8 is the default codec'),
+        ("main", 110, 'codec "utf-8" -> "UTF-8": codec names are case-insensitive'),
+        *(("main", n, "the record's encoding or error handler changed: every line written is json.dumps output "
+                      "(ensure_ascii), ASCII only, the same bytes in any ASCII-compatible encoding with no character "
+                      "to handle") for n in (131, 132, 135, 136, 142, 143, 144)))},
     # rlcheck/job/bounded.py
     "rlcheck.job.bounded.x__decode__mutmut_3": 'decode("utf-8", ...) -> decode(...): UTF-8 is the default codec',
     "rlcheck.job.bounded.x__decode__mutmut_7": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',

@@ -101,7 +101,9 @@ def _stdlib_only(program: str) -> bool:
     names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            names.append("." if node.level else node.module or ".")
+            if node.level:  # relative: a package's own module
+                return False
+            names.append(str(node.module))
     return all(n.split(".")[0] in sys.stdlib_module_names for n in names)
 
 
@@ -149,7 +151,7 @@ def _stdout_kind() -> str:
         mode = os.fstat(1).st_mode
     except OSError:
         return "closed"
-    if where == os.environ.get("RLCHECK_STDOUT", ""):
+    if where == os.environ.get("RLCHECK_STDOUT"):
         return "capture"
     return "substitution" if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else "file"
 
