@@ -611,6 +611,10 @@ EQUIVALENT: dict[str, str] = {
     # rlcheck/probes/node/pair_member.py
     "rlcheck.probes.node.pair_member.x_pick_port__mutmut_4":
         "socket.socket(AF_INET, SOCK_STREAM) -> socket.socket(AF_INET): SOCK_STREAM is the type's default",
+    # rlcheck/probes/node/node_stack.py
+    **{f"rlcheck.probes.node.node_stack.x_read_stack__mutmut_{n}":
+       f"the distribution name {name!r} upper-cased: importlib.metadata matches names case-insensitively (PEP 503 "
+       "normalized), so the same distribution answers" for n, name in ((11, "sglang"), (14, "megatron-core"))},
     # rlcheck/job/to_recipe.py
     **{f"rlcheck.job.to_recipe.x{name}__mutmut_{n}":
        "Flags.int(FLAG, D) or D -> Flags.int(FLAG, None) or D (or the default left out): int() gives its default "

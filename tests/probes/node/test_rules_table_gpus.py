@@ -54,6 +54,11 @@ def test_rules_table_gpus_csv_fields(line, gpu):
     assert gpus.parse_nvidia_smi(f"{line}\n{line}") == ((gpu, gpu) if gpu else ())
 
 
+def test_rules_table_gpus_rows_after_a_line_that_is_no_row_still_count():
+    text = "NVIDIA H200, 9.0, 143771\n\nWARNING: infoROM is corrupted at gpu 0000:18:00.0\nNVIDIA H200, 9.0, 143771\n"
+    assert gpus.parse_nvidia_smi(text) == (H200, H200)
+
+
 @pytest.mark.parametrize(("names", "profile"), [
     (["NVIDIA H200", "NVIDIA H100 80GB HBM3"], "h200"),  # the first GPU decides
     (["NVIDIA A10G", "NVIDIA H200"], None),
