@@ -343,13 +343,13 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
             if found is None:
                 opaque.append(name)
                 continue
+            if found.problem == "unknown":
+                found = _unreleased(name, schema, found)
             custom = option(tokens, CUSTOM_GENERATE) if schema.framework == "miles" else None
             if found.problem == "unknown" and custom and custom not in schema.generate_paths:
                 found = Finding(flag=name, problem="custom", text=f"{name}: not an option of {schema.framework} "
                                 f"{schema.version}; {CUSTOM_GENERATE} {custom} may add it (its generate function's "
                                 "add_arguments, which rlcheck cannot read without importing it): not judged")
-            if found.problem == "unknown":
-                found = _unreleased(name, schema, found)
             findings.append(found)
         if target is None:
             continue
