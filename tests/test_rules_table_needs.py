@@ -89,6 +89,7 @@ ls ${DATA_DIR}/$RLCHECK_X $HOME $BASH_VERSION
     (["line 3: a", "run.sh: line 6: b"], ["DATA_DIR"], []),  # the last failing line, whose variable was set
     (["run.sh: line 8: x"], [], ["HEAD_IP", "PORT"]),  # past the script's last line: what it requires
     (["run.sh: line 0: x"], [], ["HEAD_IP", "PORT"]),
+    (["run.sh: line 1: x"], [], []),  # the first line (the shebang) reads no variable
     (["run.sh: line 7: x"], [], ["PORT"]),  # the last line
     (["run.sh: line 2: x"], [], []),  # a comment line expands nothing
 ])
@@ -107,6 +108,9 @@ def test_a_required_variable_unset_at_exit_is_named_without_a_message():
     ("  # $A\necho $B", ["B"]),
     ("x = os.environ['K']\n# os.getenv('J')", ["K"]),
     ("echo $1 $9x ${", []),
+    ("echo $A\necho $B", ["A", "B"]),
+    # a single-quoted part is no expansion, and what follows it is no name after a $ ($'\t'X: ANSI-C quoting)
+    ("echo $'\\t'TAB", []),
 ])
 def test_references_are_what_the_text_expands(text, names):
     assert needs._references(text) == names
@@ -136,6 +140,8 @@ ADVICE = ("pass them after --: rlcheck job capture SCRIPT -- ARG... (with --job:
     ('M="${1:?}"', ["run.sh: line 1: 1: parameter null or not set"], ["a"], ""),  # arguments were given
     ("echo '$1'", ["usage: x"], [], ""),  # single-quoted: reads none
     ("# $1\necho hi", ["usage: x"], [], ""),  # a comment
+    ("  # $1\necho hi", ["usage: x"], [], ""),  # an indented one
+    ("echo $'x'1", ["usage: x"], [], ""),  # ANSI-C quoting, then a literal 1
     ("echo $1", ["--disable-usage-stats"], [], ""),
     ("echo $1", ["all fine"], [], ""),
     ("echo $0", ["usage: x"], [], ""),

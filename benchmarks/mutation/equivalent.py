@@ -633,4 +633,10 @@ EQUIVALENT: dict[str, str] = {
        _STRICT.format("zip(_DIMS, the model's four dims): both four long") for n in (5, 8, 9)},
     **{f"rlcheck.job.to_recipe.x_model_of__mutmut_{n}":
        _STRICT.format("zip(_DIMS, dims): dims is read flag by flag from _DIMS") for n in (38, 41, 42)},
+    # rlcheck/job/needs.py
+    "rlcheck.job.needs.x_wants_arguments__mutmut_3":
+        'the code\'s lines joined with "XX\\nXX" instead of "\\n": a $1, $# or ${1 lies within one line and no line '
+        "ends inside a single-quoted part (it stops at a newline), so the added text makes and breaks no match",
+    "rlcheck.job.needs.x_wants_arguments__mutmut_25":
+        'no usage line read as None instead of "": only read as a truth value, and both are false',
 }

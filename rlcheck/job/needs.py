@@ -34,7 +34,7 @@ def _references(text: str) -> list[str]:
     """The variables text expands: `$X`, `${X...}` outside single quotes (awk's '{print $NF}' expands nothing) and
     comment lines (`# --wandb-key ${WANDB_KEY}`)."""
     code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-    return list(dict.fromkeys([*_REFERENCE.findall(_SINGLE_QUOTED.sub("", code)), *_PY_ENV.findall(code)]))
+    return list(dict.fromkeys([*_REFERENCE.findall(_SINGLE_QUOTED.sub(" ", code)), *_PY_ENV.findall(code)]))
 
 
 def _says_unset(name: str, output: Sequence[str]) -> bool:
@@ -81,7 +81,7 @@ def wants_arguments(script_text: str, output: Sequence[str], given: Sequence[str
     """'' or the sentence telling the user to pass the script's own arguments: it read them (`$1`, `$#`), none were
     given, and it stopped on one (bash's `${1:?}` message) or printed a usage line."""
     code = "\n".join(line for line in script_text.splitlines() if not line.lstrip().startswith("#"))
-    if given or not _POSITIONAL.search(_SINGLE_QUOTED.sub("", code)):
+    if given or not _POSITIONAL.search(_SINGLE_QUOTED.sub(" ", code)):
         return ""
     if not any(_POSITIONAL_UNSET.search(line) or _USAGE.search(line) for line in output):
         return ""
