@@ -234,11 +234,14 @@ def test_rules_table_gpu_nvml_child_answer(out, rc, err, result):
 
 
 def _main_prints(monkeypatch, lib: Any) -> tuple[int, dict[str, Any]]:
+    """What the child wrote through to its pipe by the time _main returned: the answer line is flushed, so a child
+    whose exit then hangs (a driver library's teardown) and is killed at the deadline has still answered."""
     monkeypatch.setattr(gpu_nvml, "Pynvml", lib)
-    out = io.StringIO()
+    pipe = io.BytesIO()
+    out = io.TextIOWrapper(pipe, encoding="utf-8")  # buffered like a pipe's stdout, not line by line
     with redirect_stdout(out):
         rc = gpu_nvml._main()
-    (line,) = out.getvalue().splitlines()
+    (line,) = pipe.getvalue().decode().splitlines()
     assert line.startswith(gpu_nvml.RESULT) and gpu_nvml.RESULT == "RLCHECK_NVML "
     return rc, json.loads(line.removeprefix(gpu_nvml.RESULT))
 
