@@ -595,6 +595,43 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.probes.recipe.model_registry.x_mbridge_model_types__mutmut_{n}":
        'a decorator called neither by name nor by attribute (`factory()("t")`): its missing name read as None or '
        '"XXXX" instead of "": none of them is "register_model"' for n in (20, 26)},
+    **{f"rlcheck.probes.image.slime_source.x_{fn}__mutmut_{n}":
+       'read_text(encoding="utf-8") -> encoding=None: the locale\'s encoding, which is UTF-8 wherever the self-tests '
+       "run (Python's UTF-8 mode under the C locale); differs only under a non-UTF-8 locale"
+       for fn, n in (("collect_guard", 12), ("collect_kernel", 27))},
+    **{f"rlcheck.probes.image.slime_source.x_{fn}__mutmut_{n}":
+       'codec "utf-8" -> "UTF-8": codec names are case-insensitive' for fn, n in (("collect_guard", 15),
+                                                                                 ("collect_kernel", 30))},
+    **{f"rlcheck.probes.image.slime_source.x_collect_kernel__mutmut_{n}":
+       'rel.split("/", 1)[0] -> split("/") or split("/", 2): the first part is the same' for n in (12, 15)},
+    **{f"rlcheck.probes.image.slime_source.x_pass_config__mutmut_{n}":
+       _STRICT.format("zip(node.keys, node.values, strict=True): an ast.Dict has a key (None for **) per value")
+       for n in (7, 10, 11)},
+    **{f"rlcheck.probes.image.slime_source.x_pipelined__mutmut_{n}":
+       _STRICT.format("zip(the last len(defaults) positional parameters, defaults, strict=True): Python gives no "
+                      "more defaults than positional parameters") for n in (7, 10, 12)},
+    **{f"rlcheck.probes.image.slime_source.x_pipelined__mutmut_{n}":
+       _STRICT.format("zip(kwonlyargs, kw_defaults, strict=True): ast gives one kw_default (None for none) per "
+                      "keyword-only parameter") for n in (15, 18, 19)},
+    "rlcheck.probes.recipe.architecture.x__installed__mutmut_65":
+        'read_text(encoding="utf-8") -> encoding=None: the locale\'s encoding, which is UTF-8 wherever the self-tests '
+        "run (Python's UTF-8 mode under the C locale); differs only under a non-UTF-8 locale",
+    "rlcheck.probes.recipe.architecture.x__installed__mutmut_67":
+        'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    **{f"rlcheck.probes.recipe.architecture.x__trainer_gap__mutmut_{n}":
+       "what was compared '' -> 'XXXX' beside a gap: evaluate_architecture reads what was compared only when there is "
+       "no gap" for n in (37, 75)},
+    # rlcheck/probes/gpu/gpu_smoke.py
+    **{f"rlcheck.probes.gpu.gpu_smoke.x__floor__mutmut_{n}":
+       "why there is no floor ('' -> a text) when there is one: the caller reads it only when the floor is None"
+       for n in (6, 8)},
+    **{f"rlcheck.probes.gpu.gpu_smoke.x__run_script__mutmut_{n}":
+       "the temporary folder's prefix or the script's file name changed: Python runs the script by its path "
+       "whatever it is named, and nothing reads the folder's name" for n in (1, 2, 3, 7, 8)},
+    **{f"rlcheck.probes.gpu.gpu_smoke.x__said__mutmut_{n}":
+       "the provenance test in _said weakened or its empty answer changed: _said runs only with a floor, so with a "
+       "profile, and HardwareProfile refuses a performance floor whose provenance is not written down"
+       for n in (2, 3, 6)},
     # rlcheck/probes/node/elf.py
     "rlcheck.probes.node.elf.x__needed__mutmut_33":
         "a dynamic entry's tag read unsigned ('<qQ' -> '<QQ'): the three tags compared (0, 1, 5) have the same bits "

@@ -73,6 +73,9 @@ def test_gemm_not_run_is_unknown():
     verdict = gs.evaluate_bf16_gemm(gs.GemmObservation(error="the GEMM child found no device"), MEASURED)
     assert (verdict.status, verdict.summary, verdict.details, verdict.remedy) == (
         Status.UNKNOWN, "bf16 GEMM did not run: the GEMM child found no device", "", "")
+    # whatever devices an observation lists are in the details, an error or not
+    both = dataclasses.replace(_gemm(5.0), error="cut short")
+    assert gs.evaluate_bf16_gemm(both, MEASURED).details == "cuda:0 NVIDIA H200: 5.0 TFLOP/s"
 
 
 def _allreduce(busbw: float, size: int = 256 * 2**20) -> gs.AllReduceObservation:

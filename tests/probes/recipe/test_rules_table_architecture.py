@@ -71,6 +71,10 @@ def _judge(config: dict | None, *argv: str, framework: str = "slime", hf: HfConf
      Status.FAIL,
      f"job: {PATH}: Miles's Megatron-to-HF converter (miles 4) names none of gemma3config: {UNSUPPORTED}; SGLang "
      f"(sg 1) has no native Gemma3ForCausalLM, Gemma3ForConditionalGeneration: it {FALLBACK}"),
+    # Miles keeps the _ spelling beside the plain one: both named
+    ({"architectures": ["LlamaForCausalLM"], "model_type": "gemma_3"}, (), "miles", Status.FAIL,
+     f"job: {PATH}: Miles's Megatron-to-HF converter (miles 4) names none of gemma3config, gemma_3config: "
+     f"{UNSUPPORTED}"),
     # bridge mode: mbridge's model types (SLIME); Miles' Megatron-Bridge has no shipped list
     ({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}, ("--megatron-to-hf-mode", "bridge"), "slime",
      Status.PASS, "job: Qwen3ForCausalLM native in SGLang; model_type qwen3 in mbridge (mb 2) (config.json)"),
