@@ -20,6 +20,8 @@ from rlcheck.job.confine import Layout
     ("/root/slime", "/root", True),
     ("/root/slime", "/root/", True),
     ("/rootfs", "/root", False),  # a sibling sharing the prefix
+    ("/data/X/b", "/data/X", True),
+    ("/data/XY", "/data/X/", False),
     ("/", "/root", False),
     ("/anything", "/", True),
     ("/root", "/root/slime", False),
@@ -124,6 +126,7 @@ def test_dev_holds_only_the_harmless_devices():
 @pytest.mark.parametrize(("cwd", "below", "shown"), [
     ("/w/run", "/w/run/", "/w/run"),
     ("/w/run/", "/w/run/", "/w/run/"),
+    ("/w/runX", "/w/runX/", "/w/runX"),
     # mountinfo's escapes of a space, a tab, a newline and a backslash; the path itself quoted for the shell
     ("/w/x y", "'/w/x\\040y/'", "'/w/x y'"),
     ("/w/a\tb\nc\\d", "'/w/a\\011b\\012c\\134d/'", "'/w/a\tb\nc\\d'"),
@@ -152,7 +155,7 @@ def test_read_only_loop_leaves_only_the_private_trees_writable():
 @pytest.fixture
 def layout(tmp_path, monkeypatch):
     """A run's layout under tmp (so bound back from under /tmp), /root and /var/log the hidden trees."""
-    for d in ("base/home", "base/rec", "base/ovl", "work/h1/.aws", "py", "h2/.ssh"):
+    for d in ("base/home", "base/rec", "base/ovl", "work/h1/.aws", "py", "h2/.ssh", "h2/inner"):
         (tmp_path / d).mkdir(parents=True)
     for f in ("base/empty", "shadow", "h2/.netrc", "tool.sh"):
         (tmp_path / f).write_text("", encoding="utf-8")
@@ -164,7 +167,7 @@ def layout(tmp_path, monkeypatch):
     t = str(tmp_path)
     return Layout(base=f"{t}/base", home=f"{t}/base/home", record_dir=f"{t}/base/rec", cwd=f"{t}/work",
                   keep=(f"{t}/py", f"{t}/h2", f"{t}/tool.sh", f"{t}/gone", f"{t}/py/lib"),
-                  homes=(f"{t}/work/h1", f"{t}/h2"), checkout=(f"{t}/work", "/root/slime"))
+                  homes=(f"{t}/work/h1", f"{t}/h2", f"{t}/h2/inner"), checkout=(f"{t}/work", "/root/slime"))
 
 
 def _prologue(t: str, kept: list[str], root_private: bool, checkout: bool) -> str:
@@ -176,7 +179,8 @@ def _prologue(t: str, kept: list[str], root_private: bool, checkout: bool) -> st
     for i, p in enumerate(kept):
         make = f"mkdir -p {p}" if os.path.isdir(p) else f"mkdir -p {os.path.dirname(p)} && : > {p}"
         lines += [make, f"mount -c --bind /proc/self/fd/{10 + i} {p}", f"exec {10 + i}<&-"]
-    lines += [f"mount -t tmpfs -o mode=700,size=1m,nosuid,nodev tmpfs {t}/work/h1",  # a home inside a kept tree
+    lines += [f"mount -t tmpfs -o mode=700,size=1m,nosuid,nodev tmpfs {t}/h2/inner",  # a home inside a kept home
+              f"mount -t tmpfs -o mode=700,size=1m,nosuid,nodev tmpfs {t}/work/h1",  # a home inside a kept tree
               f"mount -t tmpfs -o mode=700,size=1m,nosuid,nodev tmpfs {t}/h2/.ssh",  # a kept home's credentials
               f'mount --bind -o ro "$EMPTY" {t}/h2/.netrc',
               f"mount -t tmpfs -o mode=700,size=128m,nosuid,nodev tmpfs {t}/base/home",
@@ -222,21 +226,37 @@ def test_prologue_keeps_a_tree_under_tmp_private_not_hidden(tmp_path, monkeypatc
     # name:x:uid:gid:gecos:home:shell
     ("alice:x:1000:1000::{t}/alice:/bin/bash\nbob:x:1001:1001::{t}/bob:/bin/sh\n", ["{t}/alice", "{t}/bob"]),
     ("short:x:1:1:{t}/alice\n", []),  # fewer than six colons: no home field
-    ("svc:x:2:2::/usr/lib/svc:/bin/false\nbin:x:2:2::/bin:/bin/false\nroot2:x:0:0::/:/bin/sh\n"
-     "nobody:x:65534:65534::/nonexistent:/bin/false\nrel:x:3:3::relative:/bin/sh\nproc:x:4:4::/proc:/bin/sh\n"
-     "gone:x:5:5::{t}/gone:/bin/sh\n", []),
+    ("five:x:1:1::{t}/alice\n", []),
+    # a system account's directory, the root, none, a relative or missing one: no caller's home
+    ("".join(f"sys{i}:x:2:2::{d}:/bin/false\n" for i, d in enumerate(
+        ("/usr", "/usr/bin", "/bin", "/sbin", "/lib", "/dev", "/proc", "/sys", "/", "/nonexistent", "relative",
+         "{t}/gone"))), []),
+    ("caf\xe9:x:6:6:\xff:{t}/bob:/bin/sh\n", ["{t}/bob"]),  # not UTF-8: read with replacement
 ])
 def test_caller_homes_are_home_and_the_password_databases_homes(tmp_path, monkeypatch, passwd, homes):
     for d in ("alice", "bob", "me"):
         (tmp_path / d).mkdir()
     monkeypatch.setenv("HOME", str(tmp_path / "me"))
-    (tmp_path / "passwd").write_text(passwd.replace("{t}", str(tmp_path)), encoding="utf-8")
+    (tmp_path / "passwd").write_bytes(passwd.replace("{t}", str(tmp_path)).encode("latin-1"))
     real_open = open
     monkeypatch.setattr(confine, "open", lambda path, **kw: real_open(
         tmp_path / "passwd" if path == "/etc/passwd" else path, **kw), raising=False)
     expected = {str(tmp_path / "me"), *(h.replace("{t}", str(tmp_path)) for h in homes)}
     expected |= {"/root"} if os.path.isdir("/root") else set()
     assert confine.caller_homes() == tuple(sorted(expected))
+
+
+def test_system_trees_are_no_homes_but_a_sibling_sharing_their_prefix_is(tmp_path, monkeypatch):
+    assert confine.SYSTEM_TREES == ("/usr", "/bin", "/sbin", "/lib", "/dev", "/proc", "/sys", "/var/lib/nobody")
+    library = tmp_path / "library"
+    library.mkdir()
+    monkeypatch.setattr(confine, "SYSTEM_TREES", (str(tmp_path / "lib"), str(tmp_path / "usr")))
+    (tmp_path / "usr" / "x").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(library))
+    monkeypatch.setattr(confine, "open", lambda path, **kw: (_ for _ in ()).throw(OSError(path)), raising=False)
+    assert str(library) in confine.caller_homes()
+    monkeypatch.setenv("HOME", str(tmp_path / "usr" / "x"))
+    assert str(tmp_path / "usr" / "x") not in confine.caller_homes()
 
 
 def test_caller_homes_without_a_password_database(tmp_path, monkeypatch):

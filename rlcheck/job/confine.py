@@ -40,6 +40,8 @@ HOME_SECRETS = (".aws", ".config/gcloud", ".kube", ".docker", ".ssh", ".netrc", 
 PRIVATE_ROOT = "/root"
 """The hidden tree the script may write into (an empty private tmpfs, as HOME): the images' launches write there."""
 DEVICES = ("null", "zero", "full", "random", "urandom")
+SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/dev", "/proc", "/sys", "/var/lib/nobody")
+"""A system account's "home" in one of these trees is no caller's home (a /library/alice still is)."""
 SETPRIV = ("setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--")
 
 
@@ -203,5 +205,4 @@ def caller_homes() -> tuple[str, ...]:
     except OSError:
         pass
     return tuple(sorted(h for h in homes if h.startswith("/") and h not in ("/", "/nonexistent")
-                        and Path(h).is_dir() and not h.startswith(("/usr", "/bin", "/sbin", "/lib", "/dev",
-                                                                    "/proc", "/sys", "/var/lib/nobody"))))
+                        and Path(h).is_dir() and not any(_under(h, tree) for tree in SYSTEM_TREES)))
