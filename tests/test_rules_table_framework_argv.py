@@ -12,7 +12,7 @@ import pytest
 
 from rlcheck import catalog
 from rlcheck.framework import argv as fa
-from rlcheck.framework.schema import Option, Parser, Schema, load
+from rlcheck.framework.schema import Option, Parser, Schema, Unreleased, load
 from rlcheck.verdict import Status
 
 MILES, SLIME = load("miles-main"), load("slime-v0.2.4")
@@ -54,6 +54,7 @@ def _miles(*extra: Option, **kw: Any) -> Schema:
                   opt("--chat-template-path"), opt("--fp16", kind="store_true", when=MEGATRON_WHEN),
                   opt("--profile", kind="store_true", when=MEGATRON_WHEN),
                   opt("--chat-template", when=MEGATRON_WHEN), opt("--ddp-size", kind="int", when=FSDP_WHEN),
+                  opt("--seed-base", kind="int"), opt("--seed", kind="int", when=MEGATRON_WHEN),
                   opt("--fp16", "--no-fp16", kind="bool_optional", when=FSDP_WHEN), *extra,
                   framework="miles", backend_abbrev=True,
                   parsers=(Parser(name="main", abbrev=False, lenient=False, abbrev_when=FSDP_WHEN),), **kw)
@@ -161,12 +162,12 @@ def test_readers_of_a_miles_argv_pre_parse_first_then_the_fsdp_parser_when_it_is
     [pre] = fa.readers(MILESY, [])
     assert (pre.who, pre.sets) == (PRE, False)
     assert list(pre.strings) == ["--help", "--train-backend", "--train-env-vars", "--profile-target",
-                                 "--chat-template-path"]
+                                 "--chat-template-path", "--seed-base"]
     assert pre.strings["--help"] is None and pre.strings["--train-env-vars"] is MILESY.options[1]
     pre, fsdp = fa.readers(MILESY, ["--train-backend", "fsdp"])
     assert (fsdp.who, fsdp.sets) == (FSDP_PARSER, True)
     assert list(fsdp.strings) == ["--train-backend", "--train-env-vars", "--profile-target", "--chat-template-path",
-                                  "--ddp-size", "--fp16", "--no-fp16"]
+                                  "--ddp-size", "--seed-base", "--fp16", "--no-fp16"]
     assert fsdp.strings["--fp16"] is MILESY.options[-1]  # the FSDP parser's own --fp16, not Megatron's
 
 
@@ -267,6 +268,11 @@ def test_miles_prefixes_pre_parse_first(argv, expected):
                                                   "not one of a, b"), ("c", "stray", "'c': a value no option takes")]),
     (["--profile=c"], [("--profile", "choice", f"--profile: {PRE} reads it as --profile-target: --profile-target c: "
                                                "not one of a, b")]),
+    # it takes as many values as its own option does: one for --seed-base, which is an int
+    (["--seed", "1", "x"], [("x", "stray", "'x': a value no option takes")]),
+    (["--seed", "x"], [("--seed", "type", f"--seed: {PRE} reads it as --seed-base: --seed-base x: invalid int value "
+                                          "(the parser exits; g declares type=int)"),
+                       ("--seed", "type", "--seed x: invalid int value (the parser exits; g declares type=int)")]),
     # a value it accepts: nothing from the pre-parse; the trainer's parser takes --profile as the switch it is
     (["--profile", "a"], [("a", "stray", "'a': a value no option takes")]),
     (["--chat-template", "x"], []),
@@ -304,6 +310,9 @@ def test_slime_has_no_pre_parse_of_prefixes():
     (["--two", "1", "2"], []),
     (["--two", "1"], [("--two", "missing-value", "--two: expected a value, got none: the parser exits")]),
     (["--two", "1", "2", "3"], [("3", "stray", "'3': a value no option takes")]),
+    (["--two", "x", "y"], [("--two", "type", "--two x: invalid int value (the parser exits; g declares type=int)"),
+                           ("--two", "type", "--two y: invalid int value (the parser exits; g declares type=int)")]),
+    (["--lr", "1", "2"], [("2", "stray", "'2': a value no option takes")]),  # one value, no more
     (["--many"], [("--many", "missing-value", "--many: expected a value, got none: the parser exits")]),
     (["--many", "a", "b", "c"], []), (["--any"], []), (["--any", "a", "b"], []),
     (["--maybe"], []), (["--maybe", "a"], []),
@@ -346,8 +355,9 @@ def test_options_added_under_a_condition(argv, expected):
     assert found(argv, MILESY) == expected
 
 
-def test_not_added_without_a_default_says_without_it():
-    gated = schema(opt("--gen-opt", when=("--gen", "m")), opt("--gen"))
+@pytest.mark.parametrize("gen", [opt("--gen"), opt("--other")])  # the condition's option in the schema, or not
+def test_not_added_without_a_default_says_without_it(gen):
+    gated = schema(opt("--gen-opt", when=("--gen", "m")), gen)
     assert found(["--gen-opt", "x"], gated) == [
         ("--gen-opt", "unknown", "--gen-opt: slime adds it only with --gen m (g); without it: the parser exits "
                                  "(unrecognized arguments)")]
@@ -434,19 +444,19 @@ WHICH = "slime 1 (schema t-1, how)"
 
 
 def test_verdict_pass_names_the_count_and_opaque_options():
-    verdict = fa.evaluate(["--lr", "1", "--router-x", "2"], TOY, "how")
+    verdict = fa.evaluate(["--lr", "1", "--router-x", "2", "--router-y"], TOY, "how")
     assert (verdict.status, verdict.failure_id, verdict.summary, verdict.details, verdict.remedy) == (
-        Status.PASS, "framework-arg-rejected", f"2 option(s) all accepted by {WHICH}",
-        "not judged (options of a package outside the schema): --router-x", "")
+        Status.PASS, "framework-arg-rejected", f"3 option(s) all accepted by {WHICH}",
+        "not judged (options of a package outside the schema): --router-x, --router-y", "")
     assert fa.evaluate(["--lr", "1"], TOY, "how").details == ""
 
 
 def test_verdict_twice_warns_naming_values_and_winner():
     verdict = fa.evaluate(["--lr", "1", "--lr", "2", "--seed", "1", "--seed", "2", "--router-x"], TOY, "how")
-    assert (verdict.status, verdict.summary, verdict.details) == (
-        Status.WARN, f"5 option(s) accepted by {WHICH}; 2 given twice with different values: --lr 1 then --lr 2: one "
-                     "option given twice; the last wins: 2; --seed 1 then --seed 2: one option given twice; the last "
-                     "wins: 2",
+    assert (verdict.status, verdict.failure_id, verdict.remedy, verdict.summary, verdict.details) == (
+        Status.WARN, "framework-arg-rejected", "",
+        f"5 option(s) accepted by {WHICH}; 2 given twice with different values: --lr 1 then --lr 2: one option given "
+        "twice; the last wins: 2; --seed 1 then --seed 2: one option given twice; the last wins: 2",
         "--lr 1 then --lr 2: one option given twice; the last wins: 2\n--seed 1 then --seed 2: one option given twice; "
         "the last wins: 2\nnot judged (options of a package outside the schema): --router-x")
 
@@ -479,6 +489,24 @@ def test_verdict_fail_counts_blocking_problems_with_remedy_and_overrides_in_deta
         "--lr x: invalid float value (the parser exits; g declares type=float)", "--mode c: not one of a, b",
         "--tp 3: not one of 1, 2, 4", "--nope: no slime 1 parser has it: dropped without a word (parse_known_args)",
         "--seed 1 then --seed 2: one option given twice; the last wins: 2"]
+
+
+def test_verdict_unjudged_of_both_kinds_with_overrides_and_opaque_notes():
+    branch = Unreleased(prefix="--sglang-", component="sglang-9", branch="its branch", removed={},
+                        release=frozenset())
+    gen = _miles(opt(CUSTOM), opt("--lr", kind="float"), unreleased=(branch,), opaque_prefixes=("--router-",))
+    verdict = fa.evaluate([CUSTOM, "m.g", "--sglang-new", "--xa", "--lr", "1", "--lr", "2", "--router-z"], gen, "how")
+    assert (verdict.status, verdict.failure_id, verdict.remedy, verdict.summary) == (
+        Status.WARN, "framework-arg-rejected", "", "6 option(s) read by miles 1 (schema t-1, how); 2 not judged (an "
+                                                   "unreleased branch of the package or a custom generate function may "
+                                                   "add them): --sglang-new, --xa")
+    assert verdict.details.splitlines() == [
+        "--lr 1 then --lr 2: one option given twice; the last wins: 2",
+        "--sglang-new: not an option of sglang-9; the miles image builds its branch, which may add it and which "
+        "rlcheck cannot read: not judged",
+        "--xa: not an option of miles 1; --custom-generate-function-path m.g may add it (its generate function's "
+        "add_arguments, which rlcheck cannot read without importing it): not judged",
+        "not judged (options of a package outside the schema): --router-z"]
 
 
 def test_verdict_fail_with_custom_notes_in_details():

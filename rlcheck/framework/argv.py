@@ -80,10 +80,10 @@ def condition(tokens: Sequence[str], flag: str, schema: Schema) -> str | None:
     """The value the framework reads for an option a condition names: the last one given (`option`); where the
     schema's framework picks its backend by an abbreviating pre-parse (Schema.backend_abbrev: Miles), a unique prefix
     of --train-backend among its own options sets it too (`--train-back fsdp`)."""
-    if flag != BACKEND or not schema.backend_abbrev or flag not in schema.by_flag:
+    if flag != BACKEND:
         return option(tokens, flag)
-    return option(tokens, flag, also=lambda name: name.startswith("--") and flag.startswith(name)
-                  and _abbreviates(name, flag, schema))
+    # a prefix of the flag first: the pre-parse's strings are read only for the few tokens that could be one
+    return option(tokens, flag, also=lambda name: flag.startswith(name) and _abbreviates(name, flag, schema))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -153,16 +153,16 @@ def _preparsed(token: str, rest: list[str], target: Option | None, found_by: lis
     trainer's parser does (Megatron's --profile as Miles' --profile-target, nargs '+'), it takes and checks the values
     that option would: with none to take, or one of the wrong type or not a choice, it exits before any other parser."""
     name, eq, inline = token.partition("=")
-    out = []
-    for reader in found_by:
-        hits = _prefixed(name, reader)
-        if reader.sets or len(hits) != 1 or (opt := hits[0][1]) is None or opt is target:
-            continue
-        flag = hits[0][0]
-        values = [inline] if eq else rest[:_take(opt, rest)]
-        out += [dataclasses.replace(f, flag=name, text=f"{name}: {reader.who} reads it as {flag}: {f.text}")
-                for f in _check_values(flag, opt, values)]
-    return out
+    pre = next((r for r in found_by if not r.sets), None)
+    if pre is None:
+        return []
+    hits = _prefixed(name, pre)
+    if len(hits) != 1 or (opt := hits[0][1]) is None or opt is target:
+        return []
+    flag = hits[0][0]
+    values = [inline] if eq else rest[:_take(opt, rest)]
+    return [dataclasses.replace(f, flag=name, text=f"{name}: {pre.who} reads it as {flag}: {f.text}")
+            for f in _check_values(flag, opt, values)]
 
 
 def _take(opt: Option | None, rest: list[str]) -> int:
@@ -172,9 +172,7 @@ def _take(opt: Option | None, rest: list[str]) -> int:
         return loose
     if not opt.takes_values:
         return 0
-    if opt.nargs == "?":
-        return min(loose, 1)
-    return min(loose, opt.nargs if isinstance(opt.nargs, int) else 1)
+    return min(loose, opt.nargs if isinstance(opt.nargs, int) else 1)  # None or '?': at most one
 
 
 def _check_values(flag: str, opt: Option, values: list[str]) -> list[Finding]:
