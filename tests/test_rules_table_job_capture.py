@@ -178,6 +178,20 @@ def test_capture_of_a_submit_line(tmp_path):
         ("python3", "train.py", "--lr", "1e-6"), "/root/slime", str(path), "ray-submit")
 
 
+def test_capture_of_a_submit_line_skips_a_commented_out_one(tmp_path):
+    path = tmp_path / "submit.txt"
+    path.write_text("# was: ray job submit -- python3 old.py\n" + SUBMIT + "\n", encoding="utf-8")
+    assert capture.capture(path, "ray-submit").argv == ("python3", "train.py", "--lr", "1e-6")
+
+
+def test_capture_of_a_submit_line_ending_at_submit_has_no_entrypoint(tmp_path):
+    path = tmp_path / "submit.txt"
+    path.write_text("ray job submit\n", encoding="utf-8")
+    with pytest.raises(capture.CaptureFailed) as exc:
+        capture.capture(path, "ray-submit")
+    assert str(exc.value) == f"{path}: `ray job submit` has no entrypoint"
+
+
 @pytest.mark.parametrize(("text", "why"), [
     ("ray job submit -- python3 'x\n", "not a shell command line (No closing quotation)"),
     ("ray job list\n", "no `ray job submit` in it"),
@@ -209,6 +223,8 @@ def test_capture_of_argv_json(tmp_path):
 
 @pytest.mark.parametrize(("doc", "shape"), [
     (["python3", "slime/train.py"], (None, None, None, "slime", (), "python3 slime/train.py")),
+    ({"argv": ["python3", "train.py"], "runtime_env": {"working_dir": "/root/miles"}},
+     ("/root/miles", None, None, "miles", (), "python3 train.py")),  # the framework from the working dir
     ({"argv": ["python3", "a b"], "resources": {"gpu_nodes": 0, "gpus_per_node": 0}},
      (None, None, None, "unknown", (), "python3 'a b'")),  # 0 is no shape
     ({"argv": ["python3"], "runtime_env": {}, "entrypoint": ""}, (None, None, None, "unknown", (), "python3")),
@@ -232,6 +248,7 @@ J = "argv-json needs 'argv': a non-empty list of strings (what `rlcheck render -
     ('"python3"', J),
     ("[python3]", "not valid JSON ({reason})"),
     ('{"argv": ["p"], "runtime_env": []}', "argv-json.runtime_env: expected a mapping, found list"),
+    ('{"argv": ["p"], "resources": []}', "argv-json.resources: expected a mapping, found list"),
     ('{"argv": ["p"], "resources": {"gpu_nodes": -1}}', "argv-json resources.gpu_nodes=-1: expected >= 0"),
     ('{"argv": ["p"], "resources": {"gpus_per_node": "x"}}',
      "argv-json resources.gpus_per_node='x': expected a whole number"),
@@ -270,6 +287,10 @@ def test_capture_of_job_json_round_trips(tmp_path):
     ({"argv": ["p"], "env": {"A": []}, "source_format": "b"}, "job.env['A']: expected a string value, found list"),
     ({"argv": ["p"], "nodes": "two", "source_format": "b"}, "job.nodes='two': expected a whole number"),
     ({"argv": ["p"], "gpus_per_node": -8, "source_format": "b"}, "job.gpus_per_node=-8: expected >= 0"),
+    ({"argv": ["p"], "nodes": 0, "source_format": "b"}, "job.nodes=0: must be > 0 or None"),  # the Job's bound
+    ({"argv": ["p"], "gpus_per_node": 0, "source_format": "b"}, "job.gpus_per_node=0: must be > 0 or None"),
+    ({"argv": ["p"], "inline_secrets": None, "source_format": "b"},
+     "not a captured job ('NoneType' object is not iterable); expected keys argv, env, entrypoint"),
     *(({"argv": ["p"], key: 1, "source_format": "b"}, f"job.{key}: expected a string, found int")
       for key in ("entrypoint", "working_dir", "framework", "framework_version", "shell_error", "unseen")),
 ])

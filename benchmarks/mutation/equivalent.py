@@ -18,6 +18,10 @@ EQUIVALENT: dict[str, str] = {
         "yaml.parse(text, Loader=SafeLoader) -> yaml.parse(text): the loaders share one scanner and parser, so the "
         "events (and the aliases among them) are the same; only constructing objects differs, which parse never does",
     "rlcheck.job.typed.x_strings__mutmut_11": "get(..., default=None) -> get(...): get's default is None",
+    # rlcheck/job/capture.py
+    "rlcheck.job.capture.x__submit_line__mutmut_20":
+        "range(len(words) - 2) -> range(len(words) + 2): a start past len - 3 slices fewer than three words, never "
+        "equal to ray job submit",
     # rlcheck/job/recorder.py
     **{f"rlcheck.job.recorder.x_{fn}__mutmut_{n}": why for fn, n, why in (
         ("is_launcher", 35, 'decode("utf-8", ...) -> decode(...): UTF-8 is the default codec'),

@@ -149,8 +149,9 @@ def _job_json(text: str, source: str) -> Job:
         typed.get(doc, key, str, where)
     try:
         return Job.from_dict(doc, source)
-    except ValueError as exc:
-        raise JobFormatError(str(exc)) from exc
+    except ValueError as exc:  # from_dict's own error names the source; a field's bound (nodes=0) does not
+        text = str(exc)
+        raise JobFormatError(text if text.startswith(f"{source}: ") else f"{where}.{text}") from exc
 
 
 def _argv_json(text: str, source: str) -> Job:
