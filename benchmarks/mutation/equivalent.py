@@ -636,6 +636,9 @@ EQUIVALENT: dict[str, str] = {
        "the provenance test in _said weakened or its empty answer changed: _said runs only with a floor, so with a "
        "profile, and HardwareProfile refuses a performance floor whose provenance is not written down"
        for n in (2, 3, 6)},
+    **{f"rlcheck.probes.cluster.node_health_links.x_evaluate_node_{fn}__mutmut_{n}":
+       "the separator of one GPU's WARN reasons changed: _clock_faults and _link_faults give each GPU one WARN "
+       "reason at most" for fn, n in (("clocks", 45), ("pcie", 43))},
     # rlcheck/probes/node/elf.py
     "rlcheck.probes.node.elf.x__needed__mutmut_33":
         "a dynamic entry's tag read unsigned ('<qQ' -> '<QQ'): the three tags compared (0, 1, 5) have the same bits "

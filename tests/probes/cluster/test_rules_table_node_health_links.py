@@ -72,6 +72,9 @@ CLOCK_ROWS = [
      "1000 MHz, SM clock 10 of 2000 MHz while not idle (action: reset)"),
     ((_gpu(sm_clock_mhz=1500, throttle=(HELD,)), _gpu(B, mem_clock_mhz=10)), Status.FAIL,
      f"{WHERE}: clocks stuck low: GPU {B}: memory clock 10 of 1000 MHz (action: reset)"),
+    ((_gpu(sm_clock_mhz=1500, throttle=(HELD,)), _gpu(B, sm_clock_mhz=1900, throttle=(HELD,))), Status.WARN,
+     f"{WHERE}: GPU {A}: SM clock 1500 of 2000 MHz, held by the {HELD}; GPU {B}: SM clock 1900 of 2000 MHz, held by "
+     f"the {HELD} (action: monitor; reset the clock settings)"),
     ((_gpu(sm_clock_max_mhz=None, mem_clock_max_mhz=None),), Status.UNKNOWN, f"{WHERE}: no GPU reports its clocks"),
 ]
 
@@ -106,6 +109,13 @@ PCIE_ROWS = [
     ((_gpu(pcie_width=None, pcie_gen=None, pcie_gen_gpu_max=None), _gpu(B, pcie_width_max=None, pcie_gen_max=None)),
      Status.PASS, f"{WHERE}: 1 GPU(s) at full PCIe width: xNone of x16, GenNone of Gen5 (idle: the link may drop its "
                   "generation to save power)"),
+    ((_gpu(pcie_width=8), _gpu(B, pcie_width=4)), Status.FAIL,
+     f"{WHERE}: PCIe link downtrained: GPU {A}: link width x8 of x16; GPU {B}: link width x4 of x16 {DOWN}"),
+    # a GPU that reports its generation only is judged by it
+    ((_gpu(), _gpu(B, pcie_width_max=None, pcie_width=None)), Status.PASS,
+     f"{WHERE}: 2 GPU(s) at full PCIe width: x16 of x16, Gen5 of Gen5 on the first"),
+    ((_gpu(B, pcie_width_max=None, pcie_width=None, pcie_gen=3),), Status.FAIL,
+     f"{WHERE}: PCIe link downtrained: GPU {B}: PCIe Gen3 of Gen5 while not idle {DOWN}"),
     ((_gpu(pcie_width_max=None, pcie_gen_max=None),), Status.UNKNOWN, f"{WHERE}: no GPU reports its PCIe link"),
 ]
 
