@@ -230,6 +230,27 @@ def test_run_returns_the_exit_and_the_output(script, env, result):
     assert sandbox._run(["sh", "-c", script], env, 20) == result
 
 
+def test_run_gives_the_command_no_stdin_of_rlchecks():
+    r, w = os.pipe()
+    os.write(w, b"rlcheck's own input\n")
+    os.close(w)
+    saved = os.dup(0)
+    try:
+        os.dup2(r, 0)
+        ran = sandbox._run(["sh", "-c", "cat; echo end"], ENV, 20)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(r)
+    assert ran == (0, Output(tail="end\n", read_bytes=4, eof=True, over_cap=False), False)
+
+
+def test_run_kills_a_command_that_closed_its_output_and_lives_on(monkeypatch):
+    monkeypatch.setattr(sandbox, "REAP_TIMEOUT_S", 0.2)
+    assert sandbox._run(["sh", "-c", "echo bye; exec >&- 2>&-; exec sleep 30"], ENV, 20) == (
+        -9, Output(tail="bye\n", read_bytes=4, eof=True, over_cap=False), False)
+
+
 def test_run_past_its_deadline_ends_the_whole_group(tmp_path):
     marker = tmp_path / "child-survived"
     script = f"(sleep 1 && touch {marker}) & echo started; exec sleep 30"
@@ -257,6 +278,7 @@ def test_kill_of_a_process_already_gone_is_no_error():
 def test_run_in_the_sandbox_records_the_calls_the_variables_and_where_it_ran(repo):
     script = repo / "repo" / "scripts" / "run.sh"
     script.write_text('echo "home=$HOME lang=$LANG user=$MY_VAR path=${PATH%%:*}"\n'
+                      '[ -f /etc/shadow ] && wc -c < /etc/shadow || echo 0\n'
                       'MASTER_ADDR=${MASTER_ADDR:-}\nMY_SET=1\n'
                       "ray job submit --working-dir . -- python3 train.py \"$@\"\n"
                       "x=$(python3 -c 'import sys')\ncurl -sf http://teacher/health\nexit 4\n", encoding="utf-8")
@@ -267,11 +289,22 @@ def test_run_in_the_sandbox_records_the_calls_the_variables_and_where_it_ran(rep
                          ("program", ("-c", "import sys")), ("curl", ("-sf", "http://teacher/health")))
     assert run.substituted == ()  # the program ran for real and answered
     assert "MY_SET" in run.set_at_exit and "MY_VAR" in run.set_at_exit and "MASTER_ADDR" not in run.set_at_exit
-    (line,) = run.stderr_tail
+    line, shadow = run.stderr_tail
+    assert shadow == "0"  # a hidden file reads as empty
     home, lang, user, path = (w.partition("=")[2] for w in line.split())
     assert (home.startswith("/tmp/rlcheck-capture-") and home.endswith("/home"), lang, user) == (True, "C.UTF-8",
                                                                                                 "given")
     assert path == str(Path(home).parent / "bin")
+
+
+@pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
+def test_run_shows_the_checkout_where_the_image_keeps_it(repo, monkeypatch):
+    script = repo / "repo" / "scripts" / "run.sh"
+    script.write_text("ls /root/slime; ls /root/slime/scripts | head -1; pwd\n", encoding="utf-8")
+    monkeypatch.chdir(repo / "repo" / "scripts")  # launched from the script's directory, below the checkout
+    run = sandbox.run(["bash", str(script)], script=str(script), checkout=(str(repo / "repo"), "/root/slime"),
+                      timeout_s=20)
+    assert (run.returncode, run.stderr_tail) == (0, ("scripts", "deep", str(repo / "repo" / "scripts")))
 
 
 @pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")

@@ -183,7 +183,7 @@ TARGETS = {
     "job_typed": ("rlcheck/job/typed.py", ["test_rules_table_job_typed.py"]),
     "job_bounded": ("rlcheck/job/bounded.py", ["test_rules_table_job_bounded.py"]),
     "job_recorder": ("rlcheck/job/recorder.py", ["test_rules_table_job_recorder.py"]),
-    "job_sandbox": ("rlcheck/job/sandbox.py", ["test_rules_table_job_sandbox.py"]),
+    "job_sandbox": ("rlcheck/job/sandbox.py", ["test_rules_table_job_sandbox.py", "test_rules_table_job_confine.py"]),
     "job_confine": ("rlcheck/job/confine.py", ["test_rules_table_job_confine.py"]),
     "job_capture": ("rlcheck/job/capture.py", ["test_rules_table_job_capture.py"]),
     "job_needs": ("rlcheck/job/needs.py", ["test_rules_table_needs.py"]),

@@ -40,6 +40,8 @@ from rlcheck.job import bounded, confine
 FAKES = ("ray", "python", "python3", "pkill", "nvidia-smi", "sleep", "aws", "kubectl", "curl", "wget", "hf",
          "huggingface-cli", "nc")
 TIMEOUT_S = 30.0
+REAP_TIMEOUT_S = 10.0
+"""How long a command whose output closed may take to exit before it is killed (it closed its output and lives on)."""
 FILE_SIZE_CAP_BYTES = 256 << 20
 """RLIMIT_FSIZE of every process in the sandbox: no file it writes grows past this (a sparse record included)."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -143,7 +145,7 @@ def _run(argv: list[str], env: dict[str, str], timeout_s: float) -> tuple[int, b
         if ended:
             _kill(proc)
     try:
-        code = proc.wait(timeout=10)
+        code = proc.wait(timeout=REAP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         _kill(proc)
         code = proc.wait()
