@@ -328,3 +328,19 @@ def test_component_of_builds_the_parser_as_the_frameworks_do():
     seen = []
     fs.component_of(lambda parser: seen.append((parser.allow_abbrev, parser.add_help)), "x")
     assert seen == [(False, False)]
+
+
+def test_from_argparse_a_type_without_a_name_is_other():
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--file", type=argparse.FileType("r"))
+    assert fs.from_argparse(parser)[0]["kind"] == "other"
+
+
+@pytest.mark.parametrize("what", ["megatron", "sglang"])
+def test_main_prints_the_installed_packages_component(monkeypatch, capsys, what):
+    """The component command prints what _component builds from the installed package (here a stand-in: importing
+    Megatron or SGLang is no part of this table)."""
+    monkeypatch.setattr(fs, "_component", lambda kind: {"name": f"{kind}-9", "options": [{"b": 1, "a": 2}]})
+    assert fs.main([what]) == 0
+    out = capsys.readouterr().out
+    assert out == f'{{\n"name": "{what}-9",\n"options": [\n{{\n"a": 2,\n"b": 1\n}}\n]\n}}'

@@ -172,7 +172,7 @@ TARGETS = {
     "framework_live": ("rlcheck/framework/live.py", ["test_rules_table_framework_live.py"]),
     # the schemas as loaded and as extracted from a framework's source or a live parser
     "framework_schema": ("rlcheck/framework/schema.py", ["test_rules_table_framework_schema.py",
-                                                        "test_framework_args.py"]),
+                                                        "test_framework_args.py", "test_framework_sglang_release.py"]),
     # the Megatron options each schema adds: SLIME's image patch, Miles' Megatron branch, FSDP dataclass, generate hooks
     "framework_patch_flags": ("rlcheck/framework/patch_flags.py", ["test_rules_table_framework_patch_flags.py",
                                                                   "test_framework_patch_flags.py",
