@@ -6,6 +6,7 @@ accepted, and recordings that load (old ones without later facts) or are refused
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import types
@@ -15,7 +16,7 @@ import pytest
 
 from rlcheck.probes.node import collect, elf, tms
 from rlcheck.probes.node.collect import NodeObservation, TmsReading
-from rlcheck.probes.node.gpu_health import HealthReading
+from rlcheck.probes.node.gpu_health import GpuHealth, HealthReading
 from rlcheck.probes.node.gpus import GpuInfo, GpuReading
 from rlcheck.probes.node.node_stack import StackVersions
 
@@ -47,6 +48,8 @@ def test_rules_table_collect_driver_file_absent(tmp_path):
     ("__version__ = '2.9.1+cu129'\ndebug = False\ncuda: Optional[str] = '12.9'\nhip: Optional[str] = None\n",
      ("2.9.1+cu129", "12.9")),
     ('__version__ = "2.10.0"\ncuda = "13.0"\n', ("2.10.0", "13.0")),
+    ("from typing import Optional\n\n__all__ = ['__version__', 'debug', 'cuda']\n__version__ = '2.9.1+cu129'\n"
+     "cuda: Optional[str] = '12.9'\n", ("2.9.1+cu129", "12.9")),  # torch's own layout: imports first
     ("__version__ = '2.9.1+cpu'\ncuda: Optional[str] = None\n", ("2.9.1+cpu", "")),  # a CPU build: no CUDA
     ("  __version__ = '9'\ncudas = '1'\nxcuda = '12.9'\n", ("", "")),  # each name at a line's start, whole
     ("version = '2.9.1'\n", ("", "")), ("", ("", "")),
@@ -254,3 +257,12 @@ def test_rules_table_collect_observation_from_recordings():
     assert (old.health, old.efa_devices, old.nccl_version) == (None, (), "")
     with pytest.raises(ValueError, match=r"node observation keys \['from_the_future'\]"):
         NodeObservation.from_dict({**data, "from_the_future": 1})
+
+
+def test_rules_table_collect_observation_with_health_and_efa_loads_back():
+    data = json.loads((RECORDINGS / "h200_node_healthy.json").read_text())["observation"]
+    health = HealthReading(source="NVML (driver 580.65.06)", pci_gpus=8, fallback="",
+                           gpus=(GpuHealth(bus_id="00000000:18:00.0", throttle=("Idle",)),))
+    obs = dataclasses.replace(NodeObservation.from_dict(data), health=health, efa_devices=("rdmap79s0", "rdmap80s0"))
+    loaded = NodeObservation.from_dict(json.loads(json.dumps(obs.to_dict())))
+    assert loaded == obs and loaded.health == health and loaded.efa_devices == ("rdmap79s0", "rdmap80s0")
