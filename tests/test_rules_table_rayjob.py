@@ -76,6 +76,8 @@ def test_a_pod_that_asks_for_no_gpu_has_none(pod):
      f"{HEAD}.spec.containers[0]: expected a mapping, found str"),
     ({"headGroupSpec": {"template": {"spec": {"containers": [{"resources": []}]}}}},
      f"{HEAD}.spec.containers[0].resources: expected a mapping, found list"),
+    ({"headGroupSpec": {"template": {"spec": {"containers": [{"resources": {"limits": []}}]}}}},
+     f"{HEAD}.spec.containers[0].resources.limits: expected a mapping, found list"),
     ({"headGroupSpec": {"template": _pod([8])}},
      f"{HEAD}.spec.containers[0].resources.limits.nvidia.com/gpu: expected an integer or a string, found list"),
     ({"headGroupSpec": {"template": _pod(8, "requests")}, "workerGroupSpecs": {}},
@@ -122,11 +124,15 @@ def test_no_head_image_is_no_version(cluster):
 @pytest.fixture
 def replayed(monkeypatch):
     """The replay of the entrypoint, recorded: the argv as meant, and one finding naming it."""
+    asked = []
+
     def replay(tokens, entrypoint=None):
+        asked.append((tokens, entrypoint))
         return replay_mod.Replayed(entrypoint=entrypoint, argv=(*tokens, "--replayed"), findings=("the replay",),
                                    shell_error="err" if "fail" in tokens else "", unseen="gone" if "gone" in tokens
                                    else "")
     monkeypatch.setattr(replay_mod, "replay", replay)
+    return asked
 
 
 def _manifest(spec, *others, kind="RayJob"):
@@ -144,6 +150,15 @@ def test_a_rayjob_is_read(replayed):
         ("python3", "/root/slime/train.py", "--x", "1", "--replayed"), ("python3", "/root/slime/train.py", "--x", "1"),
         "python3 /root/slime/train.py --x 1", (("A", "1"), ("B", "2")), "/w", 3, 4, "slime", "0.3.1", "job.yaml",
         "rayjob", ("worker groups differ in GPUs per node ([4, 8]): judged on the narrowest, 4", "the replay"), "", "")
+    # the entrypoint is replayed as written (Ray runs the RayJob's own string, not one it built)
+    assert replayed == [(("python3", "/root/slime/train.py", "--x", "1"), "python3 /root/slime/train.py --x 1")]
+
+
+def test_the_head_images_framework_over_the_trainers_path(replayed):
+    spec = {"entrypoint": "python3 /root/slime/train.py",
+            "rayClusterSpec": _cluster(_pod(image="radixark/miles:v0.1.0"), (1, _pod(8)))}
+    job = rayjob.read_rayjob(_manifest(spec), "job.yaml")
+    assert (job.framework, job.framework_version) == ("miles", "0.1.0")
 
 
 @pytest.mark.parametrize(("entrypoint", "working_dir", "framework"), [
@@ -176,6 +191,11 @@ def test_without_a_framework_image_the_entrypoint_and_working_dir_name_it(replay
      "j.yaml: runtime env env_vars is list, expected a mapping"),
     ("kind: RayJob\nspec:\n  entrypoint: python3 t.py\n  runtimeEnvYAML: 'working_dir: 3'\n",
      "j.yaml: spec.runtimeEnvYAML.working_dir: expected a string, found int"),
+    ("a: &x 1\nb: *x\n", "j.yaml: the manifest uses a YAML alias (*x); rlcheck reads no aliases (a few lines of them "
+                         "can expand to gigabytes): write the values out"),
+    ("kind: RayJob\nspec:\n  entrypoint: python3 t.py\n  runtimeEnvYAML: 'a: &x 1\n\n    b: *x'\n",
+     "j.yaml: spec.runtimeEnvYAML uses a YAML alias (*x); rlcheck reads no aliases (a few lines of them can expand to "
+     "gigabytes): write the values out"),
     ("kind: RayJob\nspec:\n  entrypoint: python3 t.py\n  runtimeEnvYAML: 3\n",
      "j.yaml: RayJob spec.runtimeEnvYAML: expected a string, found int"),
 ])

@@ -683,4 +683,11 @@ EQUIVALENT: dict[str, str] = {
         "ends inside a single-quoted part (it stops at a newline), so the added text makes and breaks no match",
     "rlcheck.job.needs.x_wants_arguments__mutmut_25":
         'no usage line read as None instead of "": only read as a truth value, and both are false',
+    # rlcheck/job/rayjob.py
+    **{f"rlcheck.job.rayjob.x__gpus__mutmut_{n}":
+       "a pod spec without containers read as None (default None or left out) instead of []: the `or [{}]` after it "
+       "gives one empty container either way" for n in (23, 28)},
+    **{f"rlcheck.job.rayjob.x__version__mutmut_{n}":
+       'a head container without an image (or a head not there) read as "None" or "XXXX" instead of "": none of '
+       "them names slime or miles with a version, so each is no version" for n in (15, 17, 20, 22)},
 }
