@@ -690,4 +690,8 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.job.rayjob.x__version__mutmut_{n}":
        'a head container without an image (or a head not there) read as "None" or "XXXX" instead of "": none of '
        "them names slime or miles with a version, so each is no version" for n in (15, 17, 20, 22)},
+    # rlcheck/job/submit.py
+    **{f"rlcheck.job.submit.x_from_submit__mutmut_{n}":
+       "a valued option's value when it is the last word or past it: no word is left for an entrypoint, so "
+       "`ray job submit` has no entrypoint is raised before any option's value is read" for n in (29, 31)},
 }
