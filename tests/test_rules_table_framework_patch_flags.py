@@ -64,6 +64,8 @@ def _diff(path: str, *lines: str) -> str:
            "+    spec: ModuleSpec = None", "+    p.add_argument('-s')", "+    p.add_argument(name)",
            "+    Upper: bool = False"), []),
     ("", []),
+    # a line before any file header: no path
+    ("+p.add_argument('--early')\n+    early_field: bool = False\n", [shape("--early", "str", "patch: ")]),
 ])
 def test_patch_options_whole_shape(text, options):
     assert pf.patch_options(text) == options
@@ -148,7 +150,7 @@ def test_branch_options_whole_shapes_sorted_by_flag():
             hidden_size: int = 0
             skipped_list: List[int] = None
             freeze_gate: bool = False
-            fused: bool = True
+            use_fused: bool = True
             ratios: Optional[List[int]] = None
             variant: Literal['a', 'b'] = 'a'
             renamed: Literal['e'] = field(default='e')
@@ -160,8 +162,8 @@ def test_branch_options_whole_shapes_sorted_by_flag():
     assert pf.branch_options(arguments, config, {"--known-one"}) == [
         shape("--beta-fast", "float", BRANCH),
         shape("--freeze-gate", "store_true", FIELD, False),
-        {**shape("--no-fused", "store_false", FIELD), "flags": ["--no-fused", "--disable-fused"],
-         "dest": "fused"},
+        {**shape("--no-use-fused", "store_false", FIELD), "flags": ["--no-use-fused", "--disable-use-fused"],
+         "dest": "use_fused"},
         shape("--plain", "int", FIELD),
         shape("--ratios", "int", FIELD, nargs="+"),
         shape("--variant", "str", FIELD, choices=["a", "b"]),
@@ -263,8 +265,19 @@ def test_main_prints_the_component(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.endswith("}\n") and json.loads(out) == {"name": "n", "source": "s",
                                                        "options": [shape("--one", "int", "patch: a.py")]}
-    assert out.count("\n") > 3  # indent=0: one key a line, sorted
-    assert out.index('"name"') < out.index('"options"') < out.index('"source"')
+    assert out == json.dumps({"name": "n", "source": "s", "options": [shape("--one", "int", "patch: a.py")]},
+                             indent=0, sort_keys=True) + "\n"
+
+
+def test_main_help_names_the_command_and_each_argument(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as done:
+        pf.main(["--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and out.startswith("usage: python -m rlcheck.framework.patch_flags ")
+    for text in ("the image's megatron*.patch files", "the component's name (its file under components/)",
+                 "repository, ref, commit and the patch paths it was read from"):
+        assert text in out
 
 
 def test_main_requires_name_and_source(tmp_path):

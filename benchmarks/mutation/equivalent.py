@@ -694,4 +694,9 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.job.submit.x_from_submit__mutmut_{n}":
        "a valued option's value when it is the last word or past it: no word is left for an entrypoint, so "
        "`ray job submit` has no entrypoint is raised before any option's value is read" for n in (29, 31)},
+    # rlcheck/framework/patch_flags.py
+    **{f"rlcheck.framework.patch_flags.x_component__mutmut_{n}":
+       'a patch read with encoding "utf-8" -> "UTF-8", None or left out (the locale\'s, UTF-8 or another '
+       "ASCII-compatible codec): codec names are case-insensitive, and every flag and kind read from a patch is ASCII "
+       "(the patterns match ASCII only), which each of those codecs decodes alike" for n in (3, 5, 8)},
 }

@@ -62,8 +62,8 @@ def patch_options(text: str) -> list[dict[str, Any]]:
         if m := _ADDED_ARGUMENT.match(line):
             flag, kind = m.group(1), _argument_kind(m.group(2))
         elif path == CONFIG_FILE and (m := _ADDED_FIELD.match(line)):
-            kind = _field_kind(m.group(2))
-            flag = f"--{m.group(1).replace('_', '-')}" if kind else None
+            kind = _field_kind(m.group(2))  # None: not an option (the test below)
+            flag = f"--{m.group(1).replace('_', '-')}"
         if flag and kind and flag not in options:
             options[flag] = {"flags": [flag], "group": f"patch: {path}", "kind": kind,
                              "dest": flag[2:].replace("-", "_"), "nargs": None, "choices": None,
@@ -119,7 +119,8 @@ def _field_facts(annotation: str) -> tuple[str, str | None, list[Any] | None] | 
         except (ValueError, SyntaxError):
             return None
         kinds = {type(c).__name__ for c in choices}
-        return (kinds.pop(), None, choices) if len(kinds) == 1 and kinds <= {"str", "int", "float"} else None
+        kind = kinds.pop() if len(kinds) == 1 else None
+        return (kind, None, choices) if kind in ("str", "int", "float") else None
     kind = _FIELD_KINDS.get(base)
     return (kind, None, None) if kind else None
 
@@ -168,7 +169,7 @@ def dataclass_options(text: str, cls: str, group: str) -> list[dict[str, Any]]:
                 base = re.sub(r"\s*\|\s*None$", "", ann)
                 kind = "bool_optional" if base == "bool" else base
                 try:
-                    default = ast.literal_eval(st.value) if st.value is not None else None
+                    default = ast.literal_eval(st.value or ast.Constant(None))  # a field without one: None
                 except (ValueError, SyntaxError):
                     default = None
                 out.append(_option(f"--{st.target.id.replace('_', '-')}", kind, group, default))
