@@ -199,6 +199,11 @@ def test_run_program_reads_no_stdin_and_keeps_a_short_stderr_whole():
     assert ran == (0, b"''\n", b"abc")
 
 
+def test_run_program_runs_isolated_without_site_packages():
+    program = "import sys; print('site' in sys.modules, sys.flags.isolated, sys.flags.no_site)"
+    assert recorder.run_program(program, []) == (0, b"False 1 1\n", b"")
+
+
 def test_run_program_keeps_the_last_4_kib_of_stderr():
     code, out, err = recorder.run_program("import sys; sys.stderr.write('a' * 5000 + 'b' * 4000 + 'end')", [])
     assert (code, out, err) == (0, b"", b"a" * 93 + b"b" * 4000 + b"end")
