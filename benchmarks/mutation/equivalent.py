@@ -659,6 +659,23 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.probes.node.node_stack.x_read_stack__mutmut_{n}":
        f"the distribution name {name!r} upper-cased: importlib.metadata matches names case-insensitively (PEP 503 "
        "normalized), so the same distribution answers" for n, name in ((11, "sglang"), (14, "megatron-core"))},
+    # rlcheck/probes/node/gpu_health.py
+    **{f"rlcheck.probes.node.gpu_health.x_parse_nvlink_errors__mutmut_{n}":
+       "the GPU or link index before any header (-1) -> -2 or +1: a counter is kept only while gpu >= 0 and link >= 0, "
+       "and a GPU header sets gpu and resets link, so no counter is ever read under the starting link; only the sign "
+       "of gpu is tested" for n in (4, 5, 6)},
+    "rlcheck.probes.node.gpu_health.x_parse_nvlink_errors__mutmut_18":
+        "the link reset at a GPU header -1 -> -2: only link >= 0 is tested, and both are below it",
+    **{f"rlcheck.probes.node.gpu_health.x_health_from_texts__mutmut_{n}":
+       f"the default {arg} '' -> 'XXXX': text without a GPU, Link, Xid or fallen-off-the-bus line reads as nothing, "
+       "as '' does" for n, arg in ((1, "nvlink_e"), (2, "kernel_log"))},
+    "rlcheck.probes.node.gpu_health.x_health_from_nvml__mutmut_1":
+        "the default kernel_log '' -> 'XXXX': no Xid or fallen-off-the-bus line in it, the same nothing as ''",
+    **{f"rlcheck.probes.node.gpu_health.x_collect_gpu_health__mutmut_{n}":
+       "the nvidia-smi -q text of a reading not taken '' -> 'XXXX': no 'GPU <bus id>' line in it, so no GPU, as ''"
+       for n in (53, 76)},
+    "rlcheck.probes.node.gpu_health.x_collect_gpu_health__mutmut_102":
+        "the nvlink -e text of a failed call '' -> 'XXXX': no 'GPU n:' line in it, so no counter, as ''",
     # rlcheck/job/to_recipe.py
     **{f"rlcheck.job.to_recipe.x{name}__mutmut_{n}":
        "Flags.int(FLAG, D) or D -> Flags.int(FLAG, None) or D (or the default left out): int() gives its default "

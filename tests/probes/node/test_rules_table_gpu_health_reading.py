@@ -78,6 +78,8 @@ ECC_OLD = ("ECC Errors\n    Volatile\n        Single Bit\n            Device Mem
     (ECC_NEW.format(a="N/A", b="N/A", c="N/A", d="N/A", e="N/A"), None, None),  # ECC off: not known, not 0
     (ECC_NEW.format(a="N/A", b=2, c="N/A", d=1, e="N/A"), 2, 1),
     (ECC_OLD.format(a=3, b=3, c=11), 3, 11),  # the older layout: Double Bit's Total only, not its parts too
+    ("ECC Errors\n    Volatile\n        Device Memory\n            Double Bit\n                Total : 4",
+     4, None),  # a Double Bit Total one section deeper still counts
     ("Persistence Mode : Enabled", None, None),
 ])
 def test_rules_table_gpu_health_smi_uncorrectable_ecc(body, volatile, aggregate):
@@ -136,6 +138,18 @@ def test_rules_table_gpu_health_smi_retired_pages(single, double, pages):
             "        Double Bit ECC : 70")
     (gpu,) = gh.parse_smi_q(block("00000000:18:00.0", body))
     assert gh.gpu_health(gpu).retired_pages == pages
+
+
+def test_rules_table_gpu_health_smi_retired_pages_grouped_deeper():
+    body = "Retired Pages\n    By Cause\n        Single Bit ECC : 2\n        Double Bit ECC : 5"
+    (gpu,) = gh.parse_smi_q(block("00000000:18:00.0", body))
+    assert gh.gpu_health(gpu).retired_pages == 7  # the counter's own name decides, however deep
+
+
+def test_rules_table_gpu_health_smi_throttle_reason_under_a_subsection_keeps_its_name():
+    body = "Clocks Event Reasons\n    HW Slowdown\n        HW Thermal Slowdown : Active\n        Other : Not Active"
+    (gpu,) = gh.parse_smi_q(block("00000000:18:00.0", body))
+    assert gh.gpu_health(gpu).throttle == ("HW Thermal Slowdown",)
 
 
 @pytest.mark.parametrize("section", ["Clocks Event Reasons", "Clocks Throttle Reasons"])
@@ -245,6 +259,8 @@ def test_rules_table_gpu_health_reading_loads_back():
     assert HealthReading.from_dict(as_json) == reading
     assert HealthReading.from_dict({"source": "s", "gpus": [{"bus_id": "b"}]}) == HealthReading(
         source="s", gpus=(GpuHealth(bus_id="b"),))  # an older node's reading without the later fields
+    assert HealthReading.from_dict({"source": "none", "error": "nvidia-smi is not on PATH"}) == HealthReading(
+        source="none", error="nvidia-smi is not on PATH")  # no GPU read: no list at all
 
 
 def _done(rc: int | None, out: str = "", err: str = "") -> subproc.Completed:
@@ -337,6 +353,15 @@ def test_rules_table_gpu_health_collector_without_a_reading_says_why(node, smi, 
     assert got == HealthReading(source=source, error=error, fallback="NVML: NVMLError_DriverNotLoaded: Driver Not "
                                                                      "Loaded", **KERNEL)
     assert not any("nvlink" in c[0] for c in calls)  # nothing more asked of a tool that did not answer
+
+
+@pytest.mark.parametrize(("dump_", "why"), [({"driver": "580", "gpus": []}, ""), ({}, "x")])
+def test_rules_table_gpu_health_collector_unread_kernel_log_is_said(node, monkeypatch, dump_, why):
+    """NVML or nvidia-smi: a kernel log neither tool gave reaches the reading (the Xid verdict is UNKNOWN then)."""
+    _, _, nvml = node
+    monkeypatch.setattr(gh, "read_kernel_log", lambda t: ("", "", "dmesg: exit code 1; journalctl: not on PATH"))
+    got = gh.collect_gpu_health(20.0, nvml=nvml((dump_, why)))
+    assert (got.kernel_log, got.kernel_log_error, got.xids) == ("", "dmesg: exit code 1; journalctl: not on PATH", ())
 
 
 def test_rules_table_gpu_health_collector_default_budget(node):
