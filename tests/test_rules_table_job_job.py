@@ -194,3 +194,13 @@ def test_a_recipes_nodes_round_up(gpus, per_node, nodes):
     placement = recipe.placement.__class__(actor_num_nodes=1, actor_gpus_per_node=gpus, colocate=True,
                                            num_gpus_per_node=per_node)
     assert job_mod.job_from_recipe(recipe.replace(placement=placement)).nodes == nodes
+
+
+def test_a_secret_only_in_the_argv_as_meant_is_found():
+    job = _job(intended_argv=("python3", "t.py", "--wandb-key", "abcd1234abcd1234abcd"))
+    assert job.secret_places() == ["entrypoint token 3 (--wandb-key, by name)"]
+
+
+def test_a_captured_jobs_redacted_entrypoint_is_a_place_of_a_secret():
+    back = Job.from_dict({"argv": ["python3"], "entrypoint": "HF_TOKEN=<redacted> python3 t.py"}, "j")
+    assert back.inline_secrets == ("entrypoint (redacted by rlcheck job capture)",)

@@ -35,6 +35,7 @@ def replayed(monkeypatch):
     ([("ray", ("start", "--head", "--num-gpus=4"))], 4),
     ([("ray", ("start", "--head", "--num-gpus", "$N"))], None),
     ([("ray", ("start", "--head", "--num-gpus=x"))], None),
+    ([("ray", ("start", "--head", "--num-gpus=8=1"))], None),
     ([("ray", ("start", "--head", "--num-gpus"))], None),  # no value after it
     ([("ray", ("status", "--num-gpus", "8"))], None),
     ([("ray", ())], None),
@@ -333,3 +334,77 @@ def test_ray_start_nodes_are_kept_and_none_stays_none(tmp_path, sandboxed, monke
     monkeypatch.chdir(tmp_path)
     (tmp_path / "run.sh").write_text("")
     assert script.capture_script(tmp_path / "run.sh").nodes == 1
+
+
+def test_a_failed_script_that_tests_for_a_variable_unset_at_exit(tmp_path):
+    path = tmp_path / "run.sh"
+    path.write_text('[ -z "$HEAD_IP" ] && exit 1\n')
+    run = _run(returncode=1, set_at_exit=())
+    assert "pass --job-env HEAD_IP=..." in str(script._failed(path, run, "the script failed"))
+
+
+def test_a_script_given_its_arguments_is_not_told_to_pass_them(tmp_path):
+    path = tmp_path / "run.sh"
+    path.write_text('M="$1"\n')
+    run = _run(returncode=2, stderr_tail=("usage: run.sh MODEL",))
+    with pytest.raises(CaptureFailed) as exc:
+        script._job_of(path, run, "bash", ("qwen",))
+    assert "own arguments" not in str(exc.value)
+
+
+@pytest.mark.parametrize("data", [b"import slime\n\xff\n", b"#" * (1 << 20) + b"\nimport slime\n"])
+def test_a_launcher_read_as_utf8_up_to_a_mib(tmp_path, data):
+    (tmp_path / "run.py").write_bytes(data)
+    assert script._slime_launcher(tmp_path / "run.py") is (len(data) < 1 << 20)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "train.py").write_bytes(data)
+    assert script.tree_of(tmp_path / "scripts" / "run.sh") == (("slime", tmp_path.resolve()) if len(data) < 1 << 20
+                                                               else None)
+
+
+def test_tree_framework_looks_where_it_runs_from(tmp_path):
+    cwd = tmp_path / "cwd"
+    (cwd / "miles").mkdir(parents=True)
+    (cwd / "miles" / "__init__.py").write_text("")
+    assert script.tree_framework(_tree(tmp_path / "plain"), str(cwd)) == "miles"
+
+
+def test_capture_looks_for_the_tree_where_it_runs(tmp_path, sandboxed, monkeypatch):
+    _, asked = sandboxed
+    cwd = tmp_path / "co"
+    (cwd / "slime").mkdir(parents=True)
+    (cwd / "slime" / "__init__.py").write_text("")
+    path = _tree(tmp_path / "plain")
+    path.write_text("")
+    monkeypatch.chdir(cwd)
+    job = script.capture_script(path)
+    assert asked[0]["checkout"] == (str(cwd.resolve()), "/root/slime")
+    assert (job.framework, job.source) == ("slime", str(path))
+
+
+def test_capture_of_a_job_already_of_its_trees_framework_says_nothing_of_it(tmp_path, sandboxed, monkeypatch):
+    state, _ = sandboxed
+    state["run"] = _run(("ray", (*SUBMIT[:-4], "python3", "/root/slime/train.py")))
+    path = _tree(tmp_path / "co", "slime/__init__.py")
+    path.write_text("")
+    monkeypatch.chdir(tmp_path)
+    job = script.capture_script(path)
+    assert job.framework == "slime" and not any(f.startswith("judged as") for f in job.findings)
+
+
+def test_a_python_launcher_in_a_slime_tree_is_slimes(tmp_path, sandboxed, monkeypatch):
+    path = _tree(tmp_path / "co", "slime/__init__.py").with_name("run.py")
+    path.write_text("print(1)\n")
+    monkeypatch.chdir(tmp_path)
+    assert script.capture_script(path, fmt="miles-py").framework == "slime"
+
+
+def test_capture_of_a_launch_that_failed_with_its_arguments(tmp_path, sandboxed, monkeypatch):
+    state, _ = sandboxed
+    state["run"] = _run(returncode=2, stderr_tail=("usage: run.sh MODEL",))
+    path = tmp_path / "run.sh"
+    path.write_text('M="$1"\n')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CaptureFailed) as exc:
+        script.capture_script(path, args=("qwen",))
+    assert "own arguments" not in str(exc.value)

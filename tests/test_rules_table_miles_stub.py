@@ -11,6 +11,7 @@ import json
 import re
 import shlex
 import sys
+import types
 import typing
 from pathlib import Path
 
@@ -66,6 +67,7 @@ def test_an_unknown_helper_formats_as_nothing_and_records_its_use(stub, tmp_path
     ('{"A": "1"}', {"A": "1"}),
     ("A=1  B=x=y", {"A": "1", "B": "x"}),  # the value is what lies between the first and second '='
     ("A=", {"A": ""}),
+    ("A=1\tB=2", {"A": "1\tB"}),  # split on spaces only, as Miles does
     ("", {}),
     ("   ", {}),
 ])
@@ -346,6 +348,7 @@ class ScriptArgs(miles_stub.ExecuteTrainConfig):
     colocate: bool = True
     mode: typing.Literal["normal", "debug", 3] = "normal"
     offload: typing.Optional[int] = None  # noqa: UP045 (the spelling some launchers use)
+    no_shuffle: bool = False
 
 
 @pytest.mark.parametrize(("argv", "values"), [
@@ -355,18 +358,21 @@ class ScriptArgs(miles_stub.ExecuteTrainConfig):
     (["--colocate"], {"colocate": True}),
     (["--mode", "3"], {"mode": 3}),
     (["--offload", "4", "--cuda-core-dump"], {"offload": 4, "cuda_core_dump": True}),
+    (["--colocate", "--tp", "2"], {"colocate": True, "tp": 2}),  # a flag takes no value
+    (["--no-shuffle"], {"no_shuffle": True}),  # a field whose own name starts with no-
 ])
 def test_the_launchers_options_as_typer_reads_them(argv, values):
     assert miles_stub.cli_values(ScriptArgs, typing.get_type_hints(ScriptArgs), argv) == values
 
 
 OPTIONS = ("--cuda-core-dump, --num-nodes, --extra-env-vars, --output-dir, --model-name, --tp, --lr, --colocate, "
-           "--mode, --offload")
+           "--mode, --offload, --no-shuffle")
 
 
 @pytest.mark.parametrize(("argv", "error"), [
     (["--pp", "2"], f"Error: No such option: --pp (the launcher's options: {OPTIONS})"),
     (["-t"], f"Error: No such option: -t (the launcher's options: {OPTIONS})"),
+    (["-ttp", "2"], f"Error: No such option: -ttp (the launcher's options: {OPTIONS})"),
     (["qwen"], f"Error: Got unexpected extra argument (qwen) (the launcher's options: {OPTIONS})"),
     (["--tp"], "Error: Option '--tp' requires an argument."),
     (["--lr", "1", "--tp"], "Error: Option '--tp' requires an argument."),
@@ -388,7 +394,7 @@ def test_a_bad_option_value_names_it():
 @pytest.mark.parametrize(("kind", "raw", "value"), [
     (int, "3", 3), ("int", "3", 3), (float, "0.5", 0.5), ("float", "2", 2.0), (bool, "Yes", True), ("bool", "0", False),
     (bool, "no", False), (bool, "1", True), (str, "x", "x"), ("str", "x", "x"), (typing.Optional[int], "4", 4),  # noqa: UP045
-    (int | None, "5", 5), (typing.Literal["a", 1], "1", 1), (typing.Literal["a", 1], "a", "a"), ("list", "x", "x"),
+    (int | None, "5", 5), (typing.List, "x", "x"),  # noqa: UP006 (a bare generic: no argument to take) (typing.Literal["a", 1], "1", 1), (typing.Literal["a", 1], "a", "a"), ("list", "x", "x"),
 ])
 def test_a_fields_value_as_its_type(kind, raw, value):
     got = miles_stub.field_value("n", kind, raw)
@@ -403,6 +409,9 @@ def test_a_fields_value_as_its_type(kind, raw, value):
     (int, "x", "--n x", "--n x: n is an int"),
 ])
 def test_a_bad_fields_value_names_where_and_what_is_allowed(kind, raw, given, error):
+    if not given:
+        with pytest.raises(ValueError, match=f"^{re.escape(error)}$"):
+            miles_stub.field_value("n", kind, raw)
     with pytest.raises(ValueError) as exc:
         miles_stub.field_value("n", kind, raw, given)
     assert str(exc.value) == error
@@ -510,17 +519,19 @@ def test_a_typer_app_runs_train_the_named_command_or_the_last(monkeypatch, stub)
     monkeypatch.setattr(sys, "argv", ["run.py"])
     app = miles_stub._App("x", k=1)
     assert app() is None
-    app.command()(lambda: "prep")
-    app.commands = {"prep-data": app.commands["<lambda>"]}
-    assert app() == "prep" and records() == []
     assert app.command("train")(str) is str
+    assert app() == "" and records() == []  # str(): the only command
+    app.command()(lambda: "prep")
+    app.commands["prep-data"] = app.commands.pop("<lambda>")
     assert app.callback(x=1)(str) is str
-    assert app() == ""  # str(): the train command
-    assert records() == [("miles-note", ["the launcher's typer commands are prep-data, train: judged 'train'"])]
+    assert app() == ""  # train, though registered first
+    assert records() == [("miles-note", ["the launcher's typer commands are train, prep-data: judged 'train'"])]
     app.commands = {"a": lambda: "a", "b": lambda: "b"}
     assert app() == "b"
     monkeypatch.setattr(sys, "argv", ["run.py", "a", "--x"])
     assert app() == "a" and sys.argv == ["run.py", "--x"]
+    monkeypatch.setattr(sys, "argv", ["run.py", "a"])
+    assert app() == "a" and sys.argv == ["run.py"]
 
     def fine_tune() -> str:
         return "ft"
@@ -530,7 +541,7 @@ def test_a_typer_app_runs_train_the_named_command_or_the_last(monkeypatch, stub)
 
 def test_the_finder_makes_miles_slime_and_typer(monkeypatch):
     finder = miles_stub._Finder()
-    for name, package in (("typer", False), ("miles", True), ("slime.utils", True)):
+    for name, package in (("typer", False), ("miles", True), ("slime", True), ("slime.utils", True)):
         spec = finder.find_spec(name)
         assert (spec.name, spec.loader, spec.submodule_search_locations is not None) == (name, finder, package)
         module = finder.create_module(spec)
@@ -544,7 +555,8 @@ def test_main_runs_the_launcher_with_its_arguments(monkeypatch, stub, tmp_path):
     commands, _ = stub
     launcher = tmp_path / "run.py"
     launcher.write_text("import sys\nfrom miles.utils.external_utils.command_utils import execute_train\n"
-                        "execute_train('--train-backend fsdp ' + ' '.join(sys.argv[1:]), 8, None)\n")
+                        "if __name__ == '__main__':\n"
+                        "    execute_train('--train-backend fsdp ' + ' '.join(sys.argv[1:]), 8, None)\n")
     monkeypatch.setattr(sys, "argv", ["miles_stub.py", str(launcher), "--x", "1"])
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
     monkeypatch.setattr(sys, "path", list(sys.path))
@@ -558,3 +570,79 @@ def test_main_runs_the_launcher_with_its_arguments(monkeypatch, stub, tmp_path):
     assert miles_stub._LAUNCHER == [launcher.resolve()]
     assert sys.path[0] == str(tmp_path) and isinstance(sys.meta_path[0], miles_stub._Finder)
     assert commands[1].endswith("-- python3 train.py  --train-backend fsdp --x 1")
+    assert sys.argv == [str(launcher.resolve()), "--x", "1"]
+
+
+def test_the_launchers_options_by_the_fields_own_types_when_hints_do_not_resolve():
+    assert miles_stub.cli_values(ScriptArgs, {}, ["--tp", "2", "--colocate"]) == {"tp": 2, "colocate": True}
+
+
+def test_dataclass_cli_reads_a_literal_from_the_environment_and_a_class_annotation(monkeypatch, stub):
+    monkeypatch.setenv("MILES_SCRIPT_MODE", "3")
+    monkeypatch.setattr(sys, "argv", ["run.py"])
+    seen = []
+
+    def train(args: ScriptArgs) -> None:
+        seen.append(args)
+    train.__annotations__ = {"args": ScriptArgs}
+    miles_stub.dataclass_cli(train)()
+    assert seen == [ScriptArgs(mode=3)]
+
+
+class _Stream:
+    """A stderr that keeps what was flushed."""
+
+    def __init__(self) -> None:
+        self.pending, self.flushed = "", ""
+
+    def write(self, text: str) -> None:
+        self.pending += text
+
+    def flush(self) -> None:
+        self.flushed, self.pending = self.flushed + self.pending, ""
+
+
+def test_bash_runs_the_command_and_says_so_first(monkeypatch, capfd):
+    stream = _Stream()
+    monkeypatch.setattr(sys, "stderr", stream)
+    assert miles_stub._bash("echo hi") is None
+    assert (stream.flushed, stream.pending) == ("EXEC: echo hi\n", "")  # out before bash's own output
+    assert capfd.readouterr().out == "hi\n"
+    assert miles_stub._bash("echo out; echo err >&2; exit 3", capture_output=True) == "out\n"
+
+
+def test_a_python_launchers_model_file_is_loaded_under_its_own_module_name(model_tree):
+    (model_tree / "models").mkdir()
+    (model_tree / "models" / "glm.5.py").write_text("def model_args():\n    return __name__\n")
+    miles_stub._LAUNCHER.append(model_tree / "run.py")
+    assert miles_stub._model_args("glm.5") == "rlcheck_model_glm_5"
+
+
+def test_slimes_execute_train_passes_everything_on(stub, tmp_path):
+    commands, records = stub
+    called = []
+    miles_stub.slime_execute_train("--lr 1", 2, "m", before_ray_job_submit=lambda: called.append(1),
+                                   extra_env_vars={"A": "1"})
+    assert called == [1] and _submit_env(commands[1])["A"] == "1"
+    assert records()[1] == ("miles-note", ["not seen: the model args: megatron_model_type came from a helper the "
+                                           "stub does not model"])
+
+
+def test_execute_train_reads_the_config(stub):
+    commands, _ = stub
+    miles_stub.execute_train("--train-backend fsdp", 8, None, config=Config(extra_env_vars="B=2", cuda_core_dump=True))
+    env = _submit_env(commands[1])
+    assert (env["B"], env["CUDA_COREDUMP_FILE"]) == ("2", "/out/cuda_coredump_%h.%p.%t")
+
+
+def test_a_config_without_an_output_dir_dumps_under_miles_shared_data(stub):
+    env = miles_stub._runtime_env(types.SimpleNamespace(cuda_core_dump=True), False, {}, "/m")
+    assert env["CUDA_COREDUMP_FILE"] == "/root/shared_data/cuda_coredump_%h.%p.%t"
+
+
+def test_the_npu_launch_of_a_megatron_model(stub):
+    commands, records = stub
+    miles_stub.execute_train_npu("--lr 1", 8, "m")
+    assert commands[1].endswith("-- python3 train.py  --lr 1")
+    assert records()[2] == ("miles-note", ["not seen: the model args: megatron_model_type came from a helper the "
+                                           "stub does not model"])

@@ -716,4 +716,45 @@ EQUIVALENT: dict[str, str] = {
        'a patch read with encoding "utf-8" -> "UTF-8", None or left out (the locale\'s, UTF-8 or another '
        "ASCII-compatible codec): codec names are case-insensitive, and every flag and kind read from a patch is ASCII "
        "(the patterns match ASCII only), which each of those codecs decodes alike" for n in (3, 5, 8)},
+    # rlcheck/job/job.py
+    "rlcheck.job.job.x_framework_of__mutmut_4":
+        'the trainer path, script and working dir joined with "XX XX" instead of " ": the X\'s make no "miles" or '
+        '"slime" across a boundary and break none within a word',
+    "rlcheck.job.job.x_framework_of__mutmut_7":
+        'no working dir read as "XXXX" instead of "": it names neither framework',
+    # rlcheck/job/script.py
+    **{f"rlcheck.job.script.x__ray_start_gpus__mutmut_{n}":
+       '--num-gpus=N\'s value split at every "=" (or the last) instead of the first: it is read only once the part '
+       "after the first = is all digits, so there is no second =" for n in (39, 40, 42)},
+    **{f"rlcheck.job.script.x_{name}__mutmut_{n}":
+       'decode("utf-8", ...) -> decode(...) or "UTF-8": UTF-8 is the default codec, and codec names are '
+       "case-insensitive" for name, ns in (("_text", (3, 9)), ("_slime_launcher", (4, 10)), ("tree_of", (27, 33)))
+       for n in ns},
+    # rlcheck/job/miles_stub.py
+    **{f"rlcheck.job.miles_stub.x__bool_env__mutmut_{n}":
+       'the default "false" -> "XXfalseXX" or "FALSE": neither is one of the true words, as "false" is not'
+       for n in (1, 2)},
+    "rlcheck.job.miles_stub.x__coredump__mutmut_4":
+        "a config without cuda_core_dump read as None instead of False: `not` of either is True",
+    "rlcheck.job.miles_stub.x__model_args__mutmut_44":
+        "assert spec and spec.loader -> spec or spec.loader: spec_from_file_location gives a spec with its loader for "
+        "every .py path (the file is known to be there), so both forms hold",
+    **{f"rlcheck.job.miles_stub.x_{name}__mutmut_{n}":
+       'open(..., encoding="utf-8") -> encoding None, left out or "UTF-8": the locale\'s encoding, which is UTF-8 '
+       "wherever the stub runs (Python's UTF-8 mode under the C locale), and codec names are case-insensitive"
+       for name, ns in (("_nodes", (3, 6, 12)), ("_record", (5, 8, 14))) for n in ns},
+    **{f"rlcheck.job.miles_stub.x_cli_values__mutmut_{n}":
+       'a word without -- read as name "XXXX" (or eq / value "XXXX") instead of "": no field is named XXXX, so the '
+       "same error names the word before eq or the value is read" for n in (23, 24, 25)},
+    **{f"rlcheck.job.miles_stub.x_execute_train_npu__mutmut_{n}":
+       "the NPU launch's megatron_path default changed: the NPU image's runtime env has no PYTHONPATH, so the path is "
+       "never read" for n in (3, 4, 5)},
+    **{f"rlcheck.job.miles_stub.x_{name}__mutmut_{n}":
+       'a config without extra_env_vars read as None instead of "": the `or ""` after it gives "" either way'
+       for name, n in (("execute_train_npu", 60), ("resolve_extra_env_vars", 5))},
+    "rlcheck.job.miles_stub.x_field_value__mutmut_23":
+        "a type (not a string) also looked up in the table of type names: .get(kind, kind) gives the type back",
+    **{f"rlcheck.job.miles_stub.x_field_value__mutmut_{n}":
+       'a type name the table lacks read as None (or "str" itself left as the string "str") instead of the name: '
+       "none of them is bool, int or float, so the raw value is returned either way" for n in (25, 26, 27, 34, 35)},
 }
