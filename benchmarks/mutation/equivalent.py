@@ -639,6 +639,21 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.probes.cluster.node_health_links.x_evaluate_node_{fn}__mutmut_{n}":
        "the separator of one GPU's WARN reasons changed: _clock_faults and _link_faults give each GPU one WARN "
        "reason at most" for fn, n in (("clocks", 45), ("pcie", 43))},
+    # rlcheck/probes/cluster/pairs_driver.py
+    **{f"rlcheck.probes.cluster.pairs_driver.x__ranks__mutmut_{n}":
+       _STRICT.format("zip(groups, backends, ports, strict=True): ports is built from groups, and both callers pass "
+                      "one backend per group") for n in (33, 37, 38)},
+    **{f"rlcheck.probes.cluster.pairs_driver.x_run_round__mutmut_{n}":
+       _STRICT.format("zip(pairs, backends, ranks, strict=True): backends and ranks are built from pairs")
+       for n in (46, 50, 51)},
+    **{f"rlcheck.probes.cluster.pairs_driver.x_run_group__mutmut_{n}":
+       "the all-nodes round's stand-in pair given other nodes or no backend: run_group reads only the outcome, "
+       "bandwidth and detail _result gives back" for n in (38, 39, 40, 46, 47, 48)},
+    "rlcheck.probes.cluster.pairs_driver.x__main__mutmut_72":
+        "--floor-gbps without default=None: argparse's default is None",
+    **{f"rlcheck.probes.cluster.pairs_driver.x__main__mutmut_{n}":
+       "the result line printed without flush=True: the child's __main__ flushes stdout itself before os._exit, "
+       "and run_pairs reads the child's output only once it has ended" for n in (109, 111)},
     # rlcheck/probes/node/elf.py
     "rlcheck.probes.node.elf.x__needed__mutmut_33":
         "a dynamic entry's tag read unsigned ('<qQ' -> '<QQ'): the three tags compared (0, 1, 5) have the same bits "

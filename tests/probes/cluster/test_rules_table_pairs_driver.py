@@ -70,8 +70,8 @@ def test_a_ranks_error_is_its_last_line(monkeypatch, raised, said):
 
     monkeypatch.setattr(ray, "get", get)
     assert pd._get("ref") == (None, said)
-    monkeypatch.setattr(ray, "get", lambda ref, timeout: {"observation": {"busbw_gbps": 3.0}})
-    assert pd._get("ref") == ({"busbw_gbps": 3.0}, "")
+    monkeypatch.setattr(ray, "get", lambda ref, timeout: {"observation": {"busbw_gbps": float(ref == "ref")}})
+    assert pd._get("ref") == ({"busbw_gbps": 1.0}, "")
 
 
 def test_wait_keeps_what_is_done_and_cancels_the_rest(monkeypatch):
@@ -166,14 +166,17 @@ def test_task_asks_a_gpu_for_nccl_and_no_cpu_for_gloo(monkeypatch):
             def options(scheduling_strategy, name):
                 asked.append((scheduling_strategy.node_id, scheduling_strategy.soft, name))
                 return "task"
-        return lambda f: Fn
+        def wrap(f):
+            asked.append(f.__name__)
+            return Fn
+        return wrap
 
     monkeypatch.setattr(ray, "remote", remote)
     gpu, cpu = (NodeFacts(node_id=c * 56, address="10.0.0.9", hostname=c, is_head=False, ray_gpus=g)
                 for c, g in (("b", 1.0), ("e", 0.0)))
     assert pd._task(gpu, "nccl", "n1") == "task" and pd._task(cpu, "gloo", "n2") == "task"
-    assert asked == [{"max_retries": 0, "num_gpus": 1}, ("b" * 56, False, "n1"), {"max_retries": 0, "num_cpus": 0},
-                     ("e" * 56, False, "n2")]
+    assert asked == [{"max_retries": 0, "num_gpus": 1}, "run_collector", ("b" * 56, False, "n1"),
+                     {"max_retries": 0, "num_cpus": 0}, "run_collector", ("e" * 56, False, "n2")]
 
 
 # --- rounds ---------------------------------------------------------------------------------------------------
@@ -185,6 +188,7 @@ def _fake_ranks(monkeypatch, answers: dict[str, tuple[dict | None, str]], *, por
     calls, waits = [], []
 
     def ranks(groups, backends, facts, args):
+        assert facts is FACTS and args.pair_timeout_s == 20.0
         calls.append((list(groups), list(backends)))
         return [[] if g[0] in port_missing else [f"{g[0]}{g}:{n}" for n in g] for g in groups]
 
@@ -223,6 +227,10 @@ def test_all_nodes_round_is_one_group_on_nccl_only_when_every_node_has_a_gpu(mon
     assert pd.run_group(nodes, FACTS, _args()) == GroupResult(nodes=tuple(nodes), backend=backend,
                                                               outcome=PairOutcome.TIMEOUT,
                                                               detail="not done within 20 s")
+    _fake_ranks(monkeypatch, {}, port_missing=frozenset({nodes[0]}))
+    assert pd.run_group(nodes, FACTS, _args()) == GroupResult(nodes=tuple(nodes), backend=backend,
+                                                              outcome=PairOutcome.ERROR,
+                                                              detail="no rendezvous port from rank 0")
 
 
 # --- the whole drive ------------------------------------------------------------------------------------------
@@ -231,17 +239,20 @@ def test_all_nodes_round_is_one_group_on_nccl_only_when_every_node_has_a_gpu(mon
 def _drive(monkeypatch, nodes: list[NodeFacts], measured: bool, *, error: str = "", repairs: int = 0,
            address: str = "ray://h:10001"):
     connects, rounds, groups = [], [], []
+    paired = {n.node_id: n for n in nccl_pairs.paired_nodes(nodes)}
 
     def connect(address, timeout_s, ship):
         connects.append((address, timeout_s, ship))
         return error
 
     def run_round(pairs, facts, args, repair):
+        assert facts == paired and args.floor_gbps == 7.5
         rounds.append((list(pairs), repair))
         outcome = PairOutcome.MEASURED if measured else PairOutcome.TIMEOUT
         return [PairResult(first=a, second=b, backend="nccl", outcome=outcome, repair=repair) for a, b in pairs]
 
     def run_group(group, facts, args):
+        assert facts == paired and args.floor_gbps == 7.5
         groups.append(list(group))
         return GroupResult(nodes=tuple(group), backend="nccl", outcome=PairOutcome.MEASURED, busbw_gbps=1.0)
 
@@ -249,8 +260,12 @@ def _drive(monkeypatch, nodes: list[NodeFacts], measured: bool, *, error: str = 
     monkeypatch.setattr(pd, "alive_nodes", lambda: nodes)
     monkeypatch.setattr(pd, "run_round", run_round)
     monkeypatch.setattr(pd, "run_group", run_group)
-    monkeypatch.setattr(nccl_pairs, "repair_rounds", lambda results, floor: [[("a", "b")]] * repairs)
-    return pd.drive(_args(address=address)), connects, rounds, groups
+    def repair_rounds(results, floor):
+        assert floor == 7.5 and len(results) == sum(len(p) for p, _ in rounds)
+        return [[("a", "b")]] * repairs
+
+    monkeypatch.setattr(nccl_pairs, "repair_rounds", repair_rounds)
+    return pd.drive(_args(address=address, floor_gbps=7.5)), connects, rounds, groups
 
 
 TRIED = "ray.init(address='ray://h:10001') with a 30 s deadline"
@@ -285,9 +300,15 @@ def test_drive_rings_repairs_twice_at_most_then_runs_every_finished_node_togethe
     ("abcd", False, "0 node(s) finished a pair; it needs 3"),
 ])
 def test_drive_skips_the_all_nodes_round_below_three_finished_nodes(monkeypatch, names, measured, skipped):
-    obs, _, _, groups = _drive(monkeypatch, [FACTS[n] for n in names], measured)
+    obs, _, rounds, groups = _drive(monkeypatch, [FACTS[n] for n in names], measured)
     assert (obs.all_nodes, obs.all_nodes_skipped, groups) == (None, skipped, [])
     assert obs.connected and obs.nodes == tuple(FACTS[n] for n in names)
+    assert len(obs.pairs) == sum(len(p) for p, _ in rounds) > 0
+
+
+def test_drive_runs_three_finished_nodes_together(monkeypatch):
+    obs, _, _, groups = _drive(monkeypatch, [FACTS[n] for n in "abc"], True)
+    assert groups == [["a", "b", "c"]] and obs.all_nodes_skipped == "" and obs.all_nodes is not None
 
 
 # --- the deadline ---------------------------------------------------------------------------------------------
@@ -347,6 +368,19 @@ def test_through_job_says_why_there_is_no_result(monkeypatch):
     obs, _, _ = _through_job(monkeypatch, refuse=ConnectionError("refused"))
     assert obs == PairsObservation(address=URL + "/", connected=False, tried=JOB_TRIED, size_bytes=1024, iterations=3,
                                    error="ConnectionError: refused")
+    obs, _, _ = _through_job(monkeypatch, refuse=ConnectionError("r" * 600))
+    assert obs.error == "ConnectionError: " + "r" * 483 and len(obs.error) == 500
+    obs, _, _ = _through_job(monkeypatch, "x" * 1200, status="FAILED")
+    assert obs.error == "job job-1 ended FAILED with no result: " + "x" * 961 and len(obs.error) == 1000
+
+
+def test_through_job_takes_the_url_without_its_trailing_slash(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(launch, "submit_argv", lambda url, argv, **kw: seen.setdefault("url", url) and "job-1")
+    monkeypatch.setattr(launch, "wait_job", lambda url, job_id, *, timeout_s: launch.JobOutcome(
+        job_id=job_id, status="FAILED", logs="", elapsed_s=0.0))
+    pd.through_job(_args(address="http://rayX/"), ["--address", "http://rayX/"])
+    assert seen["url"] == "http://rayX"
 
 
 # --- the child process and its result line ----------------------------------------------------------------------
@@ -385,10 +419,12 @@ def test_run_pairs_reads_the_last_result_line(monkeypatch):
                                                             ("http://head:8265", 60.0, False),
                                                             ("https://head:8265", 60.0, False)])
 def test_run_pairs_without_a_result_says_why(monkeypatch, address, slack, loopback):
-    obs, seen = _run_pairs(monkeypatch, address, "out1\n")
+    obs, seen = _run_pairs(monkeypatch, address, "out0\nout1\n")
     deadline = pd.deadline_s(argparse.Namespace(connect_timeout_s=30.0, nodes=4, pair_timeout_s=120.0)) + slack
     assert seen["timeout_s"] == pytest.approx(deadline)
-    assert "--floor-gbps" not in seen["argv"] and seen["argv"][seen["argv"].index("--member-kwargs") + 1] == "{}"
+    assert seen["argv"][3:] == ["--address", address, "--member", pd.MEMBER, "--member-kwargs", "{}", "--size-bytes",
+                                str(64 << 20), "--iterations", "10", "--pair-timeout-s", "120.0",
+                                "--connect-timeout-s", "30.0", "--nodes", "4", "--job-python", "python"]
     assert (seen["env"].get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") == "0") is loopback
     assert obs == PairsObservation(
         address=address, connected=False,
@@ -403,10 +439,10 @@ def test_main_prints_one_result_line(monkeypatch, capsys, address, way):
     seen = []
     obs = PairsObservation(address=address, connected=True, tried="t")
     monkeypatch.setattr(pd, "drive", lambda args: seen.append(("drive", args.address)) or obs)
-    monkeypatch.setattr(pd, "through_job", lambda args, argv: seen.append(("job", argv)) or obs)
+    monkeypatch.setattr(pd, "through_job", lambda args, argv: seen.append(("job", args.address, argv)) or obs)
     argv = ["--address", address, "--nodes", "3"]
     assert pd._main(argv) == 0
-    assert seen == [("drive", address)] if way == "drive" else [("job", argv)]
+    assert seen == ([("drive", address)] if way == "drive" else [("job", address, argv)])
     assert capsys.readouterr().out == pd.RESULT + json.dumps(obs.to_dict()) + "\n"
 
 
@@ -422,3 +458,30 @@ def test_main_defaults(monkeypatch, capsys):
     assert parsed == {"address": "x", "member": pd.MEMBER, "member_kwargs": "{}", "size_bytes": 64 << 20,
                       "iterations": 10, "pair_timeout_s": 120.0, "connect_timeout_s": 30.0, "floor_gbps": None,
                       "job_python": "python", "nodes": 2}
+
+
+def test_main_reads_each_option_as_its_type(monkeypatch, capsys):
+    parsed = {}
+    monkeypatch.setattr(pd, "drive", lambda args: parsed.update(vars(args)) or PairsObservation(
+        address="x", connected=False, tried="t"))
+    pd._main(["--address", "x", "--member", "m:f", "--member-kwargs", '{"a": 1}', "--size-bytes", "8",
+              "--iterations", "2", "--pair-timeout-s", "5", "--connect-timeout-s", "3", "--floor-gbps", "1.5",
+              "--job-python", "/p", "--nodes", "4"])
+    assert [(k, v, type(v)) for k, v in parsed.items()] == [
+        ("address", "x", str), ("member", "m:f", str), ("member_kwargs", '{"a": 1}', str), ("size_bytes", 8, int),
+        ("iterations", 2, int), ("pair_timeout_s", 5.0, float), ("connect_timeout_s", 3.0, float),
+        ("floor_gbps", 1.5, float), ("job_python", "/p", str), ("nodes", 4, int)]
+
+
+def test_main_needs_an_address_and_says_what_each_option_is(capsys):
+    with pytest.raises(SystemExit):
+        pd._main([])
+    assert "the following arguments are required: --address" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        pd._main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for said in ("rlcheck pairwise all-reduce driver (prints one result line)",
+                 "--member-kwargs MEMBER_KWARGS JSON keyword arguments added for the member",
+                 "--job-python JOB_PYTHON interpreter for the job driver (http addresses)",
+                 "--nodes NODES alive nodes the fan-out saw (sizes the deadline)"):
+        assert said in out
