@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,20 +16,38 @@ from rlcheck.job import capture, corpus
 from rlcheck.job.job import Job
 
 
-def _files(root: Path, files: dict[str, str]) -> None:
+def _files(root: Path, files: dict[str, str | bytes]) -> None:
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+        if isinstance(text, bytes):
+            (root / rel).write_bytes(text)
+        else:
+            (root / rel).write_text(text)
+
+
+class _Stream:
+    """A stderr that keeps what was flushed."""
+
+    def __init__(self) -> None:
+        self.pending, self.flushed = "", ""
+
+    def write(self, text: str) -> None:
+        self.pending += text
+
+    def flush(self) -> None:
+        self.flushed, self.pending = self.flushed + self.pending, ""
 
 
 def test_launch_files_are_the_scripts_and_the_python_launchers(tmp_path):
     _files(tmp_path, {"scripts/run-qwen.sh": "", "scripts/models/qwen.sh": "", "scripts/b/run.py": "execute_train(",
-                      "scripts/util.py": "print(1)", "examples/a/run.sh": "", "examples/a/README.md": "",
+                      "scripts/util.py": "print(1)", "scripts/a_util.py": "print(1)",
+                      "examples/b/launch.py": b"\xff execute_train(", "examples/a/run.sh": "",
+                      "examples/a/README.md": "",
                       "examples/a/launch.py": "from x import execute_train", "tools/run.sh": "", "run.sh": "",
                       "scripts/models.sh": "", "examples/x.bash": ""})
     (tmp_path / "examples" / "dir.sh").mkdir()
     assert corpus.launch_files(tmp_path) == ["scripts/b/run.py", "scripts/models.sh", "scripts/run-qwen.sh",
-                                             "examples/a/launch.py", "examples/a/run.sh"]
+                                             "examples/a/launch.py", "examples/a/run.sh", "examples/b/launch.py"]
 
 
 def test_launch_files_of_a_tree_without_scripts(tmp_path):
@@ -120,8 +139,10 @@ def test_build_keeps_a_persons_judgements(monkeypatch, tmp_path):
                "scripts/b.sh": {"needs": [], "job_env": {}, "error": "failed"},
                "scripts/c.sh": {"needs": [["X"]], "job_env": {"X": "/root/X"}, "job": {"argv": ["python3"]}}}
     asked = []
-    monkeypatch.setattr(corpus, "capture_one", lambda root, rel, env, args: (asked.append((rel, env, args)),
+    monkeypatch.setattr(corpus, "capture_one", lambda root, rel, env, args: (asked.append((root, rel, env, args)),
                                                                              answers[rel])[1])
+    stream = _Stream()
+    monkeypatch.setattr(sys, "stderr", stream)
     old = {"scripts": [
         {"path": "scripts/a.sh", "hardware": "gb300", "expected_fail": {"x": "why"}, "error_why": "old",
          "job_env_given": {"B": "2"}, "script_args": ["m"]},
@@ -130,7 +151,11 @@ def test_build_keeps_a_persons_judgements(monkeypatch, tmp_path):
         {"path": "scripts/gone.sh", "hardware": "h200"}]}
     doc = corpus.build(tmp_path, "THUDM/slime", "abc", "slime==main", old, only=["scripts/a.sh", "scripts/b.sh",
                                                                                   "scripts/c.sh"])
-    assert asked == [("scripts/a.sh", {"B": "2"}, ["m"]), ("scripts/b.sh", None, ()), ("scripts/c.sh", None, ())]
+    assert asked == [(tmp_path, "scripts/a.sh", {"B": "2"}, ["m"]), (tmp_path, "scripts/b.sh", None, ()),
+                     (tmp_path, "scripts/c.sh", None, ())]
+    # each capture named as it starts (a build takes minutes)
+    assert (stream.flushed, stream.pending) == (
+        "capture scripts/a.sh\ncapture scripts/b.sh\ncapture scripts/c.sh\n", "")
     assert doc == {"repo": "THUDM/slime", "commit": "abc", "framework": "slime==main", "scripts": [
         {"path": "scripts/a.sh", "hardware": "gb300", "needs": [], "job_env": {}, "job": {"argv": ["python3"]},
          "job_env_given": {"B": "2"}, "script_args": ["m"], "expected_fail": {"x": "why"}},
@@ -150,6 +175,7 @@ def test_build_without_an_old_document_or_a_selection(monkeypatch, tmp_path):
     assert doc["scripts"] == [{"path": p, "hardware": "h200", "needs": [], "job_env": {}, "error": p}
                               for p in ("scripts/a.sh", "scripts/b.sh")]
     assert corpus.build(tmp_path, "r", "c", "f", only=["scripts/a.sh"])["scripts"] == doc["scripts"][:1]
+    assert corpus.build(tmp_path, "r", "c", "f", only=["scripts/b.sh"])["scripts"] == doc["scripts"][1:]
 
 
 def test_main_builds_the_document_over_the_old_one(monkeypatch, tmp_path):
@@ -157,15 +183,16 @@ def test_main_builds_the_document_over_the_old_one(monkeypatch, tmp_path):
 
     def build(root, repo, commit, framework, old, only):
         seen.append((root, repo, commit, framework, old, only))
-        return {"scripts": [{"path": "é"}]}
+        return {"scripts": [{"path": "é"}], "commit": "c"}
     monkeypatch.setattr(corpus, "build", build)
     out = tmp_path / "c.json"
     argv = ["build", str(tmp_path), "--repo", "r", "--commit", "c", "--framework", "slime==main", "-o", str(out)]
     assert corpus.main(argv) == 0
-    assert out.read_text(encoding="utf-8") == json.dumps({"scripts": [{"path": "é"}]}, indent=1) + "\n"
+    assert out.read_text(encoding="utf-8") == json.dumps({"scripts": [{"path": "é"}], "commit": "c"}, indent=1) + "\n"
     assert corpus.main([*argv, "--only", "a", "--only", "b"]) == 0
     assert seen == [(tmp_path.resolve(), "r", "c", "slime==main", None, []),
-                    (tmp_path.resolve(), "r", "c", "slime==main", {"scripts": [{"path": "é"}]}, ["a", "b"])]
+                    (tmp_path.resolve(), "r", "c", "slime==main", {"scripts": [{"path": "é"}], "commit": "c"},
+                     ["a", "b"])]
 
 
 @pytest.mark.parametrize("drop", ["--repo", "--commit", "--framework", "-o"])
@@ -174,3 +201,22 @@ def test_main_requires_each_option(monkeypatch, tmp_path, drop):
     with pytest.raises(SystemExit) as exc:
         corpus.main(["build", str(tmp_path), *[t for k, v in argv.items() if k != drop for t in (k, v)]])
     assert exc.value.code == 2
+
+
+def test_main_says_what_it_takes(capsys):
+    with pytest.raises(SystemExit) as exc:
+        corpus.main(["--help"])
+    assert exc.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for text in ("usage: python -m rlcheck.job.corpus [-h] --repo REPO --commit COMMIT --framework FRAMEWORK -o "
+                 "OUTPUT [--only ONLY] {build} root", "the upstream tree, checked out at the commit",
+                 "the framework the tree is judged as: slime==main ...", "re-capture only this path (repeatable)"):
+        assert text in out
+
+
+def test_main_does_only_build(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        corpus.main(["scan", str(tmp_path), "--repo", "r", "--commit", "c", "--framework", "f", "-o",
+                     str(tmp_path / "o.json")])
+    assert exc.value.code == 2
+    assert "argument what: invalid choice: 'scan' (choose from 'build')" in capsys.readouterr().err

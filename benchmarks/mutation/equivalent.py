@@ -772,4 +772,13 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.job.miles_stub.x_field_value__mutmut_{n}":
        'a type name the table lacks read as None (or "str" itself left as the string "str") instead of the name: '
        "none of them is bool, int or float, so the raw value is returned either way" for n in (25, 26, 27, 34, 35)},
+    # rlcheck/job/corpus.py
+    "rlcheck.job.corpus.x_capture_one__mutmut_49":
+        'doc.pop("source", None) -> doc.pop("source"): Job.to_dict always holds source, so no KeyError is possible',
+    **{f"rlcheck.job.corpus.x_{name}__mutmut_{n}":
+       'encoding="utf-8" -> None, left out or "UTF-8": the locale\'s encoding, which is UTF-8 wherever the builder '
+       "runs (Python's UTF-8 mode under the C locale), and codec names are case-insensitive"
+       for name, ns in (("launch_files", (24, 26, 29)), ("main", (81, 83, 98, 100, 112))) for n in ns},
+    **{f"rlcheck.job.corpus.x_main__mutmut_{n}":
+       "json.dumps(sort_keys=False) -> sort_keys None or left out: False is the default" for n in (104, 107)},
 }
