@@ -66,6 +66,7 @@ def test_parse_env_refuses_naming_the_item(item, text):
     ("submit.txt", SUBMIT + "\n", "ray-submit"),
     ("submit", "# pasted\n\n" + SUBMIT.replace(" -- ", " \\\n  -- ") + "\n", "ray-submit"),
     ("submit", "ray job submit --a=1 \\\n --b \\\n -- python3 x.py\n", "ray-submit"),
+    ("submit", "   # indented comment\n" + SUBMIT + "\n", "ray-submit"),
 ])
 def test_detect(tmp_path, name, text, fmt):
     path = tmp_path / name
