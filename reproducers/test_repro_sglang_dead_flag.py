@@ -15,7 +15,7 @@ import re
 
 from rlcheck.framework import argv as framework_argv
 from rlcheck.framework.schema import load
-from rlcheck.probes.recipe.sglang_flags import collect_sglang_options, evaluate_sglang_flags, run_sglang
+from rlcheck.probes.recipe.sglang_flags import ask_sglang_options, evaluate_sglang_flags, run_sglang
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status
 
@@ -60,7 +60,7 @@ def test_repro_sglang_dead_flag(record_reproduction):
     findings, _, read = framework_argv.judge(RECIPE_FLAGS, schema)
     dropped = [f.flag for f in findings if f.problem == "unknown"]
     lenient = all(p.lenient for p in schema.parsers)
-    check = evaluate_sglang_flags(RECIPE_FLAGS, collect_sglang_options())
+    check = evaluate_sglang_flags(RECIPE_FLAGS, ask_sglang_options())
     fix = replacement(check.details)
     fixed_argv = [t for t in RECIPE_FLAGS if t != "--sglang-enable-ep-moe"] + fix
     strict_old, strict_new = sglang_parse(["--model-path", "m", "--enable-ep-moe"],

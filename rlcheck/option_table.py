@@ -137,10 +137,11 @@ NO_LOCAL_GPUS = Option(flag="--no-local-gpus", action="store_true", default=Fals
                             "without it a declared --hardware profile is held against this machine's GPUs")
 QUICK = Option(flag="--quick", action="store_true", default=False, help="skip tests marked slow")
 NO_CACHE = Option(flag="--no-cache", action="store_true", default=False,
-                  help="run every reproducer and keep no verdict (default: a reproducer whose verdict was kept for "
-                       "this image, rlcheck and reproducer source reuses it; the report says which and when they "
-                       "were made; folder: reproducers/ in $RLCHECK_CACHE_DIR, else $XDG_CACHE_HOME/rlcheck, else "
-                       "~/.cache/rlcheck)")
+                  help="run every reproducer and keep no verdict, and ask the installed SGLang for its options "
+                       "again (default: a reproducer whose verdict was kept for this image, rlcheck and reproducer "
+                       "source reuses it, and recipe_sglang_flags reads the option list kept for this image; the "
+                       "report says which and when they were made; folders: reproducers/ and facts/ in "
+                       "$RLCHECK_CACHE_DIR, else $XDG_CACHE_HOME/rlcheck, else ~/.cache/rlcheck)")
 RM_URL = Option(flag="--rm-url", metavar="URL",
                 help="remote-rm e2e case: the reward service's /score URL as the cluster reaches it")
 DRY_RUN = Option(flag="--dry-run", action="store_true", default=False,

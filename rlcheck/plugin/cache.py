@@ -17,7 +17,7 @@ import pytest
 
 from rlcheck.plugin.items import enforced_key, kind_of_item, verdicts_key
 from rlcheck.plugin.options import get_context
-from rlcheck.repro import cache
+from rlcheck.repro import cache, image_facts
 from rlcheck.verdict import Verdict
 
 PLUGIN_NAME = "rlcheck-repro-cache"
@@ -65,6 +65,7 @@ class ReproCache:
             "no cache folder of this user's alone: RLCHECK_CACHE_DIR is empty, or the folder is shared or cannot be "
             "made")
         self.enabled = folder is not None
+        image_facts.switch_off("--no-cache" if no_cache else "")  # the facts kept per image obey the same switch
         self.store = cache.Store(folder or Path("."))
         self.image: dict[str, str] = {}
         self.sources: dict[Path, str] = {}
@@ -141,6 +142,9 @@ class ReproCache:
         note = getattr(report, "rlcheck_cache_note", None)
         if note:
             self.notes.append(note)
+
+    def pytest_unconfigure(self) -> None:
+        image_facts.switch_off("")  # for whatever runs next in this process (an in-process pytester run ends)
 
     def summary(self) -> dict[str, Any]:
         """The report's statement of the cache."""

@@ -24,7 +24,7 @@ import os
 import platform
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,10 +168,12 @@ def _checksum(body: Mapping[str, Any]) -> str:
 
 
 class Store:
-    """One folder of entries, one file per (test, key)."""
+    """One folder of entries, one file per (test, key); keep: which payloads an entry may hold (reproducers: judged
+    verdicts; rlcheck.repro.image_facts: a complete fact)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, keep: Callable[[Sequence[Mapping[str, Any]]], bool] | None = None) -> None:
         self.root = root
+        self.keep = keep or cacheable
 
     def path(self, nodeid: str, key: str) -> Path:
         return self.root / f"{_sha(nodeid)[:16]}-{key[:32]}.json"
@@ -193,8 +195,8 @@ class Store:
             if body["format"] != FORMAT or body["nodeid"] != nodeid or body["key"] != key:
                 raise CorruptEntry(path, f"not this test's entry (format {body['format']}, test {body['nodeid']})")
             payloads = tuple(body["payloads"])
-            if not cacheable(payloads):
-                raise CorruptEntry(path, "holds a verdict that is never kept (UNKNOWN, SKIP or none)")
+            if not self.keep(payloads):
+                raise CorruptEntry(path, "holds what is never kept (a verdict UNKNOWN, SKIP or none; no fact)")
             return Entry(path=path, nodeid=nodeid, made=str(body["made"]), made_by=str(body["made_by"]),
                          payloads=payloads)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -203,8 +205,9 @@ class Store:
     def save(self, nodeid: str, key: str, terms: Mapping[str, str], payloads: Sequence[Mapping[str, Any]],
              now: datetime.datetime | None = None) -> Path:
         """Write the entry atomically (a reader never sees half of it); ValueError for verdicts never kept."""
-        if not cacheable(payloads):
-            raise ValueError("only PASS, WARN or FAIL verdicts are kept: never UNKNOWN, SKIP or none")
+        if not self.keep(payloads):
+            raise ValueError("only PASS, WARN or FAIL verdicts (or a complete fact) are kept: never UNKNOWN, SKIP or "
+                             "none")
         made = (now or datetime.datetime.now(datetime.UTC)).isoformat(timespec="seconds")
         body = {"format": FORMAT, "nodeid": nodeid, "key": key, "terms": dict(terms), "made": made,
                 "made_by": f"rlcheck {rlcheck.__version__} on {platform.node()}", "payloads": list(payloads)}

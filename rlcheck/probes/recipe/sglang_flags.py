@@ -11,9 +11,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+from pathlib import Path
+from typing import Any
 
 from rlcheck import catalog
 from rlcheck.process import subproc, warm
+from rlcheck.repro import image_facts
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "sglang-dead-flag"
@@ -60,9 +63,16 @@ class SglangOptions:
     flags: tuple[str, ...]
     """ServerArgs option names without the leading '--'."""
     error: str = ""
+    source: str = ""
+    """Where the list came from when it was kept for this image (rlcheck.repro.image_facts), else ''."""
 
 
-def collect_sglang_options(timeout_s: float = 180.0) -> SglangOptions:
+def server_args_files() -> list[Path]:
+    """The file SGLang's options are read from (found without importing SGLang): a key term of the kept list."""
+    return [root / "srt" / "server_args.py" for root in image_facts.find_package("sglang")[:1]]
+
+
+def ask_sglang_options(timeout_s: float = 180.0) -> SglangOptions:
     done = run_sglang(COLLECT, timeout_s=timeout_s)
     line = next((x for x in done.stdout.splitlines() if x.startswith("RLCHECK_SGLANG ")), None)
     if line is None:
@@ -70,6 +80,23 @@ def collect_sglang_options(timeout_s: float = 180.0) -> SglangOptions:
                                                           f"{done.tail(1)}")
     data = json.loads(line.removeprefix("RLCHECK_SGLANG "))
     return SglangOptions(version=data["version"], flags=tuple(data["flags"]))
+
+
+def collect_sglang_options(timeout_s: float = 180.0) -> SglangOptions:
+    """The installed SGLang's options, kept per image: a second preflight of the same image reads the list instead
+    of importing SGLang again (rlcheck.repro.image_facts; --no-cache asks it again)."""
+    asked: list[SglangOptions] = []
+
+    def ask() -> dict[str, Any] | None:
+        asked.append(ask_sglang_options(timeout_s))
+        got = asked[0]
+        return None if got.version is None else {"version": got.version, "flags": list(got.flags)}
+
+    recalled = image_facts.recall("sglang-options", COLLECT + repr(SGLANG_PRELOAD), server_args_files(), ask)
+    if recalled.fact is None:
+        return asked[0]
+    return SglangOptions(version=str(recalled.fact["version"]), flags=tuple(map(str, recalled.fact["flags"])),
+                         source=recalled.note if not asked or recalled.note.startswith("ignored") else "")
 
 
 def _known(name: str, options: SglangOptions) -> bool:
@@ -94,10 +121,11 @@ def evaluate_sglang_flags(argv: list[str] | tuple[str, ...], options: SglangOpti
         return Verdict(**base, status=Status.UNKNOWN, summary=f"cannot ask the installed SGLang: {options.error}")
     given = [a.split("=", 1)[0][len("--sglang-"):] for a in argv if a.startswith("--sglang-")]
     dead = [name for name in given if not _known(name, options)]
+    kept = [f"sglang {options.version}'s option list: {options.source}"] if options.source else []
     if not dead:
-        return Verdict(**base, status=Status.PASS,
+        return Verdict(**base, status=Status.PASS, details="\n".join(kept),
                        summary=f"{len(given)} --sglang-* flag(s) all known to sglang {options.version}")
-    details = "\n".join(f"--sglang-{name}: {_advice(name, options)}" for name in dead)
+    details = "\n".join([*(f"--sglang-{name}: {_advice(name, options)}" for name in dead), *kept])
     return Verdict(**base, status=Status.FAIL, details=details, remedy=catalog.get(FAILURE_ID).remedy,
                    summary=f"{len(dead)} flag(s) unknown to sglang {options.version}, which SLIME would drop "
                            f"silently: {', '.join('--sglang-' + n for n in dead)}")

@@ -16,12 +16,15 @@ import pytest
 from rlcheck import catalog
 from rlcheck.probes.recipe.sglang_flags import (
     SglangOptions,
+    ask_sglang_options,
     collect_sglang_options,
     evaluate_sglang_flags,
     run_sglang,
+    server_args_files,
     sglang_env,
 )
 from rlcheck.process import warm
+from rlcheck.repro import image_facts
 from rlcheck.verdict import Status
 
 REMEDY = catalog.get("sglang-dead-flag").remedy
@@ -129,13 +132,13 @@ def stop_warm() -> Iterator[None]:
 @pytest.mark.usefixtures("stop_warm")
 def test_rules_table_sglang_flags_collect_asks_the_parser_in_a_warm_offline_child(tmp_path, monkeypatch):
     _stand_in(tmp_path, monkeypatch)
-    assert collect_sglang_options() == SglangOptions(version="9.1.0", flags=SEEN)
+    assert ask_sglang_options() == SglangOptions(version="9.1.0", flags=SEEN)
 
 
 @pytest.mark.usefixtures("stop_warm")
 def test_rules_table_sglang_flags_collect_names_why_the_parser_did_not_run(tmp_path, monkeypatch):
     _stand_in(tmp_path, monkeypatch, at_import='raise ImportError("sglang was built without its CUDA kernels")')
-    assert collect_sglang_options() == SglangOptions(
+    assert ask_sglang_options() == SglangOptions(
         version=None, flags=(),
         error="sglang's parser did not run (exit code 1): ImportError: sglang was built without its CUDA kernels")
 
@@ -143,7 +146,7 @@ def test_rules_table_sglang_flags_collect_names_why_the_parser_did_not_run(tmp_p
 @pytest.mark.usefixtures("stop_warm")
 def test_rules_table_sglang_flags_collect_stops_at_its_deadline(tmp_path, monkeypatch):
     _stand_in(tmp_path, monkeypatch, in_parser="import time; time.sleep(120)")
-    assert collect_sglang_options(timeout_s=2) == SglangOptions(
+    assert ask_sglang_options(timeout_s=2) == SglangOptions(
         version=None, flags=(), error="sglang's parser did not run (killed at its deadline): sglang: adding its "
                                       "options")
 
@@ -173,5 +176,73 @@ def _installed_sglang() -> str | None:
 @pytest.mark.usefixtures("stop_warm")
 def test_rules_table_sglang_flags_collect_from_the_real_sglang_matches_its_recording():
     data = json.loads(RECORDED.read_text(encoding="utf-8"))
-    found = collect_sglang_options()
+    found = ask_sglang_options()
     assert found == SglangOptions(version=data["version"], flags=tuple(data["flags"]), error=data["error"])
+
+
+# --- the option list kept per image (rlcheck.repro.image_facts) ----------------------------------------------------
+
+@pytest.fixture
+def kept_in(tmp_path, monkeypatch) -> Iterator[Path]:
+    """A cache folder of this test's own; facts switched on whatever ran before."""
+    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    image_facts.switch_off("")
+    yield tmp_path / "cache" / "facts"
+    image_facts.switch_off("")
+
+
+def _import_fails(tmp_path: Path) -> None:
+    """The stand-in's module now raises at import: a list that still comes back was not asked for."""
+    path = tmp_path / "site" / "sglang" / "srt" / "server_args.py"
+    path.write_text(path.read_text().replace("IMPORTED_BY = os.getpid()", "IMPORTED_BY = os.getpid(); 1 / 0"))
+
+
+@pytest.mark.usefixtures("stop_warm")
+def test_rules_table_sglang_flags_list_is_kept_and_read_back_on_the_same_image(tmp_path, monkeypatch, kept_in):
+    _stand_in(tmp_path, monkeypatch)
+    assert server_args_files() == [tmp_path / "site" / "sglang" / "srt" / "server_args.py"]
+    first = collect_sglang_options()
+    assert first == SglangOptions(version="9.1.0", flags=SEEN)  # asked: nothing to say
+    assert len(list(kept_in.glob("*.json"))) == 1
+    warm.stop_all()
+    second = collect_sglang_options()  # the same image: the kept list, SGLang not imported
+    assert (second.version, second.flags, second.error) == ("9.1.0", SEEN, "")
+    assert second.source.startswith("kept for this image, made ")
+    assert second.source.endswith("(--no-cache asks the package again)")
+    verdict = evaluate_sglang_flags(["--sglang-ep-size", "2"], second)
+    assert verdict.status is Status.PASS and verdict.details == f"sglang 9.1.0's option list: {second.source}"
+
+
+@pytest.mark.usefixtures("stop_warm")
+def test_rules_table_sglang_flags_a_changed_server_args_file_is_asked_again(tmp_path, monkeypatch, kept_in):
+    _stand_in(tmp_path, monkeypatch)
+    collect_sglang_options()
+    warm.stop_all()
+    _import_fails(tmp_path)  # the file the list is read from changed (an editable install's new code)
+    again = collect_sglang_options()
+    assert again.version is None and again.error.startswith("sglang's parser did not run (exit code 1)")
+    assert len(list(kept_in.glob("*.json"))) == 1  # a list that could not be asked for is never kept
+
+
+@pytest.mark.usefixtures("stop_warm")
+def test_rules_table_sglang_flags_no_cache_asks_and_keeps_nothing(tmp_path, monkeypatch, kept_in):
+    _stand_in(tmp_path, monkeypatch)
+    image_facts.switch_off("--no-cache")
+    assert collect_sglang_options() == SglangOptions(version="9.1.0", flags=SEEN)
+    assert not kept_in.exists()
+
+
+@pytest.mark.usefixtures("stop_warm")
+def test_rules_table_sglang_flags_a_corrupt_entry_is_named_and_asked_again(tmp_path, monkeypatch, kept_in):
+    _stand_in(tmp_path, monkeypatch)
+    collect_sglang_options()
+    warm.stop_all()
+    (entry,) = kept_in.glob("*.json")
+    doc = json.loads(entry.read_text())
+    doc["body"]["payloads"][0]["fact"]["flags"].append("made-up")  # edited by hand: the checksum says so
+    entry.write_text(json.dumps(doc))
+    again = collect_sglang_options()
+    assert again.flags == SEEN  # asked again (the bad entry named), and kept again over it
+    assert again.source.startswith(f"ignored a corrupt entry ({entry}: its checksum does not match its content); "
+                                   "asked the package; kept for the next run on this image")
+    assert "made-up" not in entry.read_text()
