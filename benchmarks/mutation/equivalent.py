@@ -653,7 +653,7 @@ EQUIVALENT: dict[str, str] = {
         "--floor-gbps without default=None: argparse's default is None",
     **{f"rlcheck.probes.cluster.pairs_driver.x__main__mutmut_{n}":
        "the result line printed without flush=True: the child's __main__ flushes stdout itself before os._exit, "
-       "and run_pairs reads the child's output only once it has ended" for n in (109, 111)},
+       "and run_pairs reads the child's output only once it has ended" for n in (109, 111, 123)},
     # rlcheck/probes/node/elf.py
     "rlcheck.probes.node.elf.x__needed__mutmut_33":
         "a dynamic entry's tag read unsigned ('<qQ' -> '<QQ'): the three tags compared (0, 1, 5) have the same bits "

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 import time
+import types
 
 import pytest
 import ray
@@ -96,6 +97,9 @@ def test_wait_keeps_what_is_done_and_cancels_the_rest(monkeypatch):
     assert waits[:3] == [(["r0", "r1", "r2", "r3"], 1), (["r1", "r2", "r3"], 1), (["r1", "r3"], 1)]
     assert cancelled == ["r1", "r3"]
     waits.clear()
+    assert pd._wait(["r0"], 0) == set() and waits == []
+    # no time left at all (the clock did not move): nothing is waited for
+    monkeypatch.setattr(pd, "time", types.SimpleNamespace(monotonic=lambda: 100.0))
     assert pd._wait(["r0"], 0) == set() and waits == []
 
 
@@ -480,8 +484,16 @@ def test_main_needs_an_address_and_says_what_each_option_is(capsys):
     with pytest.raises(SystemExit):
         pd._main(["--help"])
     out = " ".join(capsys.readouterr().out.split())
-    for said in ("rlcheck pairwise all-reduce driver (prints one result line)",
+    for said in (" rlcheck pairwise all-reduce driver (prints one result line) options: ",
                  "--member-kwargs MEMBER_KWARGS JSON keyword arguments added for the member",
                  "--job-python JOB_PYTHON interpreter for the job driver (http addresses)",
                  "--nodes NODES alive nodes the fan-out saw (sizes the deadline)"):
         assert said in out
+
+
+def test_main_without_argv_reads_the_command_line(monkeypatch, capsys):
+    seen = []
+    monkeypatch.setattr(sys, "argv", ["pairs_driver.py", "--address", "http://h:8265", "--nodes", "3"])
+    monkeypatch.setattr(pd, "through_job", lambda args, argv: seen.append(argv) or PairsObservation(
+        address="x", connected=False, tried="t"))
+    assert pd._main() == 0 and seen == [["--address", "http://h:8265", "--nodes", "3"]]
