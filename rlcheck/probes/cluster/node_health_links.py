@@ -49,11 +49,17 @@ def _clock_faults(gpu: GpuHealth) -> tuple[list[str], list[str]]:
     return fail, warn
 
 
+def _of(text: str, now: int | None, top: int | None) -> str:
+    """text filled with the current value and its maximum when both were read, else '' (never 'None')."""
+    return text.format(now, top) if top and now is not None else ""
+
+
 def _clocks_seen(gpus: tuple[GpuHealth, ...]) -> str:
     first = gpus[0]
-    mem = f"memory {first.mem_clock_mhz} of {first.mem_clock_max_mhz} MHz" if first.mem_clock_max_mhz else ""
-    sm = f"SM {first.sm_clock_mhz} of {first.sm_clock_max_mhz} MHz{' (idle)' if _idle(first) else ''}"
-    return ", ".join(x for x in (mem, sm) if x) + (" on the first" if len(gpus) > 1 else "")
+    seen = [_of("memory {} of {} MHz", first.mem_clock_mhz, first.mem_clock_max_mhz),
+            _of("SM {} of {} MHz", first.sm_clock_mhz, first.sm_clock_max_mhz)]
+    return (", ".join(x for x in seen if x) or "current clocks not read") + (" (idle)" if _idle(first) else "") + \
+        (" on the first" if len(gpus) > 1 else "")
 
 
 def evaluate_node_clocks(node: NodeFacts, obs: NodeObservation, profile: HardwareProfile | None) -> Verdict:
@@ -109,8 +115,11 @@ def evaluate_node_pcie(node: NodeFacts, obs: NodeObservation, profile: HardwareP
         return Verdict(**base, status=Status.WARN, remedy=ACTION_TEXT["monitor"],
                        summary=f"{node.where}: {'; '.join(warns)} (action: monitor)")
     first = read[0]
-    idle = " (idle: the link may drop its generation to save power)" if first.pcie_gen != first.pcie_gen_max else ""
+    seen = [_of("x{} of x{}", first.pcie_width, first.pcie_width_max),
+            _of("Gen{} of Gen{}", first.pcie_gen, first.pcie_gen_max)]
+    idle = " (idle: the link may drop its generation to save power)" \
+        if first.pcie_gen is not None and first.pcie_gen != first.pcie_gen_max else ""
     return Verdict(**base, status=Status.PASS,
-                   summary=f"{node.where}: {len(read)} GPU(s) at full PCIe width: x{first.pcie_width} of "
-                           f"x{first.pcie_width_max}, Gen{first.pcie_gen} of Gen{first.pcie_gen_max}{idle}"
+                   summary=f"{node.where}: {len(read)} GPU(s) at full PCIe width: "
+                           f"{', '.join(x for x in seen if x) or 'the current link not read'}{idle}"
                            f"{' on the first' if len(read) > 1 else ''}")

@@ -64,9 +64,12 @@ CLOCK_ROWS = [
     # no memory clock read: judged on the SM clock alone; the first GPU is the one shown
     ((_gpu(mem_clock_mhz=None, mem_clock_max_mhz=None), _gpu(B, sm_clock_mhz=300, throttle=("Idle",))), Status.PASS,
      f"{WHERE}: 2 GPU(s) at their clocks: SM 1980 of 2000 MHz on the first"),
+    # maxima read, current clocks not: nothing to judge, and no 'None' shown
     ((_gpu(mem_clock_mhz=None, sm_clock_mhz=None), _gpu(B, mem_clock_max_mhz=0, sm_clock_max_mhz=None,
                                                         sm_clock_mhz=1)), Status.PASS,
-     f"{WHERE}: 1 GPU(s) at their clocks: memory None of 1000 MHz, SM None of 2000 MHz"),
+     f"{WHERE}: 1 GPU(s) at their clocks: current clocks not read"),
+    ((_gpu(sm_clock_mhz=None, throttle=("Idle",)), _gpu(B)), Status.PASS,
+     f"{WHERE}: 2 GPU(s) at their clocks: memory 1000 of 1000 MHz (idle) on the first"),
     ((_gpu(sm_clock_mhz=100), _gpu(B, mem_clock_mhz=10, sm_clock_mhz=10)), Status.FAIL,
      f"{WHERE}: clocks stuck low: GPU {A}: SM clock 100 of 2000 MHz while not idle; GPU {B}: memory clock 10 of "
      "1000 MHz, SM clock 10 of 2000 MHz while not idle (action: reset)"),
@@ -107,8 +110,9 @@ PCIE_ROWS = [
      "(the GPU supports Gen5) (action: monitor)"),
     # unread values are no fault; a GPU with neither maximum is not counted
     ((_gpu(pcie_width=None, pcie_gen=None, pcie_gen_gpu_max=None), _gpu(B, pcie_width_max=None, pcie_gen_max=None)),
-     Status.PASS, f"{WHERE}: 1 GPU(s) at full PCIe width: xNone of x16, GenNone of Gen5 (idle: the link may drop its "
-                  "generation to save power)"),
+     Status.PASS, f"{WHERE}: 1 GPU(s) at full PCIe width: the current link not read"),
+    ((_gpu(pcie_width=None, pcie_gen=2, throttle=("Idle",)),), Status.PASS,
+     f"{WHERE}: 1 GPU(s) at full PCIe width: Gen2 of Gen5 (idle: the link may drop its generation to save power)"),
     ((_gpu(pcie_width=8), _gpu(B, pcie_width=4)), Status.FAIL,
      f"{WHERE}: PCIe link downtrained: GPU {A}: link width x8 of x16; GPU {B}: link width x4 of x16 {DOWN}"),
     # a GPU that reports its generation only is judged by it
