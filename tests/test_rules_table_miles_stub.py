@@ -446,6 +446,22 @@ def test_dataclass_cli_with_arguments_and_a_string_annotation(monkeypatch, stub)
     assert seen == [ScriptArgs()]
 
 
+def test_dataclass_cli_reads_the_environment_by_the_fields_own_types_when_hints_do_not_resolve(monkeypatch, stub):
+    @dataclasses.dataclass
+    class Args:
+        tp: int = 1
+        other: NoSuchType = None  # type: ignore[name-defined]  # noqa: F821
+    monkeypatch.setenv("MILES_SCRIPT_TP", "2")
+    monkeypatch.setattr(sys, "argv", ["run.py"])
+    seen = []
+
+    def train(args: Args) -> None:
+        seen.append(args)
+    train.__annotations__ = {"args": Args}
+    miles_stub.dataclass_cli(train)()
+    assert seen == [Args(tp=2)] and type(seen[0].tp) is int
+
+
 def test_hints_of_an_annotation_that_does_not_resolve_are_none():
     @dataclasses.dataclass
     class Args:
@@ -526,8 +542,8 @@ def test_a_typer_app_runs_train_the_named_command_or_the_last(monkeypatch, stub)
     assert app.callback(x=1)(str) is str
     assert app() == ""  # train, though registered first
     assert records() == [("miles-note", ["the launcher's typer commands are train, prep-data: judged 'train'"])]
-    app.commands = {"a": lambda: "a", "b": lambda: "b"}
-    assert app() == "b"
+    app.commands = {"a": lambda: "a", "b": lambda: "b", "c": lambda: "c"}
+    assert app() == "c"
     monkeypatch.setattr(sys, "argv", ["run.py", "a", "--x"])
     assert app() == "a" and sys.argv == ["run.py", "--x"]
     monkeypatch.setattr(sys, "argv", ["run.py", "a"])

@@ -781,4 +781,8 @@ EQUIVALENT: dict[str, str] = {
        for name, ns in (("launch_files", (24, 26, 29)), ("main", (81, 83, 98, 100, 112))) for n in ns},
     **{f"rlcheck.job.corpus.x_main__mutmut_{n}":
        "json.dumps(sort_keys=False) -> sort_keys None or left out: False is the default" for n in (104, 107)},
+    **{f"rlcheck.job.miles_stub.x__bash__mutmut_{n}":
+       "subprocess.run(check=False) -> check None or left out: False is the default" for n in (11, 15)},
+    "rlcheck.job.miles_stub.x__bash__mutmut_25":
+        "the command's stdout returned also when it was not captured: it is None then, as the function returns",
 }
