@@ -239,21 +239,23 @@ def test_caller_homes_are_home_and_the_password_databases_homes(tmp_path, monkey
     monkeypatch.setenv("HOME", str(tmp_path / "me"))
     (tmp_path / "passwd").write_bytes(passwd.replace("{t}", str(tmp_path)).encode("latin-1"))
     real_open = open
-    monkeypatch.setattr(confine, "open", lambda path, **kw: real_open(
-        tmp_path / "passwd" if path == "/etc/passwd" else path, **kw), raising=False)
+    monkeypatch.setattr(confine, "open", lambda path, *args, **kw: real_open(
+        tmp_path / "passwd" if path == "/etc/passwd" else path, *args, **kw), raising=False)
     expected = {str(tmp_path / "me"), *(h.replace("{t}", str(tmp_path)) for h in homes)}
     expected |= {"/root"} if os.path.isdir("/root") else set()
     assert confine.caller_homes() == tuple(sorted(expected))
 
 
 def test_system_trees_are_no_homes_but_a_sibling_sharing_their_prefix_is(tmp_path, monkeypatch):
-    assert confine.SYSTEM_TREES == ("/usr", "/bin", "/sbin", "/lib", "/dev", "/proc", "/sys", "/var/lib/nobody")
+    assert confine.SYSTEM_TREES == ("/usr", "/bin", "/sbin", "/lib", "/dev", "/proc", "/sys", "/var/lib/nobody",
+                                    "/nonexistent")
     library = tmp_path / "library"
     library.mkdir()
     monkeypatch.setattr(confine, "SYSTEM_TREES", (str(tmp_path / "lib"), str(tmp_path / "usr")))
     (tmp_path / "usr" / "x").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(library))
-    monkeypatch.setattr(confine, "open", lambda path, **kw: (_ for _ in ()).throw(OSError(path)), raising=False)
+    monkeypatch.setattr(confine, "open", lambda path, *args, **kw: (_ for _ in ()).throw(OSError(path)),
+                        raising=False)
     assert str(library) in confine.caller_homes()
     monkeypatch.setenv("HOME", str(tmp_path / "usr" / "x"))
     assert str(tmp_path / "usr" / "x") not in confine.caller_homes()
@@ -262,7 +264,7 @@ def test_system_trees_are_no_homes_but_a_sibling_sharing_their_prefix_is(tmp_pat
 def test_caller_homes_without_a_password_database(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
 
-    def refuse(path, **kw):
+    def refuse(path, *args, **kw):
         raise PermissionError(path)
 
     monkeypatch.setattr(confine, "open", refuse, raising=False)

@@ -40,7 +40,7 @@ HOME_SECRETS = (".aws", ".config/gcloud", ".kube", ".docker", ".ssh", ".netrc", 
 PRIVATE_ROOT = "/root"
 """The hidden tree the script may write into (an empty private tmpfs, as HOME): the images' launches write there."""
 DEVICES = ("null", "zero", "full", "random", "urandom")
-SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/dev", "/proc", "/sys", "/var/lib/nobody")
+SYSTEM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/dev", "/proc", "/sys", "/var/lib/nobody", "/nonexistent")
 """A system account's "home" in one of these trees is no caller's home (a /library/alice still is)."""
 SETPRIV = ("setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--")
 
@@ -200,9 +200,9 @@ def caller_homes() -> tuple[str, ...]:
     """Home directories that may hold the caller's credentials: $HOME and the password database's homes."""
     homes = {os.path.expanduser("~"), "/root"}
     try:
-        with open("/etc/passwd", encoding="utf-8", errors="replace") as passwd:
-            homes |= {line.split(":")[5] for line in passwd if line.count(":") >= 6}
+        with open("/etc/passwd", "rb") as passwd:  # bytes: the same homes whatever the locale's encoding
+            homes |= {line.decode("utf-8", errors="replace").split(":")[5] for line in passwd if line.count(b":") >= 6}
     except OSError:
         pass
-    return tuple(sorted(h for h in homes if h.startswith("/") and h not in ("/", "/nonexistent")
-                        and Path(h).is_dir() and not any(_under(h, tree) for tree in SYSTEM_TREES)))
+    return tuple(sorted(h for h in homes if h.startswith("/") and h != "/" and Path(h).is_dir()
+                        and not any(_under(h, tree) for tree in SYSTEM_TREES)))
