@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -186,7 +187,7 @@ SOURCE = textwrap.dedent('''
         parser.add_argument(name_variable)
         parser.add_argument("positional")
         parser.add_argument()
-        parser.add_argument("--maybe", required=flag_var, default=compute())
+        parser.add_argument("--maybe", required=flag_var, default=compute(), choices={[1]: 2})
         reset_arg(parser, "--reset", type=int, default=4)
         reset_arg(parser)
         temp_parser.add_argument("--width", type=int)
@@ -344,3 +345,14 @@ def test_main_prints_the_installed_packages_component(monkeypatch, capsys, what)
     assert fs.main([what]) == 0
     out = capsys.readouterr().out
     assert out == f'{{\n"name": "{what}-9",\n"options": [\n{{\n"a": 2,\n"b": 1\n}}\n]\n}}'
+
+
+def test_main_help_names_the_command_and_each_argument(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as done:
+        fs.main(["--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and out.startswith("usage: python -m rlcheck.framework.schema ")
+    for text in ("the tree's file whose options SLIME parses with its separate SGLang parser",
+                 "a file under root to leave out", "{tree,megatron,sglang}"):
+        assert re.search(rf"\S\s\s+{re.escape(text)}$", out, re.M), text  # its own help line, as written
