@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from rlcheck import preflight
-from rlcheck.cluster.local_ray import EmbeddedRay, RayEndpoints
+from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError, RayEndpoints
 from rlcheck.plugin.options import get_context
 from rlcheck.preflight import gate
 from rlcheck.preflight.job_inputs import inputs_for_job
@@ -32,15 +33,92 @@ def require_ray() -> None:
         pytest.fail(RAY_MISSING.format(python=sys.executable), pytrace=False)
 
 
+class EarlyRay:
+    """The session's embedded Ray, started in a thread as soon as collection shows that a test will use it, so that
+    its start-up (a Ray head, its dashboard and job agent: most of a second preflight on the same image) overlaps the
+    checks that run before the cluster ones; the local_ray fixture takes it over, and the session's end stops it
+    when no test did."""
+
+    JOIN_S = 180.0 + 60.0 + 90.0 + 30.0
+    """EmbeddedRay.start's own bounds (ready, dashboard, job agent) and a margin: a wait that ends in a verdict."""
+
+    def __init__(self, ray: Any) -> None:
+        self.ray = ray
+        self.endpoints: RayEndpoints | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._start, name="rlcheck-early-ray", daemon=True)
+
+    def _start(self) -> None:
+        try:
+            self.endpoints = self.ray.start()
+        except BaseException as exc:  # given to the fixture that takes it, which fails with it
+            self.error = exc
+
+    def begin(self) -> EarlyRay:
+        self.thread.start()
+        return self
+
+    def take(self, join_s: float = JOIN_S) -> RayEndpoints:
+        self.thread.join(join_s)
+        if self.thread.is_alive():
+            raise EmbeddedRayError(f"the embedded Ray started early did not come up within {join_s:.0f} s")
+        if self.error is not None:
+            raise self.error
+        assert self.endpoints is not None
+        return self.endpoints
+
+    def end(self, join_s: float = JOIN_S) -> None:
+        """Stop it (after its start ended: a holder spawned later would outlive the session)."""
+        self.thread.join(join_s)
+        self.ray.stop()
+
+
+early_key = pytest.StashKey[EarlyRay]()
+
+
+def wants_early_ray(config: pytest.Config, items: list[pytest.Item]) -> bool:
+    """A test of this session will use the embedded Ray (local_ray, or ray_cluster without --ray-address); not in
+    an xdist worker (each would start its own); not for --collect-only; Ray importable."""
+    if hasattr(config, "workerinput") or config.getoption("collectonly", False):
+        return False
+    use = {"local_ray"} | ({"ray_cluster"} if get_context(config).ray_address is None else set())
+    if not any(use & set(getattr(item, "fixturenames", ())) for item in items):
+        return False
+    try:
+        return importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if wants_early_ray(session.config, session.items):
+        session.config.stash[early_key] = EarlyRay(EmbeddedRay()).begin()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    early = session.config.stash.get(early_key, None)
+    if early is not None:
+        early.end()
+
+
 @pytest.fixture(scope="session")
-def local_ray() -> Iterator[RayEndpoints]:
-    """An embedded single-machine Ray on 127.0.0.1, whatever --ray-address says.
+def local_ray(pytestconfig: pytest.Config) -> Iterator[RayEndpoints]:
+    """An embedded single-machine Ray on 127.0.0.1, whatever --ray-address says (the one started early when
+    collection saw a test needing it).
 
     Reproducers use it: what they submit reads files of this machine.
     """
     require_ray()
-    with EmbeddedRay() as endpoints:
-        yield endpoints
+    early = pytestconfig.stash.get(early_key, None)
+    if early is None:
+        with EmbeddedRay() as endpoints:
+            yield endpoints
+        return
+    try:
+        yield early.take()
+    finally:
+        early.end()
 
 
 @pytest.fixture(scope="session")

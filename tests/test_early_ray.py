@@ -1,0 +1,99 @@
+"""The session's embedded Ray started early (rlcheck/plugin/resources.py EarlyRay, wants_early_ray): started when a
+collected test will use it, never in an xdist worker or for --collect-only, taken over by local_ray, stopped at the
+session's end after its start ended; a start that fails or hangs is the fixture's error, never a hang."""
+
+from __future__ import annotations
+
+import threading
+import types
+
+import pytest
+
+from rlcheck.cluster.local_ray import EmbeddedRayError, RayEndpoints
+from rlcheck.plugin import resources
+
+ENDPOINTS = RayEndpoints(gcs_address="127.0.0.1:6379", dashboard_url="http://127.0.0.1:8265", nodes=1)
+
+
+class FakeRay:
+    """Stands in for EmbeddedRay (tests only): start() returns, raises or waits for a release."""
+
+    def __init__(self, *, error=None, release=None):
+        self.error, self.release = error, release
+        self.events: list[str] = []
+
+    def start(self):
+        if self.release is not None:
+            self.release.wait(10)
+        self.events.append("start")
+        if self.error is not None:
+            raise self.error
+        return ENDPOINTS
+
+    def stop(self):
+        self.events.append("stop")
+
+
+def test_take_gives_what_the_start_gave_and_end_stops_after_it():
+    ray = FakeRay()
+    early = resources.EarlyRay(ray).begin()
+    assert early.take() == ENDPOINTS
+    early.end()
+    assert ray.events == ["start", "stop"]
+
+
+def test_a_failed_start_is_raised_to_the_fixture():
+    early = resources.EarlyRay(FakeRay(error=EmbeddedRayError("embedded Ray exited before it was ready"))).begin()
+    with pytest.raises(EmbeddedRayError, match="exited before it was ready"):
+        early.take()
+
+
+def test_a_start_that_does_not_end_in_time_is_an_error_naming_the_wait():
+    release = threading.Event()
+    ray = FakeRay(release=release)
+    early = resources.EarlyRay(ray).begin()
+    with pytest.raises(EmbeddedRayError, match=r"the embedded Ray started early did not come up within 0 s"):
+        early.take(join_s=0.05)
+    release.set()
+    early.end()  # stops only after the start ended: no holder outlives the session
+    assert ray.events == ["start", "stop"]
+
+
+def test_the_wait_is_bounded_by_the_starts_own_bounds():
+    assert resources.EarlyRay.JOIN_S == 180.0 + 60.0 + 90.0 + 30.0
+
+
+def _config(*, worker=False, collectonly=False, ray_address=None):
+    options = {"collectonly": collectonly}
+    config = types.SimpleNamespace(getoption=lambda name, default=None: options.get(name, default))
+    if worker:
+        config.workerinput = {}
+    return config, types.SimpleNamespace(ray_address=ray_address)
+
+
+def _item(*fixtures):
+    return types.SimpleNamespace(fixturenames=list(fixtures))
+
+
+@pytest.mark.parametrize(("kwargs", "items", "want"), [
+    ({}, [_item("local_ray")], True),
+    ({}, [_item("record_verdict"), _item("ray_cluster")], True),
+    ({"ray_address": "10.0.0.1:6379"}, [_item("ray_cluster")], False),  # the user's cluster: no embedded Ray
+    ({"ray_address": "10.0.0.1:6379"}, [_item("local_ray")], True),     # reproducers use it whatever the address
+    ({}, [_item("record_verdict")], False),
+    ({}, [], False),
+    ({}, [types.SimpleNamespace()], False),  # a kept reproducer's stand-in item has no fixtures
+    ({"worker": True}, [_item("local_ray")], False),
+    ({"collectonly": True}, [_item("local_ray")], False),
+])
+def test_wants_early_ray(monkeypatch, kwargs, items, want):
+    config, ctx = _config(**kwargs)
+    monkeypatch.setattr(resources, "get_context", lambda _config: ctx)
+    assert resources.wants_early_ray(config, items) is want
+
+
+def test_not_without_ray(monkeypatch):
+    config, ctx = _config()
+    monkeypatch.setattr(resources, "get_context", lambda _config: ctx)
+    monkeypatch.setattr(resources.importlib.util, "find_spec", lambda name: None)
+    assert resources.wants_early_ray(config, [_item("local_ray")]) is False
