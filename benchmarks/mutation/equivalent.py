@@ -785,4 +785,7 @@ EQUIVALENT: dict[str, str] = {
        "subprocess.run(check=False) -> check None or left out: False is the default" for n in (11, 15)},
     "rlcheck.job.miles_stub.x__bash__mutmut_25":
         "the command's stdout returned also when it was not captured: it is None then, as the function returns",
+    **{f"rlcheck.job.job.xǁJobǁfrom_dict__mutmut_{n}":
+       'a captured Job without an entrypoint searched for redaction markers as "None" or "XXXX" instead of "": none '
+       "of them holds a marker, so no place is found either way" for n in (107, 109, 112)},
 }
