@@ -113,6 +113,10 @@ def test_read_capped_default_cap_is_the_record_cap(tmp_path):
     assert bounded.read_capped(str(path))[1] is False
 
 
+def test_read_capped_of_an_endless_file_stops_at_the_cap():
+    assert bounded.read_capped("/dev/zero", 5) == ("\0" * 5, True)
+
+
 @pytest.mark.parametrize("planted", ["missing", "link", "directory", "fifo"])
 def test_read_capped_reads_nothing_from_what_a_script_planted_instead_of_its_record(tmp_path, planted):
     secret = tmp_path / "secret"

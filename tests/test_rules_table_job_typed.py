@@ -68,6 +68,10 @@ def test_strings_reads_a_list_of_strings(doc, required, value):
     assert typed.strings(doc, "k", W, required=required) == value
 
 
+def test_strings_is_optional_unless_required():
+    assert typed.strings({}, "k", W) == []
+
+
 @pytest.mark.parametrize(("doc", "required", "text"), [
     ({}, True, "job.json: job.k: required, a non-empty list of strings"),
     ({"k": None}, True, "job.json: job.k: required, a non-empty list of strings"),
