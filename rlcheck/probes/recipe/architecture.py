@@ -12,7 +12,7 @@ are up. SGLang without a native implementation falls back to its Transformers ba
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from rlcheck.probes.node.packages import package_root
 from rlcheck.probes.recipe import model_registry
 from rlcheck.probes.recipe.hf_config import HfConfigObservation, collect_hf_config
 from rlcheck.probes.recipe.model_registry import KnownList
+from rlcheck.repro import image_facts
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "architecture-unsupported"
@@ -37,13 +38,23 @@ class ArchitectureObservation:
     """model_registry.KINDS -> names: the installed packages' where readable here, else the committed ones."""
 
 
+def kept_names(kind: str, models: Path, read: Callable[[Path], frozenset[str]]) -> frozenset[str]:
+    """read(models), kept per image (rlcheck.repro.image_facts, keyed on every module of the folder and on the
+    reader's own source): a second preflight of the same image reads the list instead of parsing SGLang's ~200 model
+    modules again. The names are the same either way, so the verdict reads the same."""
+    pattern = "*.py" if read is model_registry.sglang_architectures else "**/*.py"
+    recalled = image_facts.recall(f"{kind}-models", Path(model_registry.__file__).read_text(encoding="utf-8"),
+                                  sorted(models.glob(pattern)), lambda: {"names": sorted(read(models))})
+    return frozenset(map(str, recalled.fact["names"])) if recalled.fact is not None else read(models)
+
+
 def _installed(kind: str) -> KnownList | None:
     """The list read from a package installed here (None when it is not)."""
     if kind == "sglang" and (root := package_root("sglang")) and (root / "sglang/srt/models").is_dir():
-        names = model_registry.sglang_architectures(root / "sglang/srt/models")
+        names = kept_names(kind, root / "sglang/srt/models", model_registry.sglang_architectures)
         return KnownList(kind=kind, names=names, source=f"installed {root / 'sglang/srt/models'}")
     if kind == "mbridge" and (root := package_root("mbridge")) and (root / "mbridge/models").is_dir():
-        names = model_registry.mbridge_model_types(root / "mbridge/models")
+        names = kept_names(kind, root / "mbridge/models", model_registry.mbridge_model_types)
         return KnownList(kind=kind, names=names, source=f"installed {root / 'mbridge/models'}")
     framework = kind.removesuffix("_megatron_to_hf")
     root = package_root(framework) if framework in CONVERTERS else None
