@@ -11,12 +11,12 @@ the session's own Ray head for the two cores and, on a loaded machine, made that
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterator
 
 import pytest
 
-from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError, RayEndpoints
+from rlcheck.cluster.local_ray import EmbeddedRay, RayEndpoints
+from rlcheck.plugin.resources import EarlyRay
 from rlcheck.probes.recipe import sglang_flags
 from rlcheck.process import warm
 from rlcheck.repro import megatron_args
@@ -29,38 +29,22 @@ SGLANG = {"test_repro_uvicorn_log_level", "test_repro_sglang_dead_flag"}
 
 
 class StartedEarly:
-    """An embedded Ray whose /bin/sh is the other shell, started in a background thread; shell None: not possible."""
+    """An embedded Ray whose /bin/sh is the other shell, started in a background thread (rlcheck.plugin.resources
+    EarlyRay); shell None: not possible here."""
 
     def __init__(self) -> None:
         wrapper = argv_probe.other_shell_wrapper()
         self.shell = wrapper[1] if wrapper else None
-        self.ray = EmbeddedRay(wrapper=wrapper[0]) if wrapper else None
-        self._ready: RayEndpoints | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._start, daemon=True)
-        if self.ray is not None:
-            self._thread.start()
-
-    def _start(self) -> None:
-        assert self.ray is not None
-        try:
-            self._ready = self.ray.start()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test, which records it as UNKNOWN
-            self._error = exc
+        self.early = EarlyRay(EmbeddedRay(wrapper=wrapper[0])).begin() if wrapper else None
 
     def endpoints(self, timeout_s: float = 420.0) -> RayEndpoints:
         """Wait for the head (EmbeddedRay.start bounds each of its own waits; this bounds them all)."""
-        self._thread.join(timeout_s)
-        if self._error is not None:
-            raise self._error
-        if self._ready is None:
-            raise EmbeddedRayError(f"the Ray head with /bin/sh={self.shell} was not up within {timeout_s:.0f} s")
-        return self._ready
+        assert self.early is not None
+        return self.early.take(timeout_s)
 
     def stop(self) -> None:
-        if self.ray is not None:
-            self._thread.join(420.0)
-            self.ray.stop()
+        if self.early is not None:
+            self.early.end(420.0)
 
 
 @pytest.fixture(scope="session")
