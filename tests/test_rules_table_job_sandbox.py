@@ -278,7 +278,7 @@ def test_kill_of_a_process_already_gone_is_no_error():
 def test_run_in_the_sandbox_records_the_calls_the_variables_and_where_it_ran(repo):
     script = repo / "repo" / "scripts" / "run.sh"
     script.write_text('echo "home=$HOME lang=$LANG user=$MY_VAR path=${PATH%%:*}"\n'
-                      '[ -f /etc/shadow ] && wc -c < /etc/shadow || echo 0\n'
+                      '[ -f /etc/shadow ] && wc -c < /etc/shadow || echo 0\npwd\n'
                       'MASTER_ADDR=${MASTER_ADDR:-}\nMY_SET=1\n'
                       "ray job submit --working-dir . -- python3 train.py \"$@\"\n"
                       "x=$(python3 -c 'import sys')\ncurl -sf http://teacher/health\nexit 4\n", encoding="utf-8")
@@ -289,8 +289,9 @@ def test_run_in_the_sandbox_records_the_calls_the_variables_and_where_it_ran(rep
                          ("program", ("-c", "import sys")), ("curl", ("-sf", "http://teacher/health")))
     assert run.substituted == ()  # the program ran for real and answered
     assert "MY_SET" in run.set_at_exit and "MY_VAR" in run.set_at_exit and "MASTER_ADDR" not in run.set_at_exit
-    line, shadow = run.stderr_tail
+    line, shadow, start = run.stderr_tail
     assert shadow == "0"  # a hidden file reads as empty
+    assert start == str(repo / "repo")  # launched from elsewhere: the script's checkout
     home, lang, user, path = (w.partition("=")[2] for w in line.split())
     assert (home.startswith("/tmp/rlcheck-capture-") and home.endswith("/home"), lang, user) == (True, "C.UTF-8",
                                                                                                 "given")

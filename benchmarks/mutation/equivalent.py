@@ -18,6 +18,14 @@ EQUIVALENT: dict[str, str] = {
         "yaml.parse(text, Loader=SafeLoader) -> yaml.parse(text): the loaders share one scanner and parser, so the "
         "events (and the aliases among them) are the same; only constructing objects differs, which parse never does",
     "rlcheck.job.typed.x_strings__mutmut_11": "get(..., default=None) -> get(...): get's default is None",
+    # rlcheck/job/sandbox.py
+    **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "the encoding of the empty file changed: an empty text is no bytes "
+       "in any encoding" for n in (18, 20, 26)},
+    **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "the call record's file name changed: the fakes are handed the "
+       "same path (RLCHECK_RECORD) that is read back, inside the run's own private directory" for n in (36, 37)},
+    "rlcheck.job.sandbox.x_run__mutmut_51":
+        "the script left out of the files kept in view: the start directory always holds the script (start_dir: the "
+        "caller's directory holding it, its checkout's root or its own directory) and is kept itself",
     # rlcheck/job/capture.py
     "rlcheck.job.capture.x__submit_line__mutmut_20":
         "range(len(words) - 2) -> range(len(words) + 2): a start past len - 3 slices fewer than three words, never "
