@@ -699,6 +699,13 @@ EQUIVALENT: dict[str, str] = {
        for n in (53, 76)},
     "rlcheck.probes.node.gpu_health.x_collect_gpu_health__mutmut_102":
         "the nvlink -e text of a failed call '' -> 'XXXX': no 'GPU n:' line in it, so no counter, as ''",
+    "rlcheck.probes.node.gpu_health.x__mhz__mutmut_8":
+        "the value of a field not found '' -> 'XXXX': neither starts with a digit, so both read as None",
+    "rlcheck.probes.node.gpu_health.x__yes__mutmut_16":
+        "an absent yes/no word read as 'XXXX' instead of '': neither is a word of the table, so both read as None",
+    "rlcheck.probes.node.gpu_health.x_parse_smi_q__mutmut_2":
+        "the section stack before the first GPU [] -> None: every line before the first 'GPU <bus id>' header is "
+        "skipped, and that header sets the stack to [] before any line uses it",
     # rlcheck/job/to_recipe.py
     **{f"rlcheck.job.to_recipe.x{name}__mutmut_{n}":
        "Flags.int(FLAG, D) or D -> Flags.int(FLAG, None) or D (or the default left out): int() gives its default "

@@ -125,6 +125,17 @@ def test_rules_table_gpu_health_smi_clocks_and_link(values, fields):
     assert {k: getattr(gh.gpu_health(gpu), k) for k in fields} == fields
 
 
+def test_rules_table_gpu_health_smi_clocks_and_link_from_their_own_sections_in_any_order():
+    body = ("Applications Clocks\n    SM : 12 MHz\nMax Clocks\n    SM : 1980 MHz\nClocks\n    SM : 450 MHz\n"
+            "Other Link\n    Max : 1\n    Device Max : 2\nGPU Link Info\n    Link Width\n        Max : 16x\n"
+            "    PCIe Generation\n        Max : 5\n        Device Max : 6\n        Current : 4")
+    (gpu,) = gh.parse_smi_q(block("00000000:18:00.0", body))
+    fields = gh.clocks_and_link(gpu)
+    assert (fields["sm_clock_mhz"], fields["sm_clock_max_mhz"]) == (450, 1980)
+    assert (fields["pcie_gen"], fields["pcie_gen_max"], fields["pcie_gen_gpu_max"], fields["pcie_width_max"]) == (
+        4, 5, 6, 16)
+
+
 def test_rules_table_gpu_health_smi_clocks_and_link_absent():
     assert set(gh.clocks_and_link({("Bus Id",): "x"}).values()) == {None}
 
