@@ -3,22 +3,11 @@ package is asked again (every key term, --no-cache, no cache folder, a corrupt e
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from rlcheck.repro import image_facts
 
 FACT = {"version": "1.0", "flags": ["a", "b"]}
-
-
-@pytest.fixture
-def folder(tmp_path, monkeypatch) -> Iterator[Path]:
-    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path / "cache"))
-    image_facts.switch_off("")
-    yield tmp_path / "cache" / "facts"
-    image_facts.switch_off("")
 
 
 class Asked:
@@ -36,7 +25,7 @@ def _recall(asked, source="collector v1", files=()):
     return image_facts.recall("demo", source, list(files), asked)
 
 
-def test_asked_once_then_read_back(folder):
+def test_asked_once_then_read_back(facts_folder):
     asked = Asked()
     first = _recall(asked)
     assert (first.fact, first.note, asked.times) == (FACT, "asked the package; kept for the next run on this image", 1)
@@ -44,11 +33,11 @@ def test_asked_once_then_read_back(folder):
     assert second.fact == FACT and asked.times == 1
     assert second.note.startswith("kept for this image, made ") and " by rlcheck " in second.note
     assert second.note.endswith("(--no-cache asks the package again)")
-    assert [p.parent for p in folder.glob("*.json")] == [folder]
+    assert [p.parent for p in facts_folder.glob("*.json")] == [facts_folder]
 
 
 @pytest.mark.parametrize("change", ["source", "file content", "file gone", "name"])
-def test_every_key_term_is_a_miss(folder, tmp_path, change):
+def test_every_key_term_is_a_miss(facts_folder, tmp_path, change):
     file = tmp_path / "server_args.py"
     file.write_text("v1")
     asked = Asked()
@@ -68,7 +57,7 @@ def test_every_key_term_is_a_miss(folder, tmp_path, change):
     assert asked.times == 2
 
 
-def test_a_new_distribution_on_the_childrens_path_is_a_miss(folder, tmp_path, monkeypatch):
+def test_a_new_distribution_on_the_childrens_path_is_a_miss(facts_folder, tmp_path, monkeypatch):
     asked = Asked()
     _recall(asked)
     site = tmp_path / "site"
@@ -87,15 +76,15 @@ def test_find_package_looks_where_a_child_imports_from_and_imports_nothing(tmp_p
     assert image_facts.find_package("pkgdemo") == [tmp_path / "site" / "pkgdemo"]
 
 
-def test_no_cache_asks_every_time_and_keeps_nothing(folder):
+def test_no_cache_asks_every_time_and_keeps_nothing(facts_folder):
     image_facts.switch_off("--no-cache")
     asked = Asked()
     assert _recall(asked).note == "asked the package (facts cache off: --no-cache)"
     _recall(asked)
-    assert asked.times == 2 and not folder.exists()
+    assert asked.times == 2 and not facts_folder.exists()
 
 
-def test_no_cache_folder_of_this_users_own_asks_every_time(folder, monkeypatch):
+def test_no_cache_folder_of_this_users_own_asks_every_time(facts_folder, monkeypatch):
     monkeypatch.setenv("RLCHECK_CACHE_DIR", "")
     asked = Asked()
     note = _recall(asked).note
@@ -105,25 +94,25 @@ def test_no_cache_folder_of_this_users_own_asks_every_time(folder, monkeypatch):
     assert asked.times == 2
 
 
-def test_a_collector_that_gives_nothing_keeps_nothing(folder):
+def test_a_collector_that_gives_nothing_keeps_nothing(facts_folder):
     asked = Asked(fact=None)
     assert (_recall(asked).fact, _recall(asked).note) == (None, "asked the package; nothing kept")
-    assert asked.times == 2 and not folder.exists()
+    assert asked.times == 2 and not facts_folder.exists()
 
 
-def test_a_folder_that_cannot_be_written_says_so_and_still_gives_the_fact(folder):
-    folder.parent.mkdir(parents=True)
-    folder.write_text("a file where the folder should be")
+def test_a_folder_that_cannot_be_written_says_so_and_still_gives_the_fact(facts_folder):
+    facts_folder.parent.mkdir(parents=True)
+    facts_folder.write_text("a file where the folder should be")
     recalled = _recall(Asked())
     assert recalled.fact == FACT
-    assert recalled.note.startswith(f"ignored a corrupt entry ({folder}/")  # its entry cannot even be read
-    assert f"; asked the package; could not keep it in {folder}: " in recalled.note
+    assert recalled.note.startswith(f"ignored a corrupt entry ({facts_folder}/")  # its entry cannot even be read
+    assert f"; asked the package; could not keep it in {facts_folder}: " in recalled.note
 
 
-def test_a_corrupt_entry_is_named_asked_again_and_replaced(folder):
+def test_a_corrupt_entry_is_named_asked_again_and_replaced(facts_folder):
     asked = Asked()
     _recall(asked)
-    (entry,) = folder.glob("*.json")
+    (entry,) = facts_folder.glob("*.json")
     entry.write_text("{not json")
     again = _recall(asked)
     assert asked.times == 2 and again.fact == FACT

@@ -9,13 +9,7 @@ import pytest
 from rlcheck.probes.recipe import architecture, model_registry
 from rlcheck.repro import image_facts
 
-
-@pytest.fixture(autouse=True)
-def own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path / "cache"))
-    image_facts.switch_off("")
-    yield
-    image_facts.switch_off("")
+pytestmark = pytest.mark.usefixtures("facts_folder")
 
 
 def _counting(reader):

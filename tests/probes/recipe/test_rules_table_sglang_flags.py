@@ -182,15 +182,6 @@ def test_rules_table_sglang_flags_collect_from_the_real_sglang_matches_its_recor
 
 # --- the option list kept per image (rlcheck.repro.image_facts) ----------------------------------------------------
 
-@pytest.fixture
-def kept_in(tmp_path, monkeypatch) -> Iterator[Path]:
-    """A cache folder of this test's own; facts switched on whatever ran before."""
-    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path / "cache"))
-    image_facts.switch_off("")
-    yield tmp_path / "cache" / "facts"
-    image_facts.switch_off("")
-
-
 def _import_fails(tmp_path: Path) -> None:
     """The stand-in's module now raises at import: a list that still comes back was not asked for."""
     path = tmp_path / "site" / "sglang" / "srt" / "server_args.py"
@@ -198,12 +189,12 @@ def _import_fails(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("stop_warm")
-def test_rules_table_sglang_flags_list_is_kept_and_read_back_on_the_same_image(tmp_path, monkeypatch, kept_in):
+def test_rules_table_sglang_flags_list_is_kept_and_read_back_on_the_same_image(tmp_path, monkeypatch, facts_folder):
     _stand_in(tmp_path, monkeypatch)
     assert server_args_files() == [tmp_path / "site" / "sglang" / "srt" / "server_args.py"]
     first = collect_sglang_options()
     assert first == SglangOptions(version="9.1.0", flags=SEEN)  # asked: nothing to say
-    assert len(list(kept_in.glob("*.json"))) == 1
+    assert len(list(facts_folder.glob("*.json"))) == 1
     warm.stop_all()
     second = collect_sglang_options()  # the same image: the kept list, SGLang not imported
     assert (second.version, second.flags, second.error) == ("9.1.0", SEEN, "")
@@ -214,30 +205,30 @@ def test_rules_table_sglang_flags_list_is_kept_and_read_back_on_the_same_image(t
 
 
 @pytest.mark.usefixtures("stop_warm")
-def test_rules_table_sglang_flags_a_changed_server_args_file_is_asked_again(tmp_path, monkeypatch, kept_in):
+def test_rules_table_sglang_flags_a_changed_server_args_file_is_asked_again(tmp_path, monkeypatch, facts_folder):
     _stand_in(tmp_path, monkeypatch)
     collect_sglang_options()
     warm.stop_all()
     _import_fails(tmp_path)  # the file the list is read from changed (an editable install's new code)
     again = collect_sglang_options()
     assert again.version is None and again.error.startswith("sglang's parser did not run (exit code 1)")
-    assert len(list(kept_in.glob("*.json"))) == 1  # a list that could not be asked for is never kept
+    assert len(list(facts_folder.glob("*.json"))) == 1  # a list that could not be asked for is never kept
 
 
 @pytest.mark.usefixtures("stop_warm")
-def test_rules_table_sglang_flags_no_cache_asks_and_keeps_nothing(tmp_path, monkeypatch, kept_in):
+def test_rules_table_sglang_flags_no_cache_asks_and_keeps_nothing(tmp_path, monkeypatch, facts_folder):
     _stand_in(tmp_path, monkeypatch)
     image_facts.switch_off("--no-cache")
     assert collect_sglang_options() == SglangOptions(version="9.1.0", flags=SEEN)
-    assert not kept_in.exists()
+    assert not facts_folder.exists()
 
 
 @pytest.mark.usefixtures("stop_warm")
-def test_rules_table_sglang_flags_a_corrupt_entry_is_named_and_asked_again(tmp_path, monkeypatch, kept_in):
+def test_rules_table_sglang_flags_a_corrupt_entry_is_named_and_asked_again(tmp_path, monkeypatch, facts_folder):
     _stand_in(tmp_path, monkeypatch)
     collect_sglang_options()
     warm.stop_all()
-    (entry,) = kept_in.glob("*.json")
+    (entry,) = facts_folder.glob("*.json")
     doc = json.loads(entry.read_text())
     doc["body"]["payloads"][0]["fact"]["flags"].append("made-up")  # edited by hand: the checksum says so
     entry.write_text(json.dumps(doc))
