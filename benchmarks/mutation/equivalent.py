@@ -803,4 +803,7 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.job.job.xǁJobǁfrom_dict__mutmut_{n}":
        'a captured Job without an entrypoint searched for redaction markers as "None" or "XXXX" instead of "": none '
        "of them holds a marker, so no place is found either way" for n in (107, 109, 112)},
+    "rlcheck.job.needs.x_wants_arguments__mutmut_15":
+        'a single-quoted part replaced by "XX XX" instead of " ": either way a $ before it is followed by a character '
+        "that is no digit, #, @, * or {, and no $ is made, so a positional argument is found or missed alike",
 }
