@@ -356,3 +356,20 @@ def test_main_help_names_the_command_and_each_argument(monkeypatch, capsys):
     for text in ("the tree's file whose options SLIME parses with its separate SGLang parser",
                  "a file under root to leave out", "{tree,megatron,sglang}"):
         assert re.search(rf"\S\s\s+{re.escape(text)}$", out, re.M), text  # its own help line, as written
+
+
+def test_load_unreleased_entries_removed_and_release_flags_under_the_prefix(tmp_path):
+    write(tmp_path, "u", {**BASE, "options": [], "unreleased": [
+        {"prefix": "--sglang-", "component": "sg-new", "branch": "a branch",
+         "dropped": {"before": "before 1", "flags": ["--gone-long-ago"]}, "older": ["sg-old"]},
+        {"prefix": "--eval-sglang-", "component": "sg-new", "branch": "b"}]})
+    write(tmp_path, "sg-new", {"options": [raw_opt("--kept"), raw_opt("--added", "-a")]}, component=True)
+    write(tmp_path, "sg-old", {"options": [raw_opt("--kept"), raw_opt("--removed"), raw_opt("--also-removed")]},
+          component=True)
+    first, second = fs.load("u", tmp_path).unreleased
+    assert first == fs.Unreleased(prefix="--sglang-", component="sg-new", branch="a branch", removed={
+        "--sglang-gone-long-ago": "before 1", "--sglang-also-removed": "sg-old, not sg-new",
+        "--sglang-removed": "sg-old, not sg-new"}, release=frozenset({"--sglang-kept", "--sglang-added", "--sglang-a"}))
+    assert list(first.removed) == ["--sglang-gone-long-ago", "--sglang-also-removed", "--sglang-removed"]
+    assert second == fs.Unreleased(prefix="--eval-sglang-", component="sg-new", branch="b", removed={},
+                                   release=frozenset({"--eval-sglang-kept", "--eval-sglang-added", "--eval-sglang-a"}))

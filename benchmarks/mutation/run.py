@@ -166,13 +166,12 @@ TARGETS = {
     "framework_detect": ("rlcheck/framework/detect.py", ["test_framework_detect.py", "test_job_tree_version.py",
                                                         "test_rules_table_framework_detect.py"]),
     "framework_argv": ("rlcheck/framework/argv.py", ["test_rules_table_framework_argv.py", "test_framework_args.py",
-                                                    "test_framework_miles_parsers.py",
-                                                    "test_framework_sglang_release.py"]),
+                                                    "test_framework_miles_parsers.py"]),
     # the installed framework's own parse (its child process is answered by a recording here)
     "framework_live": ("rlcheck/framework/live.py", ["test_rules_table_framework_live.py"]),
     # the schemas as loaded and as extracted from a framework's source or a live parser
     "framework_schema": ("rlcheck/framework/schema.py", ["test_rules_table_framework_schema.py",
-                                                        "test_framework_args.py", "test_framework_sglang_release.py"]),
+                                                        "test_framework_args.py"]),
     # the Megatron options each schema adds: SLIME's image patch, Miles' Megatron branch, FSDP dataclass, generate hooks
     "framework_patch_flags": ("rlcheck/framework/patch_flags.py", ["test_rules_table_framework_patch_flags.py",
                                                                   "test_framework_patch_flags.py",
