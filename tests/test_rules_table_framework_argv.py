@@ -554,3 +554,58 @@ def test_slime_sglang_prefix_of_two_names_of_one_option_is_ambiguous():
     [finding] = fa.judge(["--sglang-speculative-draft-mod", "x"], SLIME)[0]
     assert (finding.problem, finding.text.split("could match ")[1].split(", ")[:2]) == (
         "ambiguous", ["--sglang-speculative-draft-model-path", "--sglang-speculative-draft-model"])
+
+
+# --- options of a package branch the image builds over a release (Schema.unreleased) ----------------------------------
+
+BRANCHED = _miles(opt("--sglang-mem-fraction-static", kind="float"), opt("--sglang-tp-size", kind="int"),
+                  opt("--sglangx-foo"), unreleased=(
+                      Unreleased(prefix="--sglang-", component="sg-9", branch="its branch",
+                                 removed={"--sglang-old": "sg-8, not sg-9", "--sglang-port": "never"},
+                                 release=frozenset({"--sglang-port", "--sglang-mem-fraction-static"})),
+                      Unreleased(prefix="--eval-sglang-", component="sg-9", branch="its other branch", removed={},
+                                 release=frozenset())))
+REJECTED = "no miles 1 parser has it: rejected: unrecognized arguments"
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    # the release has it and the framework leaves it out (the release wins over a removal on record)
+    (["--sglang-port", "1"], [("--sglang-port", "unknown", f"--sglang-port: {REJECTED} (sg-9 has it; miles sets it "
+                                                           "itself)")]),
+    (["--sglang-old"], [("--sglang-old", "unknown", f"--sglang-old: {REJECTED} (the package removed it: sg-8, not "
+                                                    "sg-9)")]),
+    # a prefix of an option: this parser takes whole names only
+    (["--sglang-mem", "0.5"], [("--sglang-mem", "unknown", f"--sglang-mem: {REJECTED} (abbreviates "
+                                                           "--sglang-mem-fraction-static: this parser takes whole "
+                                                           "names only)")]),
+    # within two edits of an option under the prefix: a misspelling
+    (["--sglang-mem-fracton-static", "0.5"],
+     [("--sglang-mem-fracton-static", "unknown", f"--sglang-mem-fracton-static: {REJECTED} (a misspelling of "
+                                                 "--sglang-mem-fraction-static?)")]),
+    (["--sglang-tp-sizes", "2"], [("--sglang-tp-sizes", "unknown", f"--sglang-tp-sizes: {REJECTED} (a misspelling of "
+                                                                   "--sglang-tp-size?)")]),
+    # near an option outside the prefix only: the branch may add it
+    (["--sglang-foo"], [("--sglang-foo", "unreleased", "--sglang-foo: not an option of sg-9; the miles image builds "
+                                                       "its branch, which may add it and which rlcheck cannot read: "
+                                                       "not judged")]),
+    (["--eval-sglang-x"], [("--eval-sglang-x", "unreleased", "--eval-sglang-x: not an option of sg-9; the miles image "
+                                                             "builds its other branch, which may add it and which "
+                                                             "rlcheck cannot read: not judged")]),
+    (["--other-x"], [("--other-x", "unknown", f"--other-x: {REJECTED}")]),
+])
+def test_unreleased_branch_options(argv, expected):
+    assert found(argv, BRANCHED) == expected
+
+
+@pytest.mark.parametrize(("name", "flag", "within"), [
+    ("--abcdef", "--abcdef", True), ("--abcdefg", "--abcdef", True), ("--abcdefgh", "--abcdef", True),
+    ("--abcdefghi", "--abcdef", False), ("--abcd", "--abcdef", True), ("--abc", "--abcdef", False),
+    ("--abcxef", "--abcdef", True), ("--abxyef", "--abcdef", True), ("--axyzef", "--abcdef", False),
+    ("--bacdef", "--abcdef", True),  # two letters swapped: two changes
+    ("--zzzzzz", "--abcdef", False), ("--abcdxy", "--abcdef", True), ("xy--abcdef", "--abcdef", True),
+    ("--abcdefxy", "--abcdef", True), ("--xyabcdef", "--abcdef", True), ("-", "--a", True), ("", "--a", False),
+    ("--a-b-c-d", "--a-x-y-d", True), ("--a-b-c-d", "--x-y-z-d", False),
+])
+def test_misspells_at_most_two_edits(name, flag, within):
+    assert fa._misspells(name, flag) is within
+    assert fa._misspells(flag, name) is within  # the same count of edits either way
