@@ -284,7 +284,7 @@ def test_run_in_the_sandbox_records_the_calls_the_variables_and_where_it_ran(rep
                       "x=$(python3 -c 'import sys')\ncurl -sf http://teacher/health\nexit 4\n", encoding="utf-8")
     run = sandbox.run(["bash", str(script)], env=[("MY_VAR", "given")], script=str(script), args=["--lr", "1e-6"],
                       timeout_s=20)
-    assert run.returncode == 4 and not run.timed_out and run.limits == ()
+    assert (run.returncode, run.timed_out, run.limits) == (4, False, ())
     assert run.calls == (("ray", ("job", "submit", "--working-dir", ".", "--", "python3", "train.py", "--lr", "1e-6")),
                          ("program", ("-c", "import sys")), ("curl", ("-sf", "http://teacher/health")))
     assert run.substituted == ()  # the program ran for real and answered
@@ -310,8 +310,17 @@ def test_run_shows_the_checkout_where_the_image_keeps_it(repo, monkeypatch):
 
 @pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
 def test_run_without_a_script_starts_in_its_empty_home():
-    run = sandbox.run(["bash", "-c", 'pwd; ls -A | wc -l; python3 -c "$0"', "import os"], timeout_s=20)
-    assert run.returncode == 0 and run.stderr_tail[1:] == ("0",)
+    # a script writing into the call record itself past its cap: read its start only, and said so
+    run = sandbox.run(["bash", "-c", 'pwd; ls -A | wc -l; python3 -c "$0"; head -c 4194305 /dev/zero >> '
+                       '"$RLCHECK_RECORD"', "import os"], timeout_s=20)
+    assert (run.returncode, run.timed_out, run.limits) == (0, False, ("call record over 4 MiB: read its start only",))
+    assert run.stderr_tail[1:] == ("0", "rlcheck: the call record is full (4194304 bytes): `rlcheck-set` not recorded")
     assert run.stderr_tail[0].startswith("/tmp/rlcheck-capture-") and run.stderr_tail[0].endswith("/home")
     assert run.calls == (("python3", ("-c", "import os")),)
 
+
+
+@pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
+def test_run_past_its_time_limit_is_ended_and_says_so():
+    run = sandbox.run(["bash", "-c", "exec sleep 30"], timeout_s=1)
+    assert (run.returncode, run.calls, run.timed_out, run.limits) == (-1, (), True, ())

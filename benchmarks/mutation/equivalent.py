@@ -26,6 +26,16 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.job.sandbox.x_run__mutmut_51":
         "the script left out of the files kept in view: the start directory always holds the script (start_dir: the "
         "caller's directory holding it, its checkout's root or its own directory) and is kept itself",
+    # rlcheck/job/sandbox.py
+    **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "the encoding of the empty file changed: an empty text is no bytes "
+       "in any encoding" for n in (18, 20, 26)},
+    **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "the call record's file name changed: the fakes are handed the "
+       "same path (RLCHECK_RECORD) that is read back, inside the run's own private directory" for n in (36, 37)},
+    **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "RLCHECK_RECORD_CAP not handed to the fakes: the recorder's "
+       "default cap (recorder._DEFAULT_CAP, 4 MiB) is the same bounded.RECORD_CAP_BYTES" for n in (95, 96)},
+    "rlcheck.job.sandbox.x_run__mutmut_51":
+        "the script left out of the files kept in view: the start directory always holds the script (start_dir: the "
+        "caller's directory holding it, its checkout's root or its own directory) and is kept itself",
     # rlcheck/job/capture.py
     "rlcheck.job.capture.x__submit_line__mutmut_20":
         "range(len(words) - 2) -> range(len(words) + 2): a start past len - 3 slices fewer than three words, never "
