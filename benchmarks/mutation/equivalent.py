@@ -23,14 +23,6 @@ EQUIVALENT: dict[str, str] = {
        "in any encoding" for n in (18, 20, 26)},
     **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "the call record's file name changed: the fakes are handed the "
        "same path (RLCHECK_RECORD) that is read back, inside the run's own private directory" for n in (36, 37)},
-    "rlcheck.job.sandbox.x_run__mutmut_51":
-        "the script left out of the files kept in view: the start directory always holds the script (start_dir: the "
-        "caller's directory holding it, its checkout's root or its own directory) and is kept itself",
-    # rlcheck/job/sandbox.py
-    **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "the encoding of the empty file changed: an empty text is no bytes "
-       "in any encoding" for n in (18, 20, 26)},
-    **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "the call record's file name changed: the fakes are handed the "
-       "same path (RLCHECK_RECORD) that is read back, inside the run's own private directory" for n in (36, 37)},
     **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "RLCHECK_RECORD_CAP not handed to the fakes: the recorder's "
        "default cap (recorder._DEFAULT_CAP, 4 MiB) is the same bounded.RECORD_CAP_BYTES" for n in (95, 96)},
     "rlcheck.job.sandbox.x_run__mutmut_51":
