@@ -18,6 +18,9 @@ EQUIVALENT: dict[str, str] = {
         "yaml.parse(text, Loader=SafeLoader) -> yaml.parse(text): the loaders share one scanner and parser, so the "
         "events (and the aliases among them) are the same; only constructing objects differs, which parse never does",
     "rlcheck.job.typed.x_strings__mutmut_11": "get(..., default=None) -> get(...): get's default is None",
+    # rlcheck/job/confine.py
+    "rlcheck.job.confine.x_caller_homes__mutmut_19": 'decode("utf-8", ...) -> decode(...): UTF-8 is the default codec',
+    "rlcheck.job.confine.x_caller_homes__mutmut_22": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
     # rlcheck/job/sandbox.py
     **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "the encoding of the empty file changed: an empty text is no bytes "
        "in any encoding" for n in (18, 20, 26)},
