@@ -22,10 +22,10 @@ class FakeRay:
         self.error, self.release = error, release
         self.events: list[str] = []
 
-    def start(self):
+    def start(self, *, jobs):
         if self.release is not None:
             self.release.wait(10)
-        self.events.append("start")
+        self.events.append(f"start jobs={jobs}")
         if self.error is not None:
             raise self.error
         return ENDPOINTS
@@ -34,12 +34,19 @@ class FakeRay:
         self.events.append("stop")
 
 
-def test_take_gives_what_the_start_gave_and_end_stops_after_it():
+@pytest.mark.parametrize("jobs", [True, False])
+def test_take_gives_what_the_start_gave_and_end_stops_after_it(jobs):
     ray = FakeRay()
-    early = resources.EarlyRay(ray).begin()
+    early = resources.EarlyRay(ray, jobs=jobs).begin()
     assert early.take() == ENDPOINTS
     early.end()
-    assert ray.events == ["start", "stop"]
+    assert ray.events == [f"start jobs={jobs}", "stop"]
+
+
+def test_the_job_agent_is_awaited_by_default():
+    ray = FakeRay()
+    resources.EarlyRay(ray).begin().end()
+    assert ray.events == ["start jobs=True", "stop"]
 
 
 def test_a_failed_start_is_raised_to_the_fixture():
@@ -56,7 +63,7 @@ def test_a_start_that_does_not_end_in_time_is_an_error_naming_the_wait():
         early.take(join_s=0.05)
     release.set()
     early.end()  # stops only after the start ended: no holder outlives the session
-    assert ray.events == ["start", "stop"]
+    assert ray.events == ["start jobs=True", "stop"]
 
 
 def test_the_wait_is_bounded_by_the_starts_own_bounds():
@@ -97,3 +104,21 @@ def test_not_without_ray(monkeypatch):
     monkeypatch.setattr(resources, "get_context", lambda _config: ctx)
     monkeypatch.setattr(resources.importlib.util, "find_spec", lambda name: None)
     assert resources.wants_early_ray(config, [_item("local_ray")]) is False
+
+
+def test_the_job_agent_is_awaited_once_whoever_asks_and_again_after_a_failure(monkeypatch):
+    from rlcheck.cluster.local_ray import EmbeddedRay
+
+    ray, calls = EmbeddedRay(), []
+
+    def agent(timeout_s):
+        calls.append(timeout_s)
+        if len(calls) == 1:
+            raise EmbeddedRayError("Ray's first job did not succeed within 90 s: FAILED")
+
+    monkeypatch.setattr(ray, "_await_job_agent", agent)
+    with pytest.raises(EmbeddedRayError, match="first job did not succeed"):
+        ray.ensure_jobs()
+    ray.ensure_jobs()
+    ray.ensure_jobs(timeout_s=5)
+    assert calls == [90.0, 90.0]

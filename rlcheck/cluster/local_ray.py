@@ -69,8 +69,12 @@ class EmbeddedRay:
         self.endpoints: RayEndpoints | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._seen: list[str] = []
+        self._jobs = threading.Lock()
+        self._jobs_ready = False
 
-    def start(self) -> RayEndpoints:
+    def start(self, *, jobs: bool = True) -> RayEndpoints:
+        """Start it and wait until it answers; jobs: also until its job agent takes jobs (ensure_jobs), which only
+        a user of the Jobs API needs (a GCS client, such as the cluster checks' fan-out, does not)."""
         temp_dir = tempfile.mkdtemp(prefix="rlray-", dir="/tmp")  # short: Ray's socket paths are length-limited
         argv = [*self.wrapper, sys.executable, "-m", "rlcheck.cluster.embedded_ray", "--dashboard-port",
                 str(free_loopback_port()), "--num-cpus", str(self.num_cpus), "--extra-nodes", str(self.extra_nodes),
@@ -85,11 +89,19 @@ class EmbeddedRay:
             health = wait_http_ok(f"{self.endpoints.dashboard_url}/api/version", timeout_s=60)
             if not health.ok:
                 raise EmbeddedRayError(f"Ray dashboard not answering after 60 s: {health.last_error}")
-            self._await_job_agent(timeout_s=90)
+            if jobs:
+                self.ensure_jobs()
         except BaseException:
             self.stop()
             raise
         return self.endpoints
+
+    def ensure_jobs(self, timeout_s: float = 90.0) -> None:
+        """Wait (once, whoever asks first) until the job agent takes jobs; EmbeddedRayError when it does not."""
+        with self._jobs:
+            if not self._jobs_ready:
+                self._await_job_agent(timeout_s=timeout_s)
+                self._jobs_ready = True
 
     def _await_job_agent(self, timeout_s: float) -> None:
         """A fresh head answers `No available agent` until its job agent registers, and the CLI does not

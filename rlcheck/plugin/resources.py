@@ -42,15 +42,15 @@ class EarlyRay:
     JOIN_S = 180.0 + 60.0 + 90.0 + 30.0
     """EmbeddedRay.start's own bounds (ready, dashboard, job agent) and a margin: a wait that ends in a verdict."""
 
-    def __init__(self, ray: Any) -> None:
-        self.ray = ray
+    def __init__(self, ray: Any, *, jobs: bool = True) -> None:
+        self.ray, self.jobs = ray, jobs
         self.endpoints: RayEndpoints | None = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._start, name="rlcheck-early-ray", daemon=True)
 
     def _start(self) -> None:
         try:
-            self.endpoints = self.ray.start()
+            self.endpoints = self.ray.start(jobs=self.jobs)
         except BaseException as exc:  # given to the fixture that takes it, which fails with it
             self.error = exc
 
@@ -92,8 +92,8 @@ def wants_early_ray(config: pytest.Config, items: list[pytest.Item]) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if wants_early_ray(session.config, session.items):
-        session.config.stash[early_key] = EarlyRay(EmbeddedRay()).begin()
+    if wants_early_ray(session.config, session.items):  # its job agent is awaited by local_ray, when a test uses it
+        session.config.stash[early_key] = EarlyRay(EmbeddedRay(), jobs=False).begin()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -103,22 +103,35 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 @pytest.fixture(scope="session")
-def local_ray(pytestconfig: pytest.Config) -> Iterator[RayEndpoints]:
-    """An embedded single-machine Ray on 127.0.0.1, whatever --ray-address says (the one started early when
-    collection saw a test needing it).
-
-    Reproducers use it: what they submit reads files of this machine.
-    """
+def embedded_ray(pytestconfig: pytest.Config) -> Iterator[EmbeddedRay]:
+    """The session's embedded single-machine Ray on 127.0.0.1 (the one started early when collection saw a test
+    needing it), answering on its GCS and dashboard; its job agent is local_ray's to await."""
     require_ray()
     early = pytestconfig.stash.get(early_key, None)
     if early is None:
-        with EmbeddedRay() as endpoints:
-            yield endpoints
+        ray = EmbeddedRay()
+        try:
+            ray.start(jobs=False)
+            yield ray
+        finally:
+            ray.stop()
         return
     try:
-        yield early.take()
+        early.take()
+        yield early.ray
     finally:
         early.end()
+
+
+@pytest.fixture(scope="session")
+def local_ray(embedded_ray: EmbeddedRay) -> RayEndpoints:
+    """The embedded Ray, whatever --ray-address says, with its job agent taking jobs.
+
+    Reproducers use it: what they submit reads files of this machine.
+    """
+    embedded_ray.ensure_jobs()
+    assert embedded_ray.endpoints is not None
+    return embedded_ray.endpoints
 
 
 @pytest.fixture(scope="session")
@@ -126,9 +139,10 @@ def ray_cluster(pytestconfig: pytest.Config, request: pytest.FixtureRequest) -> 
     """The cluster under check: --ray-address when given, else the session's embedded loopback Ray (local_ray)."""
     require_ray()
     address = get_context(pytestconfig).ray_address
-    if address is None:
-        endpoints: RayEndpoints = request.getfixturevalue("local_ray")  # one embedded Ray per session, not two
-        return endpoints
+    if address is None:  # one embedded Ray per session, not two; the fan-out reaches its GCS, no job is submitted
+        ray: EmbeddedRay = request.getfixturevalue("embedded_ray")
+        assert ray.endpoints is not None
+        return ray.endpoints
     dashboard = address if address.startswith("http") else ""
     return RayEndpoints(gcs_address=address, dashboard_url=dashboard, nodes=0)
 
