@@ -7,9 +7,11 @@ skip lists) and from a live parser; on small data and sources written here."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import re
 import textwrap
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -291,20 +293,52 @@ def test_main_tree_extracts_every_arguments_file(tmp_path, capsys):
     (tmp_path / "pkg" / "tests" / "arguments.py").write_text("p.add_argument('--test-x')\n", encoding="utf-8")
     (tmp_path / "pkg" / "dash_arguments.py").write_text("p.add_argument('--dash-x')\n", encoding="utf-8")
     (tmp_path / "pkg" / "args.py").write_text("p.add_argument('--not-read')\n", encoding="utf-8")
+    (tmp_path / "pkg" / "more_arguments.py").write_text("p.add_argument('--more-x')\n", encoding="utf-8")
     assert fs.main(["tree", str(tmp_path), "--sglang-file", "pkg/sglang_utils/arguments.py",
-                    "--exclude", "pkg/dash_arguments.py"]) == 0
+                    "--exclude", "pkg/dash_arguments.py", "--exclude", "pkg/more_arguments.py"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [(o["flags"], o["parser"]) for o in out["options"]] == [(["--main-x"], "main"), (["--sg-x"], "sglang")]
     assert out["not_literal"] == ["arguments.py:5"] and out["skip_lists"] == {"skipped": ["port"]}
     assert fs.main(["tree", str(tmp_path)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [(o["flags"], o["parser"]) for o in out["options"]] == [
-        (["--main-x"], "main"), (["--dash-x"], "main"), (["--sg-x"], "main"), (["--w"], "main")]
+        (["--main-x"], "main"), (["--dash-x"], "main"), (["--more-x"], "main"), (["--sg-x"], "main"),
+        (["--w"], "main")]
 
 
-def test_main_refuses_another_command():
-    with pytest.raises(SystemExit):
+def test_main_refuses_another_command(capsys):
+    with pytest.raises(SystemExit) as done:
         fs.main(["pip"])
+    assert done.value.code == 2
+    assert "argument what: invalid choice: 'pip' (choose from 'tree', 'megatron', 'sglang')" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("kind", "module", "name", "explicit"), [
+    ("megatron", "megatron.training.arguments", "megatron-core-0.99", False),
+    ("sglang", "sglang.srt.server_args", "sglang-0.99", True),
+])
+def test_component_from_the_installed_packages_function(kind, module, name, explicit):
+    """Which module, which function in it and which distribution's version name the component (a stand-in module
+    here: importing Megatron or SGLang is no part of this table)."""
+    loaded, asked = [], []
+    server_args = type("ServerArgs", (), {"add_cli_args": staticmethod(_server_args)})
+    stand_in = type("Module", (), {"add_megatron_arguments": staticmethod(_server_args), "ServerArgs": server_args})
+
+    def load(path):
+        loaded.append(path)
+        return stand_in
+
+    def version(dist):
+        asked.append(dist)
+        return "0.99"
+
+    got = fs._component(kind, load=load, version=version)
+    assert (loaded, asked, got["name"]) == ([module], [name.rsplit("-", 1)[0]], name)
+    assert [o.get("explicit_dest", False) for o in got["options"]] == [False, explicit]
+
+
+def test_component_by_default_imports_and_asks_the_installed_metadata():
+    assert fs._component.__defaults__ == (importlib.import_module, metadata.version)
 
 
 def _server_args(parser):
@@ -363,13 +397,16 @@ def test_load_unreleased_entries_removed_and_release_flags_under_the_prefix(tmp_
         {"prefix": "--sglang-", "component": "sg-new", "branch": "a branch",
          "dropped": {"before": "before 1", "flags": ["--gone-long-ago"]}, "older": ["sg-old"]},
         {"prefix": "--eval-sglang-", "component": "sg-new", "branch": "b"}]})
-    write(tmp_path, "sg-new", {"options": [raw_opt("--kept"), raw_opt("--added", "-a")]}, component=True)
-    write(tmp_path, "sg-old", {"options": [raw_opt("--kept"), raw_opt("--removed"), raw_opt("--also-removed")]},
+    write(tmp_path, "sg-new", {"options": [raw_opt("--kept"), raw_opt("--added", "-a"), raw_opt("--Xk")]},
+          component=True)
+    write(tmp_path, "sg-old", {"options": [raw_opt("--kept"), raw_opt("--removed"), raw_opt("--Xo")]},
           component=True)
     first, second = fs.load("u", tmp_path).unreleased
     assert first == fs.Unreleased(prefix="--sglang-", component="sg-new", branch="a branch", removed={
-        "--sglang-gone-long-ago": "before 1", "--sglang-also-removed": "sg-old, not sg-new",
-        "--sglang-removed": "sg-old, not sg-new"}, release=frozenset({"--sglang-kept", "--sglang-added", "--sglang-a"}))
-    assert list(first.removed) == ["--sglang-gone-long-ago", "--sglang-also-removed", "--sglang-removed"]
+        "--sglang-gone-long-ago": "before 1", "--sglang-Xo": "sg-old, not sg-new",
+        "--sglang-removed": "sg-old, not sg-new"},
+        release=frozenset({"--sglang-kept", "--sglang-added", "--sglang-a", "--sglang-Xk"}))
+    assert list(first.removed) == ["--sglang-gone-long-ago", "--sglang-Xo", "--sglang-removed"]  # dropped, then sorted
     assert second == fs.Unreleased(prefix="--eval-sglang-", component="sg-new", branch="b", removed={},
-                                   release=frozenset({"--eval-sglang-kept", "--eval-sglang-added", "--eval-sglang-a"}))
+                                   release=frozenset({"--eval-sglang-kept", "--eval-sglang-added", "--eval-sglang-a",
+                                                      "--eval-sglang-Xk"}))

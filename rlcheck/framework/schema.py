@@ -16,9 +16,11 @@ import argparse
 import ast
 import dataclasses
 import functools
+import importlib
 import json
 import sys
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -285,17 +287,18 @@ def from_argparse(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
     return out
 
 
-def _component(kind: str) -> dict[str, Any]:
-    """A component from the installed package: Megatron's add_megatron_arguments, else SGLang's ServerArgs."""
-    from importlib import metadata
+PACKAGES = {"megatron": ("megatron.training.arguments", ("add_megatron_arguments",), "megatron-core", False),
+            "sglang": ("sglang.srt.server_args", ("ServerArgs", "add_cli_args"), "sglang", True)}
+"""Component kind -> (the module holding its add-arguments function, that function's path in it, the distribution
+the component is named after with its version, whether ServerArgs' explicit dests are recorded)."""
 
-    if kind == "megatron":
-        from megatron.training.arguments import add_megatron_arguments
 
-        return component_of(add_megatron_arguments, f"megatron-core-{metadata.version('megatron-core')}")
-    from sglang.srt.server_args import ServerArgs
-
-    return component_of(ServerArgs.add_cli_args, f"sglang-{metadata.version('sglang')}", record_dest=True)
+def _component(kind: str, load: Callable[[str], Any] = importlib.import_module,
+               version: Callable[[str], str] = metadata.version) -> dict[str, Any]:
+    """A component from the installed package (load and version: how its module and release are found)."""
+    module, path, dist, record_dest = PACKAGES[kind]
+    add = functools.reduce(getattr, path, load(module))
+    return component_of(add, f"{dist}-{version(dist)}", record_dest=record_dest)
 
 
 def component_of(add: Callable[[argparse.ArgumentParser], Any], name: str, record_dest: bool = False
