@@ -751,6 +751,16 @@ EQUIVALENT: dict[str, str] = {
        'a patch read with encoding "utf-8" -> "UTF-8", None or left out (the locale\'s, UTF-8 or another '
        "ASCII-compatible codec): codec names are case-insensitive, and every flag and kind read from a patch is ASCII "
        "(the patterns match ASCII only), which each of those codecs decodes alike" for n in (3, 5, 8)},
+    # rlcheck/framework/schema.py
+    **{f"rlcheck.framework.schema.x__flags__mutmut_{n}":
+       'a component read with encoding "utf-8" -> None or "UTF-8": codec names are case-insensitive, and the '
+       "committed components are ASCII JSON (json.dump's ensure_ascii), which every locale codec decodes alike"
+       for n in (3, 9)},
+    **{f"rlcheck.framework.schema.x_component_of__mutmut_{n}":
+       _STRICT.format("zip(from_argparse's options, the parser's actions with option strings): from_argparse keeps "
+                      "every such action but --help, which a parser without add_help lacks") for n in (23, 26, 27)},
+    "rlcheck.framework.schema.x_component_of__mutmut_30":
+        'getattr(action, "explicit_dest", False) -> default None: only read as a truth value, and both are false',
     # rlcheck/job/job.py
     "rlcheck.job.job.x_framework_of__mutmut_4":
         'the trainer path, script and working dir joined with "XX XX" instead of " ": the X\'s make no "miles" or '
