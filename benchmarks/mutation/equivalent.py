@@ -28,6 +28,11 @@ EQUIVALENT: dict[str, str] = {
        "same path (RLCHECK_RECORD) that is read back, inside the run's own private directory" for n in (36, 37)},
     **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "RLCHECK_RECORD_CAP not handed to the fakes: the recorder's "
        "default cap (recorder._DEFAULT_CAP, 4 MiB) is the same bounded.RECORD_CAP_BYTES" for n in (95, 96)},
+    **{f"rlcheck.job.sandbox.x__shims__mutmut_{n}": why for n, why in (
+        (8, 'codec "utf-8" -> "UTF-8": codec names are case-insensitive'),
+        (19, 'codec "utf-8" -> "UTF-8": codec names are case-insensitive'),
+        *((n, "bash_env's encoding changed: _BASH_ENV is ASCII, the same bytes in any ASCII-compatible encoding")
+          for n in (12, 14)))},
     "rlcheck.job.sandbox.x_run__mutmut_51":
         "the script left out of the files kept in view: the start directory always holds the script (start_dir: the "
         "caller's directory holding it, its checkout's root or its own directory) and is kept itself",
