@@ -78,8 +78,14 @@ def _config(*, worker=False, collectonly=False, ray_address=None):
     return config, types.SimpleNamespace(ray_address=ray_address)
 
 
-def _item(*fixtures):
-    return types.SimpleNamespace(fixturenames=list(fixtures))
+def _item(*fixtures, nodeid="checks/test_cluster.py::test_cluster[cluster_reachable]"):
+    path = nodeid.split("::")[0]
+    return types.SimpleNamespace(fixturenames=list(fixtures), nodeid=nodeid, path=path)
+
+
+def _kept(nodeid="reproducers/test_repro_x.py::test_repro_x"):
+    """A kept reproducer's stand-in item: no fixtures."""
+    return types.SimpleNamespace(nodeid=nodeid, path=nodeid.split("::")[0])
 
 
 @pytest.mark.parametrize(("kwargs", "items", "want"), [
@@ -89,7 +95,12 @@ def _item(*fixtures):
     ({"ray_address": "10.0.0.1:6379"}, [_item("local_ray")], True),     # reproducers use it whatever the address
     ({}, [_item("record_verdict")], False),
     ({}, [], False),
-    ({}, [types.SimpleNamespace()], False),  # a kept reproducer's stand-in item has no fixtures
+    ({}, [_kept()], False),  # a kept reproducer's stand-in item has no fixtures
+    ({}, [_kept(), _item("local_ray", nodeid="reproducers/test_repro_y.py::test_repro_y")], True),
+    # a self-test run: its Ray would live through every other test
+    ({}, [_item("local_ray", nodeid="tests/test_launch.py::test_launch")], False),
+    ({}, [_item("ray_cluster"), _item(nodeid="tests/test_x.py::test_x")], False),
+    ({}, [_item("local_ray", nodeid="testcases/test_e2e.py::test_case")], False),
     ({"worker": True}, [_item("local_ray")], False),
     ({"collectonly": True}, [_item("local_ray")], False),
 ])

@@ -13,6 +13,7 @@ import pytest
 
 from rlcheck import preflight
 from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError, RayEndpoints
+from rlcheck.plugin.items import kind_of_item
 from rlcheck.plugin.options import get_context
 from rlcheck.preflight import gate
 from rlcheck.preflight.job_inputs import inputs_for_job
@@ -77,9 +78,13 @@ early_key = pytest.StashKey[EarlyRay]()
 
 
 def wants_early_ray(config: pytest.Config, items: list[pytest.Item]) -> bool:
-    """A test of this session will use the embedded Ray (local_ray, or ray_cluster without --ray-address); not in
-    an xdist worker (each would start its own); not for --collect-only; Ray importable."""
+    """A test of this session will use the embedded Ray (local_ray, or ray_cluster without --ray-address); only in a
+    run of checks and reproducers (the main job: in a self-test run a Ray started at collection would live through
+    every other test, so there it starts on first use); not in an xdist worker (each would start its own); not for
+    --collect-only; Ray importable."""
     if hasattr(config, "workerinput") or config.getoption("collectonly", False):
+        return False
+    if any(kind_of_item(item) not in ("check", "reproducer") for item in items):
         return False
     use = {"local_ray"} | ({"ray_cluster"} if get_context(config).ray_address is None else set())
     if not any(use & set(getattr(item, "fixturenames", ())) for item in items):
