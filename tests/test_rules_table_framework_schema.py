@@ -7,7 +7,6 @@ skip lists) and from a live parser; on small data and sources written here."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import re
 import textwrap
@@ -337,8 +336,10 @@ def test_component_from_the_installed_packages_function(kind, module, name, expl
     assert [o.get("explicit_dest", False) for o in got["options"]] == [False, explicit]
 
 
-def test_component_by_default_imports_and_asks_the_installed_metadata():
-    assert fs._component.__defaults__ == (importlib.import_module, metadata.version)
+def test_component_by_default_imports_the_module_and_asks_the_installed_metadata(monkeypatch):
+    # a kind whose module is the standard library's and whose function adds nothing: the real import and metadata
+    monkeypatch.setitem(fs.PACKAGES, "stdlib", ("argparse", ("ArgumentParser", "add_argument_group"), "pytest", False))
+    assert fs._component("stdlib") == {"name": f"pytest-{metadata.version('pytest')}", "options": []}
 
 
 def _server_args(parser):
