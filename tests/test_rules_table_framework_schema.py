@@ -290,7 +290,8 @@ def test_main_tree_extracts_every_arguments_file(tmp_path, capsys):
         "skipped = ['port']\ndef a(p):\n    p.add_argument('--sg-x')\n    temp_parser.add_argument('--w')\n"
         "    p.add_argument(v)\n", encoding="utf-8")
     (tmp_path / "pkg" / "tests" / "arguments.py").write_text("p.add_argument('--test-x')\n", encoding="utf-8")
-    (tmp_path / "pkg" / "dash_arguments.py").write_text("p.add_argument('--dash-x')\n", encoding="utf-8")
+    (tmp_path / "pkg" / "dash_arguments.py").write_text("p.add_argument('--dash-x')\np.add_argument(v)\n",
+                                                        encoding="utf-8")
     (tmp_path / "pkg" / "args.py").write_text("p.add_argument('--not-read')\n", encoding="utf-8")
     (tmp_path / "pkg" / "more_arguments.py").write_text("p.add_argument('--more-x')\n", encoding="utf-8")
     assert fs.main(["tree", str(tmp_path), "--sglang-file", "pkg/sglang_utils/arguments.py",
@@ -299,7 +300,10 @@ def test_main_tree_extracts_every_arguments_file(tmp_path, capsys):
     assert [(o["flags"], o["parser"]) for o in out["options"]] == [(["--main-x"], "main"), (["--sg-x"], "sglang")]
     assert out["not_literal"] == ["arguments.py:5"] and out["skip_lists"] == {"skipped": ["port"]}
     assert fs.main(["tree", str(tmp_path)]) == 0
-    out = json.loads(capsys.readouterr().out)
+    text = capsys.readouterr().out
+    out = json.loads(text)
+    assert text == json.dumps(out, indent=0, sort_keys=True)  # one key a line, sorted, no newline after
+    assert out["not_literal"] == ["dash_arguments.py:2", "arguments.py:5"]  # every file's, in path order
     assert [(o["flags"], o["parser"]) for o in out["options"]] == [
         (["--main-x"], "main"), (["--dash-x"], "main"), (["--more-x"], "main"), (["--sg-x"], "main"),
         (["--w"], "main")]

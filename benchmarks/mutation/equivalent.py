@@ -766,6 +766,9 @@ EQUIVALENT: dict[str, str] = {
                       "every such action but --help, which a parser without add_help lacks") for n in (23, 26, 27)},
     "rlcheck.framework.schema.x_component_of__mutmut_30":
         'getattr(action, "explicit_dest", False) -> default None: only read as a truth value, and both are false',
+    "rlcheck.framework.schema.x__kind__mutmut_36":
+        "a type given by a bare name read by ast.unparse instead of its id: unparse of a Name is its id",
+    "rlcheck.framework.schema.x_skip_lists__mutmut_9": 'encoding "utf-8" -> "UTF-8": codec names are case-insensitive',
     # rlcheck/job/job.py
     "rlcheck.job.job.x_framework_of__mutmut_4":
         'the trainer path, script and working dir joined with "XX XX" instead of " ": the X\'s make no "miles" or '
