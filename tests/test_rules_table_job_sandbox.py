@@ -260,6 +260,13 @@ def test_run_past_its_deadline_ends_the_whole_group(tmp_path):
     assert not marker.exists()
 
 
+def test_limit_files_caps_the_size_of_a_file_written(monkeypatch):
+    calls = []
+    monkeypatch.setattr(sandbox.resource, "setrlimit", lambda *a: calls.append(a))  # in the child, before unshare
+    sandbox._limit_files()
+    assert calls == [(sandbox.resource.RLIMIT_FSIZE, (256 << 20, 256 << 20))]
+
+
 def test_run_limits_the_size_of_every_file_written():
     code, out, _ = sandbox._run([sys.executable, "-c", "import resource; print(resource.getrlimit("
                                  "resource.RLIMIT_FSIZE))"], ENV, 20)
