@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS = (
     ("rlcheck.verdict", "rlcheck.hardware", "rlcheck.catalog", "rlcheck.scan", "rlcheck.scan_engines",
      "rlcheck.scan_input", "rlcheck.scan_output", "rlcheck.data_types", "rlcheck.facts", "rlcheck.secret_guard",
-     "rlcheck.process", "rlcheck.fixes", "rlcheck.option_table"),
+     "rlcheck.process", "rlcheck.fixes", "rlcheck.option_table",
+     # what is kept per image (reproducer verdicts, facts read from packages): a probe reads its facts through it
+     "rlcheck.repro.cache", "rlcheck.repro.sidecar", "rlcheck.repro.image_facts"),
     ("rlcheck.cluster", "rlcheck.recipes", "rlcheck.report", "rlcheck.report_nodes", "rlcheck.field_corpus",
      "rlcheck.history", "rlcheck.history_band"),
     ("rlcheck.probes", "rlcheck.reward", "rlcheck.fixes.tms_preload", "rlcheck.framework"),

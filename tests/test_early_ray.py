@@ -71,8 +71,7 @@ def test_the_wait_is_bounded_by_the_starts_own_bounds():
 
 
 def _config(*, worker=False, collectonly=False, ray_address=None):
-    options = {"collectonly": collectonly}
-    config = types.SimpleNamespace(getoption=lambda name, default=None: options.get(name, default))
+    config = types.SimpleNamespace(option=types.SimpleNamespace(collectonly=collectonly))
     if worker:
         config.workerinput = {}
     return config, types.SimpleNamespace(ray_address=ray_address)

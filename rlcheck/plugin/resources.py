@@ -82,7 +82,7 @@ def wants_early_ray(config: pytest.Config, items: list[pytest.Item]) -> bool:
     run of checks and reproducers (the main job: in a self-test run a Ray started at collection would live through
     every other test, so there it starts on first use); not in an xdist worker (each would start its own); not for
     --collect-only; Ray importable."""
-    if hasattr(config, "workerinput") or config.getoption("collectonly", False):
+    if hasattr(config, "workerinput") or getattr(config.option, "collectonly", False):  # pytest's own option
         return False
     if any(kind_of_item(item) not in ("check", "reproducer") for item in items):
         return False

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import rlcheck
+import rlcheck.repro.sidecar as sidecar
 from rlcheck import scan_engines
-from rlcheck.repro import sidecar
 
 FORMAT = 1
 """The entry layout; an entry of another layout is a miss, never read as this one."""

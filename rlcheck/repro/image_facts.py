@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlcheck.repro import cache
+import rlcheck.repro.cache as cache
 
 FOLDER = "facts"
 """Under rlcheck's cache folder (beside reproducers/)."""

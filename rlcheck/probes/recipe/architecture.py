@@ -16,13 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import rlcheck.repro.image_facts as image_facts
 from rlcheck import catalog
 from rlcheck.framework.argv import option
 from rlcheck.probes.node.packages import package_root
 from rlcheck.probes.recipe import model_registry
 from rlcheck.probes.recipe.hf_config import HfConfigObservation, collect_hf_config
 from rlcheck.probes.recipe.model_registry import KnownList
-from rlcheck.repro import image_facts
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "architecture-unsupported"

@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import rlcheck.repro.image_facts as image_facts
 from rlcheck import catalog
 from rlcheck.process import subproc, warm
-from rlcheck.repro import image_facts
 from rlcheck.verdict import Status, Verdict
 
 FAILURE_ID = "sglang-dead-flag"
