@@ -15,6 +15,7 @@ import pytest
 
 from rlcheck.job import capture, corpus
 from rlcheck.job.job import Job
+from tests.flushed_stream import FlushedStream
 
 
 def _files(root: Path, files: dict[str, str | bytes]) -> None:
@@ -24,19 +25,6 @@ def _files(root: Path, files: dict[str, str | bytes]) -> None:
             (root / rel).write_bytes(text)
         else:
             (root / rel).write_text(text)
-
-
-class _Stream:
-    """A stderr that keeps what was flushed."""
-
-    def __init__(self) -> None:
-        self.pending, self.flushed = "", ""
-
-    def write(self, text: str) -> None:
-        self.pending += text
-
-    def flush(self) -> None:
-        self.flushed, self.pending = self.flushed + self.pending, ""
 
 
 def test_launch_files_are_the_scripts_and_the_python_launchers(tmp_path):
@@ -142,7 +130,7 @@ def test_build_keeps_a_persons_judgements(monkeypatch, tmp_path):
     asked = []
     monkeypatch.setattr(corpus, "capture_one", lambda root, rel, env, args: (asked.append((root, rel, env, args)),
                                                                              answers[rel])[1])
-    stream = _Stream()
+    stream = FlushedStream()
     monkeypatch.setattr(sys, "stderr", stream)
     old = {"scripts": [
         {"path": "scripts/a.sh", "hardware": "gb300", "expected_fail": {"x": "why"}, "error_why": "old",

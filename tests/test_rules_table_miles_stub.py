@@ -19,6 +19,7 @@ import pytest
 
 from rlcheck.job import miles_stub
 from rlcheck.job.miles_stub import Unknown
+from tests.flushed_stream import FlushedStream
 
 ENV_NAMES = ("MASTER_ADDR", "NCCL_NVLS_ENABLE", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "NCCL_DEBUG",
              "NCCL_DEBUG_FILE", "PYTHONPATH", "MILES_SCRIPT_EXTERNAL_RAY", "MILES_SCRIPT_ENABLE_RAY_SUBMIT",
@@ -605,21 +606,8 @@ def test_dataclass_cli_reads_a_literal_from_the_environment_and_a_class_annotati
     assert seen == [ScriptArgs(mode=3)]
 
 
-class _Stream:
-    """A stderr that keeps what was flushed."""
-
-    def __init__(self) -> None:
-        self.pending, self.flushed = "", ""
-
-    def write(self, text: str) -> None:
-        self.pending += text
-
-    def flush(self) -> None:
-        self.flushed, self.pending = self.flushed + self.pending, ""
-
-
 def test_bash_runs_the_command_and_says_so_first(monkeypatch, capfd):
-    stream = _Stream()
+    stream = FlushedStream()
     monkeypatch.setattr(sys, "stderr", stream)
     assert miles_stub._bash("echo hi") is None
     assert (stream.flushed, stream.pending) == ("EXEC: echo hi\n", "")  # out before bash's own output

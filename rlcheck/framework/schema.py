@@ -182,9 +182,11 @@ def load(name: str, data_dir: Path = DATA_DIR) -> Schema:
                   unreleased=tuple(_unreleased(u, data_dir) for u in raw.get("unreleased", ())))
 
 
-def _flags(name: str, data_dir: Path) -> set[str]:
+@functools.cache
+def _flags(name: str, data_dir: Path) -> frozenset[str]:
+    """The flags of one committed component (read once: a schema's `unreleased` entries name the same ones)."""
     part = json.loads((data_dir / "components" / f"{name}.json").read_text(encoding="utf-8"))
-    return {f for o in part["options"] for f in o["flags"]}
+    return frozenset(f for o in part["options"] for f in o["flags"])
 
 
 def _unreleased(raw: dict[str, Any], data_dir: Path) -> Unreleased:

@@ -38,11 +38,11 @@ class ArchitectureObservation:
     """model_registry.KINDS -> names: the installed packages' where readable here, else the committed ones."""
 
 
-def kept_names(kind: str, models: Path, read: Callable[[Path], frozenset[str]]) -> frozenset[str]:
-    """read(models), kept per image (rlcheck.repro.image_facts, keyed on every module of the folder and on the
-    reader's own source): a second preflight of the same image reads the list instead of parsing SGLang's ~200 model
-    modules again. The names are the same either way, so the verdict reads the same."""
-    pattern = "*.py" if read is model_registry.sglang_architectures else "**/*.py"
+def kept_names(kind: str, models: Path, read: Callable[[Path], frozenset[str]], pattern: str) -> frozenset[str]:
+    """read(models), kept per image (rlcheck.repro.image_facts, keyed on the modules of the folder that `pattern`
+    matches, the ones read reads, and on the reader's own source): a second preflight of the same image reads the
+    list instead of parsing SGLang's ~200 model modules again. The names are the same either way, so the verdict
+    reads the same."""
     recalled = image_facts.recall(f"{kind}-models", Path(model_registry.__file__).read_text(encoding="utf-8"),
                                   sorted(models.glob(pattern)), lambda: {"names": sorted(read(models))})
     return frozenset(map(str, recalled.fact["names"])) if recalled.fact is not None else read(models)
@@ -51,10 +51,10 @@ def kept_names(kind: str, models: Path, read: Callable[[Path], frozenset[str]]) 
 def _installed(kind: str) -> KnownList | None:
     """The list read from a package installed here (None when it is not)."""
     if kind == "sglang" and (root := package_root("sglang")) and (root / "sglang/srt/models").is_dir():
-        names = kept_names(kind, root / "sglang/srt/models", model_registry.sglang_architectures)
+        names = kept_names(kind, root / "sglang/srt/models", model_registry.sglang_architectures, "*.py")
         return KnownList(kind=kind, names=names, source=f"installed {root / 'sglang/srt/models'}")
     if kind == "mbridge" and (root := package_root("mbridge")) and (root / "mbridge/models").is_dir():
-        names = kept_names(kind, root / "mbridge/models", model_registry.mbridge_model_types)
+        names = kept_names(kind, root / "mbridge/models", model_registry.mbridge_model_types, "**/*.py")
         return KnownList(kind=kind, names=names, source=f"installed {root / 'mbridge/models'}")
     framework = kind.removesuffix("_megatron_to_hf")
     root = package_root(framework) if framework in CONVERTERS else None

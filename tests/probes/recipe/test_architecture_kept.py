@@ -22,36 +22,33 @@ def _counting(reader):
     return read, calls
 
 
-@pytest.mark.parametrize(("kind", "reader", "module", "sub_counts"), [
-    ("sglang", model_registry.sglang_architectures, "class A: pass\nEntryClass = A\n", False),
-    ("mbridge", model_registry.mbridge_model_types, "@register_model('a_type')\nclass A: pass\n", True),
+@pytest.mark.parametrize(("kind", "reader", "pattern", "module", "sub_counts"), [
+    ("sglang", model_registry.sglang_architectures, "*.py", "class A: pass\nEntryClass = A\n", False),
+    ("mbridge", model_registry.mbridge_model_types, "**/*.py", "@register_model('a_type')\nclass A: pass\n", True),
 ])
-def test_kept_names_read_once_then_again_only_when_a_module_changes(tmp_path, monkeypatch, kind, reader, module,
+def test_kept_names_read_once_then_again_only_when_a_module_changes(tmp_path, kind, reader, pattern, module,
                                                                     sub_counts):
     models = tmp_path / "models"
     (models / "sub").mkdir(parents=True)
     (models / "a.py").write_text(module)
     read, calls = _counting(reader)
-    # kept_names picks the folder pattern by the reader it is given: count through the real one
-    monkeypatch.setattr(model_registry, "sglang_architectures" if kind == "sglang" else "mbridge_model_types", read)
-    first = architecture.kept_names(kind, models, read)
+    first = architecture.kept_names(kind, models, read, pattern)
     assert first == reader(models) and first and len(calls) == 1
-    assert architecture.kept_names(kind, models, read) == first and len(calls) == 1
+    assert architecture.kept_names(kind, models, read, pattern) == first and len(calls) == 1
     (models / "sub" / "b.py").write_text("x = 1\n")
-    architecture.kept_names(kind, models, read)
+    architecture.kept_names(kind, models, read, pattern)
     assert len(calls) == (2 if sub_counts else 1)
     (models / "a.py").write_text(module + "# changed\n")
-    architecture.kept_names(kind, models, read)
+    architecture.kept_names(kind, models, read, pattern)
     assert len(calls) == (3 if sub_counts else 2)
 
 
-def test_no_cache_reads_every_time(tmp_path, monkeypatch):
+def test_no_cache_reads_every_time(tmp_path):
     models = tmp_path / "models"
     models.mkdir()
     (models / "a.py").write_text("class A: pass\nEntryClass = A\n")
     read, calls = _counting(model_registry.sglang_architectures)
-    monkeypatch.setattr(model_registry, "sglang_architectures", read)
     image_facts.switch_off("--no-cache")
-    assert architecture.kept_names("sglang", models, read) == frozenset({"A"})
-    assert architecture.kept_names("sglang", models, read) == frozenset({"A"})
+    assert architecture.kept_names("sglang", models, read, "*.py") == frozenset({"A"})
+    assert architecture.kept_names("sglang", models, read, "*.py") == frozenset({"A"})
     assert len(calls) == 2
