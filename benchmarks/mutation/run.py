@@ -197,6 +197,9 @@ TARGETS = {
     # the verdict type and the pytest plugin's plumbing (results/mutation_plugin.json)
     "verdict": ("rlcheck/verdict.py", ["test_verdict.py", "test_rules_table_verdict.py"]),
     "option_table": ("rlcheck/option_table.py", ["test_options_table.py", "test_rules_table_option_table.py"]),
+    # the recipes, hardware profiles and the preflight gate (results/mutation_recipes.json)
+    "preflight_gate": ("rlcheck/preflight/gate.py", ["test_rules_table_preflight_gate.py"]),
+    "preflight_registry": ("rlcheck/preflight/registry.py", ["test_rules_table_preflight_registry.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
