@@ -200,6 +200,9 @@ TARGETS = {
     # the recipes, hardware profiles and the preflight gate (results/mutation_recipes.json)
     "preflight_gate": ("rlcheck/preflight/gate.py", ["test_rules_table_preflight_gate.py"]),
     "preflight_registry": ("rlcheck/preflight/registry.py", ["test_rules_table_preflight_registry.py"]),
+    # the reward service's judges (results/mutation_reward.json): SLIME's math grader as rlcheck grades it
+    "reward_slime_math": ("rlcheck/reward/slime_math.py", ["test_rules_table_slime_math.py",
+                                                          "test_reward_grading_modes.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
