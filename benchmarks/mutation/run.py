@@ -194,6 +194,8 @@ TARGETS = {
     "job_corpus": ("rlcheck/job/corpus.py", ["test_rules_table_job_corpus.py"]),
     "job_submit": ("rlcheck/job/submit.py", ["test_rules_table_job_submit.py"]),
     "job_replay": ("rlcheck/job/replay.py", ["test_rules_table_job_replay.py"]),
+    # the deployment renderers, the fan-out's result and the scan's input/output (results/mutation_deploy.json)
+    "deploy_node_metrics": ("rlcheck/deploy/node_metrics.py", ["test_rules_table_node_metrics.py"]),
     # the verdict type and the pytest plugin's plumbing (results/mutation_plugin.json)
     "verdict": ("rlcheck/verdict.py", ["test_verdict.py", "test_rules_table_verdict.py"]),
     "option_table": ("rlcheck/option_table.py", ["test_options_table.py", "test_rules_table_option_table.py"]),
