@@ -205,6 +205,7 @@ TARGETS = {
     # the reward service's judges (results/mutation_reward.json): SLIME's math grader as rlcheck grades it
     "reward_slime_math": ("rlcheck/reward/slime_math.py", ["test_rules_table_slime_math.py",
                                                           "test_reward_grading_modes.py"]),
+    "reward_scorers": ("rlcheck/reward/scorers.py", ["test_rules_table_scorers.py", "test_reward_scorers.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",

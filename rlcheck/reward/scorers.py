@@ -61,7 +61,8 @@ def normalize(answer: str) -> str:
 
 def score_boxed(response: str, label: str) -> float:
     """1.0 when the response's last \\boxed{} equals the label after normalize(), else 0.0."""
-    gold = normalize(last_boxed(label) or label)
+    boxed_gold = last_boxed(label)  # an empty box is an empty label, not the text "\\boxed{}"
+    gold = normalize(label if boxed_gold is None else boxed_gold)
     if not gold:
         raise LabelError(f"label is empty after normalization: {label[:80]!r}")
     answer = last_boxed(response)
