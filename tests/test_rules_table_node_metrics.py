@@ -118,3 +118,28 @@ def test_write_textfile_failed_rename_removes_its_temporary_and_raises(tmp_path,
     with pytest.raises(OSError, match="Permission denied"):
         node_metrics.write_textfile(tmp_path / "rlcheck.prom", "x\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_write_textfile_failure_after_the_temporary_is_gone_raises_the_failure_itself(tmp_path, monkeypatch):
+    def vanish_then_refuse(src, dst):
+        os.unlink(src)  # another cleaner took it first: the caller still hears why the write failed
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(node_metrics.os, "replace", vanish_then_refuse)
+    with pytest.raises(OSError) as raised:
+        node_metrics.write_textfile(tmp_path / "rlcheck.prom", "x\n")
+    assert (raised.value.errno, raised.value.strerror) == (18, "Invalid cross-device link")
+
+
+def test_write_textfile_writes_utf_8_whatever_the_nodes_locale(tmp_path, monkeypatch):
+    import codecs
+
+    real = os.fdopen
+
+    def fdopen(fd, mode, encoding=None):  # the locale's default stands in as Latin-1: a node whose LANG is not UTF-8
+        return real(fd, mode, encoding=codecs.lookup(encoding).name if encoding else "latin-1")
+
+    monkeypatch.setattr(node_metrics.os, "fdopen", fdopen)
+    text = node_metrics.prometheus_text([_v("gpu_ü", Status.PASS)], "pass", 1.0)
+    node_metrics.write_textfile(tmp_path / "rlcheck.prom", text)
+    assert (tmp_path / "rlcheck.prom").read_bytes() == text.encode("utf-8")

@@ -196,6 +196,10 @@ TARGETS = {
     "job_replay": ("rlcheck/job/replay.py", ["test_rules_table_job_replay.py"]),
     # the deployment renderers, the fan-out's result and the scan's input/output (results/mutation_deploy.json)
     "deploy_node_metrics": ("rlcheck/deploy/node_metrics.py", ["test_rules_table_node_metrics.py"]),
+    "deploy_levels": ("rlcheck/deploy/levels.py", ["test_rules_table_deploy_levels.py", "test_k8s_levels.py"]),
+    "fanout_result": ("rlcheck/cluster/fanout_result.py", ["test_rules_table_fanout_result.py"]),
+    "scan_output": ("rlcheck/scan_output.py", ["test_rules_table_scan_output.py"]),
+    "scan_input": ("rlcheck/scan_input.py", ["test_rules_table_scan_input.py"]),
     # the verdict type and the pytest plugin's plumbing (results/mutation_plugin.json)
     "verdict": ("rlcheck/verdict.py", ["test_verdict.py", "test_rules_table_verdict.py"]),
     "option_table": ("rlcheck/option_table.py", ["test_options_table.py", "test_rules_table_option_table.py"]),

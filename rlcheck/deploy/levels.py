@@ -26,10 +26,16 @@ B200 node answers in well under a minute, so 120 s; long adds the all-reduce (it
 LEVELS = tuple(BUDGET_S)
 
 
-def level_checks(level: str) -> tuple[Check, ...]:
-    """The checks of a level, in the order they run: the quick tier first, then the GPU work."""
+def _budget_s(level: str, budget_s: float | None) -> float:
+    """budget_s, or the level's own when None; ValueError for an unknown level (given a budget or not)."""
     if level not in BUDGET_S:
         raise ValueError(f"level={level!r}: one of {', '.join(LEVELS)}")
+    return BUDGET_S[level] if budget_s is None else budget_s
+
+
+def level_checks(level: str) -> tuple[Check, ...]:
+    """The checks of a level, in the order they run: the quick tier first, then the GPU work."""
+    _budget_s(level, None)
     extra = GPU_WORK.get(level, ())
     by_id = {c.id: c for c in all_checks()}
     return (*slurm.quick_checks(), *(by_id[i] for i in extra))
@@ -40,7 +46,7 @@ def judge_node(level: str, profile: HardwareProfile | None, recipe_id: str, budg
     """The level's checks on this machine within budget_s (the level's default when None)."""
     checks = level_checks(level)
     inputs = dataclasses.replace(gate.inputs_for(recipe_id, profile), declared=declared)
-    return slurm.run_tier(checks, inputs, BUDGET_S[level] if budget_s is None else budget_s)
+    return slurm.run_tier(checks, inputs, _budget_s(level, budget_s))
 
 
 def judge_here(level: str, hardware_name: str, recipe_id: str, budget_s: float | None = None) -> list[Verdict]:
@@ -48,10 +54,9 @@ def judge_here(level: str, hardware_name: str, recipe_id: str, budget_s: float |
     from rlcheck import hardware
     from rlcheck.probes.node import gpus
 
-    budget = BUDGET_S[level] if budget_s is None else budget_s
+    budget = _budget_s(level, budget_s)  # ValueError for an unknown level before any probe runs
     if level == "quick":
         return slurm.judge_here(hardware_name, recipe_id, budget)
-    level_checks(level)  # ValueError for an unknown level before any probe runs
     profiles = hardware.load_profiles()
     if hardware_name not in (*profiles, "auto", "none"):
         raise ValueError(f"--hardware={hardware_name!r}: one of {', '.join(profiles)}, auto, none")
