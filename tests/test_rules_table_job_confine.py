@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 
 import pytest
 
@@ -187,7 +188,8 @@ def _prologue(t: str, kept: list[str], root_private: bool, checkout: bool) -> st
               f"mount --bind {t}/base/rec {t}/base/rec", *confine._overlay(f"{t}/work", f"{t}/base/ovl")]
     if checkout:
         lines += ["mkdir -p /root/slime", f"mount --bind {t}/work /root/slime"]
-    lines += [confine._read_only_loop(["/tmp", "/dev/shm", f"{t}/base/home", f"{t}/base/rec", f"{t}/base/ovl",
+    lines += [*confine._private_root(f"{t}/base/root")]
+    lines += [confine._read_only_loop(["/", "/tmp", "/dev/shm", f"{t}/base/home", f"{t}/base/rec", f"{t}/base/ovl",
                                        *(["/root"] if root_private else [])], f"{t}/work"),
               f"cd {t}/work", "RLCHECK_STDOUT=$(readlink /proc/$$/fd/1)",
               'export RLCHECK_STDOUT BASH_ENV="$RLCHECK_BASH_ENV"',
@@ -286,3 +288,22 @@ def test_a_home_holding_a_credential_is_hidden_again_and_the_capture_runs(tmp_pa
     assert run.stderr_tail == ("cat: .aws/credentials: No such file or directory", "0",
                                f"{script}: line 1: written: Read-only file system", "READ-ONLY")
     assert not (home / "written").exists()
+
+
+@pytest.mark.parametrize(("stage", "top"), [("/tmp/b/root", "/tmp"), ("/var/tmp/b c/root", "/var")])
+def test_private_root_binds_the_stages_own_tree_first_and_detaches_its_view(monkeypatch, stage, top):
+    monkeypatch.setattr(confine, "pivot_root", lambda: "/usr/sbin/pivot_root")
+    s = shlex.quote(stage)
+    lines = confine._private_root(stage)
+    assert lines[:4] == [f"mount -t tmpfs -o mode=755,size=128m,nosuid,nodev tmpfs {s}",
+                         f"mkdir {shlex.quote(stage + top)}", f"mount --rbind {top} {shlex.quote(stage + top)}",
+                         f"umount -l {shlex.quote(stage + stage)}"]
+    assert lines[4].splitlines() == [
+        "for e in /* /.[!.]* /..?*; do", "  n=${e#/}",
+        f'  if [ "$e" = {top} ] || {{ [ ! -e "$e" ] && [ ! -L "$e" ]; }}; then continue',
+        f'  elif [ -L "$e" ]; then ln -s "$(readlink "$e")" {s}/"$n" || exit 1',
+        f'  elif [ -d "$e" ]; then {{ mkdir {s}/"$n" && mount --rbind "$e" {s}/"$n"; }} || exit 1',
+        f'  else {{ : > {s}/"$n" && mount --bind "$e" {s}/"$n"; }} || exit 1', "  fi", "done"]
+    # one command a line, so `set -e` stops the set-up on a failed pivot (the host's root is never left in view)
+    assert lines[5:] == [f"mkdir {s}/.rlcheck-old-root", f"cd {s}", "/usr/sbin/pivot_root . .rlcheck-old-root",
+                         "umount -l /.rlcheck-old-root", "rmdir /.rlcheck-old-root"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import rlcheck
-from rlcheck.job import sandbox
+from rlcheck.job import confine, sandbox
 from rlcheck.job.bounded import Output
 from rlcheck.job.sandbox import Run
 
@@ -29,10 +29,28 @@ def fresh_available(monkeypatch):
     sandbox.available.cache_clear()
 
 
-@pytest.mark.parametrize("missing", ["unshare", "setpriv", "mount"])
+@pytest.mark.parametrize("missing", ["unshare", "setpriv", "mount", "pivot_root"])
 def test_available_names_the_missing_tool(monkeypatch, fresh_available, missing):
-    monkeypatch.setattr(sandbox.shutil, "which", lambda tool: None if tool == missing else f"/usr/bin/{tool}")
+    monkeypatch.setattr(sandbox.shutil, "which",
+                        lambda tool, path=None: None if tool == missing else f"/usr/bin/{tool}")
     assert sandbox.available() == f"{missing} (util-linux) is not installed"
+
+
+@pytest.mark.parametrize(("on_path", "in_sbin", "found"), [
+    (True, True, "/usr/bin/pivot_root"),
+    (False, True, "/usr/sbin/pivot_root"),  # sbin is often not on a user's PATH
+    (False, False, None),
+])
+def test_pivot_root_is_looked_for_on_path_then_in_sbin(monkeypatch, on_path, in_sbin, found):
+    def which(tool, path=None):
+        assert tool == "pivot_root"
+        if path is None:
+            return "/usr/bin/pivot_root" if on_path else None
+        assert path == "/usr/local/sbin:/usr/sbin:/sbin"
+        return "/usr/sbin/pivot_root" if in_sbin else None
+
+    monkeypatch.setattr(confine.shutil, "which", which)
+    assert confine.pivot_root() == found
 
 
 @pytest.mark.parametrize(("returncode", "stderr", "why"), [
@@ -48,7 +66,7 @@ def test_available_probes_the_namespaces_and_the_capability_drop(monkeypatch, fr
         calls.append((argv, kwargs))
         return subprocess.CompletedProcess(argv, returncode, "", stderr)
 
-    monkeypatch.setattr(sandbox.shutil, "which", lambda tool: f"/usr/bin/{tool}")
+    monkeypatch.setattr(sandbox.shutil, "which", lambda tool, path=None: f"/usr/bin/{tool}")
     monkeypatch.setattr(sandbox.subprocess, "run", run)
     assert sandbox.available() == (f"user, mount, PID, network and IPC namespaces are not permitted here "
                                    f"({UNSHARE}: {why})" if why else "")

@@ -44,6 +44,21 @@ def test_sandbox_remount_and_write_leave_host_files_untouched(tmp_path):
     assert "MOUNTED" not in _everything(run) and run.calls[-1][0] == "ray"
 
 
+def test_sandbox_site_path_at_the_top_is_private_and_bounded(tmp_path):
+    """A launch creating a cluster mount point at the top (`mkdir -p /data/ray/signals`) writes into the sandbox's
+    own root (a capped tmpfs); the host's root gains nothing, its trees stay read-only, its old root is gone."""
+    site = f"rlcheck-site-{tmp_path.name}"
+    body = (f"mkdir -p /{site}/ray/signals && echo ok > /{site}/ray/signals/head && cat /{site}/ray/signals/head\n"
+            f"head -c 200M /dev/zero > /{site}/big 2>/dev/null || echo CAPPED\n"
+            "touch /usr/rlcheck-escape /etc/rlcheck-escape 2>/dev/null || echo TREES-READ-ONLY\n"
+            "ls -d /.rlcheck-old-root 2>/dev/null || echo NO-OLD-ROOT\n"
+            "grep -c ' / / ' /proc/self/mountinfo\n" + SUBMIT)
+    run = sandbox.run(["bash", str(_script(tmp_path, body))], timeout_s=20)
+    assert run.stderr_tail == ("ok", "CAPPED", "TREES-READ-ONLY", "NO-OLD-ROOT", "1")
+    assert not Path(f"/{site}").exists() and not Path("/usr/rlcheck-escape").exists()
+    assert run.calls[-1][0] == "ray"
+
+
 def test_sandbox_private_dev_shm_does_not_see_the_host_one(tmp_path):
     marker = Path("/dev/shm") / f"rlcheck-host-{tmp_path.name}"
     marker.write_text("host")

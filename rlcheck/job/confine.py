@@ -20,6 +20,7 @@ import dataclasses
 import glob
 import os
 import shlex
+import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -152,7 +153,8 @@ def prologue(layout: Layout) -> str:
     if layout.checkout and PRIVATE_ROOT in covered and layout.checkout[0] != layout.checkout[1]:
         tree, at = layout.checkout  # the tree is kept (bound back above); shown again at the image's place
         lines += [f"mkdir -p {_q(at)}", f"mount --bind {_q(tree)} {_q(at)}"]
-    writable = ["/tmp", "/dev/shm", layout.home, layout.record_dir, f"{layout.base}/ovl",
+    lines += _private_root(f"{layout.base}/root")
+    writable = ["/", "/tmp", "/dev/shm", layout.home, layout.record_dir, f"{layout.base}/ovl",
                 *([PRIVATE_ROOT] if PRIVATE_ROOT in covered else [])]
     lines.append(_read_only_loop(writable, layout.cwd))
     # The fakes tell their output going to capture from a command substitution by this pipe's name.
@@ -160,6 +162,42 @@ def prologue(layout: Layout) -> str:
               'export RLCHECK_STDOUT BASH_ENV="$RLCHECK_BASH_ENV"',
               'exec ' + " ".join(SETPRIV) + ' "$@"']
     return "\n".join(lines) + "\n"
+
+
+SBIN = "/usr/local/sbin:/usr/sbin:/sbin"
+
+
+def pivot_root() -> str | None:
+    """util-linux's pivot_root (in sbin, often not on a user's PATH), or None."""
+    return shutil.which("pivot_root") or shutil.which("pivot_root", path=SBIN)
+
+
+OLD_ROOT = ".rlcheck-old-root"
+"""Where pivot_root puts the host's root in the new one, detached at once."""
+
+
+def _private_root(stage: str) -> list[str]:
+    """A new root for the script: a size-capped private tmpfs holding every top-level entry of the root as set up
+    so far (a directory bound recursively with the mounts that hide or keep paths in it, a link as a link, a file
+    bound), then pivot_root into it and the host's root detached. A launch that creates a site path at the top
+    (`mkdir -p /data/ray/signals`, checkpoints under `/node_public`) writes into the private tmpfs; every tree that
+    exists on the host stays as read-only as before. The stage lies in a top-level tree (/tmp), so that tree's
+    recursive copy holds a view of the stage itself: it is bound first and the view detached before anything else."""
+    top = "/" + stage.strip("/").split("/")[0]
+    s, t = _q(stage), _q(top)
+    loop = ("for e in /* /.[!.]* /..?*; do\n"
+            "  n=${e#/}\n"
+            f"  if [ \"$e\" = {t} ] || {{ [ ! -e \"$e\" ] && [ ! -L \"$e\" ]; }}; then continue\n"
+            f"  elif [ -L \"$e\" ]; then ln -s \"$(readlink \"$e\")\" {s}/\"$n\" || exit 1\n"
+            f"  elif [ -d \"$e\" ]; then {{ mkdir {s}/\"$n\" && mount --rbind \"$e\" {s}/\"$n\"; }} || exit 1\n"
+            f"  else {{ : > {s}/\"$n\" && mount --bind \"$e\" {s}/\"$n\"; }} || exit 1\n"
+            "  fi\n"
+            "done")
+    # one command a line: `set -e` ends the set-up on any of them (a failure inside an && list would not)
+    return [f"mount -t tmpfs -o mode=755,size={TMPFS_SIZE},nosuid,nodev tmpfs {s}", f"mkdir {_q(stage + top)}",
+            f"mount --rbind {t} {_q(stage + top)}", f"umount -l {_q(stage + stage)}", loop, f"mkdir {s}/{OLD_ROOT}",
+            f"cd {s}", f"{_q(pivot_root() or 'pivot_root')} . {OLD_ROOT}", f"umount -l /{OLD_ROOT}",
+            f"rmdir /{OLD_ROOT}"]
 
 
 _MOUNTINFO_ESCAPES = {" ": "\\040", "\t": "\\011", "\n": "\\012", "\\": "\\134"}

@@ -86,6 +86,8 @@ def available() -> str:
     for tool in ("unshare", "setpriv", "mount"):
         if shutil.which(tool) is None:
             return f"{tool} (util-linux) is not installed"
+    if confine.pivot_root() is None:
+        return "pivot_root (util-linux) is not installed"
     probe = subprocess.run([*_UNSHARE, *confine.SETPRIV, "true"], capture_output=True, text=True, timeout=10,
                            check=False)
     if probe.returncode:
@@ -191,7 +193,7 @@ def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[t
                                  f"and pass the JSON with --job")
     with tempfile.TemporaryDirectory(prefix="rlcheck-capture-") as tmp:
         base = Path(tmp)
-        for sub in ("home", "rec", "dev", "ovl"):
+        for sub in ("home", "rec", "dev", "ovl", "root"):
             (base / sub).mkdir()
         (base / "empty").write_text("", encoding="utf-8")
         _shims(base / "bin")
