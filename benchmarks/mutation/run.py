@@ -203,6 +203,11 @@ TARGETS = {
     # the verdict type and the pytest plugin's plumbing (results/mutation_plugin.json)
     "verdict": ("rlcheck/verdict.py", ["test_verdict.py", "test_rules_table_verdict.py"]),
     "option_table": ("rlcheck/option_table.py", ["test_options_table.py", "test_rules_table_option_table.py"]),
+    # the pytester runs of tests/test_plugin*.py take seconds each: the rule tables call the functions directly
+    "plugin_options": ("rlcheck/plugin/options.py", ["test_rules_table_plugin_options.py"]),
+    "plugin_flags": ("rlcheck/plugin/flags.py", ["test_rules_table_plugin_flags.py"]),
+    "plugin_items": ("rlcheck/plugin/items.py", ["test_rules_table_plugin_items.py"]),
+    "plugin_markers": ("rlcheck/plugin/markers.py", ["test_rules_table_plugin_markers.py"]),
     # the recipes, hardware profiles and the preflight gate (results/mutation_recipes.json)
     "preflight_gate": ("rlcheck/preflight/gate.py", ["test_rules_table_preflight_gate.py"]),
     "preflight_registry": ("rlcheck/preflight/registry.py", ["test_rules_table_preflight_registry.py"]),
