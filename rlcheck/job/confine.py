@@ -10,6 +10,8 @@ namespace's capabilities:
   SLIME's and Miles' Dockerfiles clone there, and their scripts `source /root/slime/scripts/models/...`), read-only;
 - binds back, read-only, what capture needs that sat under a hidden or private tree: rlcheck's interpreter and
   package, the script's directory, the directory it runs from, the call record (the one writable host path);
+- moves the script into a private root (a size-capped tmpfs holding every top-level tree, bound with its mounts):
+  a launch may create a top-level site path (/data/ray/signals), the host's root is detached;
 - then makes every other mount read-only and drops every capability (setpriv), so nothing can be remounted.
 A set-up step that fails stops the sandbox before the script runs (fail closed).
 """
