@@ -200,6 +200,10 @@ TARGETS = {
     "fanout_result": ("rlcheck/cluster/fanout_result.py", ["test_rules_table_fanout_result.py"]),
     "scan_output": ("rlcheck/scan_output.py", ["test_rules_table_scan_output.py"]),
     "scan_input": ("rlcheck/scan_input.py", ["test_rules_table_scan_input.py"]),
+    "deploy_manifests": ("rlcheck/deploy/manifests.py", ["test_rules_table_deploy_manifests.py"]),
+    "deploy_k8s_manifests": ("rlcheck/deploy/k8s_manifests.py", ["test_rules_table_k8s_manifests.py"]),
+    "deploy_render": ("rlcheck/deploy/render.py", ["test_rules_table_render.py"]),
+    "deploy_yaml_text": ("rlcheck/deploy/yaml_text.py", ["test_rules_table_yaml_text.py"]),
     # the verdict type and the pytest plugin's plumbing (results/mutation_plugin.json)
     "verdict": ("rlcheck/verdict.py", ["test_verdict.py", "test_rules_table_verdict.py"]),
     "option_table": ("rlcheck/option_table.py", ["test_options_table.py", "test_rules_table_option_table.py"]),
