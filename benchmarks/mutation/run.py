@@ -221,6 +221,7 @@ TARGETS = {
     "reward_scorers": ("rlcheck/reward/scorers.py", ["test_rules_table_scorers.py", "test_reward_scorers.py"]),
     "reward_config": ("rlcheck/reward/config.py", ["test_rules_table_reward_config.py", "test_reward_config.py"]),
     "reward_metrics": ("rlcheck/reward/metrics.py", ["test_rules_table_reward_metrics.py", "test_reward_metrics.py"]),
+    "reward_results": ("rlcheck/reward/results.py", ["test_rules_table_reward_results.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
