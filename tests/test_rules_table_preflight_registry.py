@@ -164,3 +164,11 @@ def test_without_a_declared_framework_the_importable_one_is_judged(monkeypatch):
     assert Inputs(recipe=RECIPE, profile=None).judged_framework() == here
     declared = Installed(framework="miles", main=True, source="--framework")
     assert Inputs(recipe=RECIPE, profile=None, framework=declared).judged_framework() == declared
+
+
+def test_the_collector_and_the_judge_both_read_the_inputs():
+    check = _check(collect=lambda i: i.recipe.id,
+                   judge=lambda obs, i: Verdict(status=Status.PASS, summary=f"{obs} on {i.profile.name}"))
+    inputs = Inputs(recipe=RECIPE, profile=recipes.get_profile("gb300"))
+    assert check.run(inputs) == [Verdict(check_id="recipe_rule", status=Status.PASS,
+                                         summary="qwen3-4b-colocated on gb300")]

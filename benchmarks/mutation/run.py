@@ -215,6 +215,9 @@ TARGETS = {
     # the recipes, hardware profiles and the preflight gate (results/mutation_recipes.json)
     "preflight_gate": ("rlcheck/preflight/gate.py", ["test_rules_table_preflight_gate.py"]),
     "preflight_registry": ("rlcheck/preflight/registry.py", ["test_rules_table_preflight_registry.py"]),
+    "hardware": ("rlcheck/hardware.py", ["test_rules_table_hardware.py", "test_hardware.py", "test_thresholds.py"]),
+    "preflight_job_inputs": ("rlcheck/preflight/job_inputs.py", ["test_rules_table_job_inputs.py"]),
+    "recipes_deltas": ("rlcheck/recipes/deltas.py", ["test_rules_table_recipe_deltas.py", "test_recipes.py"]),
     # the reward service's judges (results/mutation_reward.json): SLIME's math grader as rlcheck grades it
     "reward_slime_math": ("rlcheck/reward/slime_math.py", ["test_rules_table_slime_math.py",
                                                           "test_reward_grading_modes.py"]),
