@@ -19,7 +19,7 @@ PACKAGED_CHECKS = Path(__file__).resolve().parents[1] / "checks"
 
 
 def kind_of(nodeid: str) -> str:
-    return KINDS.get(nodeid.split("/", 1)[0], "test")
+    return KINDS.get(nodeid.partition("/")[0], "test")
 
 
 def kind_of_item(item: pytest.Item) -> str:

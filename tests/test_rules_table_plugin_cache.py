@@ -1,0 +1,212 @@
+"""Rule table for the reproducer cache's side of the plugin (rlcheck.plugin.cache): what a kept entry's stand-in
+records and when it fails (the whole message a user reads), which terms a reproducer's key is made of, what the
+report says of the cache (on, off and why, reused, kept, notes) and how the plugin is registered once. The pytester
+runs in tests/test_repro_cache.py drive the same through pytest (seconds each); these call the pieces directly."""
+
+from __future__ import annotations
+
+import json
+import types
+from pathlib import Path
+
+import pytest
+
+from rlcheck import hardware
+from rlcheck.plugin import cache as plugin_cache
+from rlcheck.plugin.cache import CachedVerdicts, ReproCache
+from rlcheck.plugin.items import verdicts_key
+from rlcheck.plugin.options import RunContext, context_key
+from rlcheck.repro import cache, image_facts
+from rlcheck.verdict import Status, Verdict
+
+OFF = ("no cache folder of this user's alone: RLCHECK_CACHE_DIR is empty, or the folder is shared or cannot be "
+       "made")
+
+
+@pytest.fixture(autouse=True)
+def _facts_back_on():
+    yield
+    image_facts.switch_off("")
+
+
+def _payload(status: Status, summary: str = "s") -> dict:
+    return {"verdict": Verdict(status=status, summary=summary, check_id="repro_x").to_dict(), "reproduction": None}
+
+
+def _entry(*payloads: dict) -> cache.Entry:
+    return cache.Entry(path=Path("/cache/reproducers/abc.json"), nodeid="reproducers/test_x.py::test_x",
+                       made="2026-12-01T10:00:00+00:00", made_by="rlcheck 0.4.0 on node-1", payloads=payloads)
+
+
+def _stand_in(entry: cache.Entry):
+    return types.SimpleNamespace(entry=entry, stash=pytest.Stash(), path=Path("reproducers/test_x.py"),
+                                 name="test_x")
+
+
+STAMP = {"made": "2026-12-01T10:00:00+00:00", "by": "rlcheck 0.4.0 on node-1", "entry": "/cache/reproducers/abc.json"}
+
+
+# --- the stand-in of a kept entry -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("statuses", [[Status.PASS], [Status.PASS, Status.WARN], [Status.SKIP]])
+def test_a_kept_entry_without_a_blocking_verdict_records_its_verdicts_stamped_and_passes(statuses):
+    payloads = [_payload(s) for s in statuses]
+    item = _stand_in(_entry(*payloads))
+    CachedVerdicts.runtest(item)  # type: ignore[arg-type]
+    assert [json.loads(p) for p in item.stash[verdicts_key]] == [{**p, "cached": STAMP} for p in payloads]
+
+
+@pytest.mark.parametrize(("statuses", "blocks"), [
+    ([Status.FAIL], ["FAIL repro_x: s0"]),
+    ([Status.PASS, Status.UNKNOWN], ["UNKNOWN repro_x: s1"]),
+    ([Status.FAIL, Status.WARN, Status.UNKNOWN], ["FAIL repro_x: s0", "UNKNOWN repro_x: s2"]),
+])
+def test_a_kept_blocking_verdict_fails_again_saying_when_it_was_made(statuses, blocks):
+    item = _stand_in(_entry(*(_payload(s, f"s{i}") for i, s in enumerate(statuses))))
+    with pytest.raises(pytest.fail.Exception) as caught:
+        CachedVerdicts.runtest(item)  # type: ignore[arg-type]
+    assert caught.value.msg == "\n".join(["kept verdict, made 2026-12-01T10:00:00+00:00 (--no-cache runs it again):",
+                                          *blocks])
+    assert caught.value.pytrace is False
+    assert len(item.stash[verdicts_key]) == len(statuses)  # recorded before it fails: the report lists them all
+
+
+def test_a_stand_ins_report_line_names_when_its_verdict_was_kept():
+    item = _stand_in(_entry(_payload(Status.PASS)))
+    assert CachedVerdicts.reportinfo(item) == (  # type: ignore[arg-type]
+        Path("reproducers/test_x.py"), None, "test_x (kept verdict of 2026-12-01T10:00:00+00:00)")
+
+
+# --- the key's terms ------------------------------------------------------------------------------------------------
+def _config(profile_name: str | None, root: Path = Path("/project")):
+    stash = pytest.Stash()
+    stash[context_key] = RunContext(
+        hardware_requested=profile_name or "none", profile=hardware.get_profile(profile_name) if profile_name else None,
+        hardware_evidence="e", recipe="qwen3-4b-colocated", ray_address=None, report_dir=Path("."), quick=False)
+    return types.SimpleNamespace(stash=stash, rootpath=root, getoption=lambda name: {"no_cache": False}[name])
+
+
+def _item(config, gpu: bool, path: str = "/project/reproducers/test_x.py"):
+    return types.SimpleNamespace(config=config, path=Path(path),
+                                 get_closest_marker=lambda name: object() if gpu and name == "gpu" else None)
+
+
+@pytest.mark.parametrize(("gpu", "profile", "term"), [
+    (False, "h200", "not used"),
+    (False, None, "not used"),
+    (True, "h200", "h200"),
+    (True, "b200", "b200"),
+    (True, None, "none"),
+])
+def test_the_hardware_term_is_the_profile_judged_only_for_a_reproducer_that_needs_a_gpu(gpu, profile, term):
+    assert plugin_cache.hardware_term(_item(_config(profile), gpu)) == term  # type: ignore[arg-type]
+
+
+def test_the_terms_are_the_image_once_the_source_once_per_module_and_the_hardware(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path))
+    calls: list[object] = []
+    monkeypatch.setattr(cache, "packages_term", lambda: calls.append("packages") or "P")
+    monkeypatch.setattr(cache, "rlcheck_term", lambda: calls.append("rlcheck") or "R")
+    monkeypatch.setattr(cache, "python_term", lambda: calls.append("python") or "3.12")
+    monkeypatch.setattr(cache, "source_term", lambda module, root: calls.append((module, root)) or module.stem)
+    config = _config("h200")
+    repro = ReproCache(config, no_cache=False)  # type: ignore[arg-type]
+    first = repro.terms(_item(config, gpu=True))  # type: ignore[arg-type]
+    again = repro.terms(_item(config, gpu=False))  # type: ignore[arg-type]
+    other = repro.terms(_item(config, gpu=False, path="/project/reproducers/test_y.py"))  # type: ignore[arg-type]
+    image = {"packages": "P", "rlcheck": "R", "python": "3.12"}
+    assert first == {**image, "source": "test_x", "hardware": "h200"}
+    assert again == {**image, "source": "test_x", "hardware": "not used"}
+    assert other == {**image, "source": "test_y", "hardware": "not used"}
+    assert calls == ["packages", "rlcheck", "python", (Path("/project/reproducers/test_x.py"), Path("/project")),
+                     (Path("/project/reproducers/test_y.py"), Path("/project"))]
+
+
+# --- on, off, and what the report says ------------------------------------------------------------------------------
+def test_the_cache_is_on_in_this_users_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path))
+    repro = ReproCache(_config(None), no_cache=False)  # type: ignore[arg-type]
+    assert (repro.enabled, repro.off, repro.store.root) == (True, "", tmp_path / "reproducers")
+    assert (repro.image, repro.sources, repro.reused, repro.kept, repro.notes) == ({}, {}, [], [], [])
+    assert image_facts.folder() == (tmp_path / "facts", "")
+    assert repro.summary() == {"dir": str(tmp_path / "reproducers"), "enabled": True, "off": "", "reused": 0,
+                               "kept": 0, "notes": []}
+    assert repro.lines() == [f"cache: 0 reproducer verdict(s) reused, 0 kept for the next run on this image "
+                             f"({tmp_path / 'reproducers'}; --no-cache runs them all)"]
+
+
+@pytest.mark.parametrize(("no_cache", "env", "off"), [(True, "folder", "--no-cache"), (True, "", "--no-cache"),
+                                                      (False, "", OFF)])
+def test_the_cache_is_off_with_no_cache_or_without_a_folder_and_says_why(monkeypatch, tmp_path, no_cache, env, off):
+    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path) if env else "")
+    repro = ReproCache(_config(None), no_cache=no_cache)  # type: ignore[arg-type]
+    assert (repro.enabled, repro.off, repro.store.root) == (False, off, Path("."))
+    assert repro.summary() == {"dir": None, "enabled": False, "off": off, "reused": 0, "kept": 0, "notes": []}
+    assert repro.lines() == [f"cache: off ({off}): every reproducer ran, none kept"]
+
+
+@pytest.mark.parametrize(("no_cache", "facts"), [(True, (None, "--no-cache")), (False, "folder")])
+def test_the_facts_kept_per_image_obey_the_same_switch(monkeypatch, tmp_path, no_cache, facts):
+    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path))
+    image_facts.switch_off("left over from an earlier run")
+    repro = ReproCache(_config(None), no_cache=no_cache)  # type: ignore[arg-type]
+    assert image_facts.folder() == ((tmp_path / "facts", "") if facts == "folder" else facts)
+    repro.pytest_unconfigure()
+    assert image_facts.folder() == (tmp_path / "facts", "")
+
+
+def _report(nodeid: str, **attrs: str):
+    return types.SimpleNamespace(nodeid=nodeid, **attrs)
+
+
+def test_the_report_counts_what_was_reused_and_kept_and_lists_every_note(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path))
+    repro = ReproCache(_config(None), no_cache=False)  # type: ignore[arg-type]
+    for report in [_report("r/a", rlcheck_cache="reused"), _report("r/b", rlcheck_cache="kept"),
+                   _report("r/c", rlcheck_cache="reused", rlcheck_cache_note="n1"), _report("r/d"),
+                   _report("r/e", rlcheck_cache="something else"), _report("r/f", rlcheck_cache_note=""),
+                   _report("r/g", rlcheck_cache_note="could not keep r/g")]:
+        repro.pytest_runtest_logreport(report)  # type: ignore[arg-type]
+    assert (repro.reused, repro.kept, repro.notes) == (["r/a", "r/c"], ["r/b"], ["n1", "could not keep r/g"])
+    folder = tmp_path / "reproducers"
+    assert repro.summary() == {"dir": str(folder), "enabled": True, "off": "", "reused": 2, "kept": 1,
+                               "notes": ["n1", "could not keep r/g"]}
+    assert repro.summary()["notes"] is not repro.notes
+    assert repro.lines() == [
+        f"cache: 2 reproducer verdict(s) reused, 1 kept for the next run on this image ({folder}; --no-cache runs "
+        "them all)", "cache: n1", "cache: could not keep r/g"]
+
+
+# --- registration ---------------------------------------------------------------------------------------------------
+class _PluginManager:
+    def __init__(self, plugins: dict[str, object]) -> None:
+        self.plugins = plugins
+
+    def has_plugin(self, name: str) -> bool:
+        return name in self.plugins
+
+    def register(self, plugin: object, name: str) -> None:
+        self.plugins[name] = plugin
+
+    def get_plugin(self, name: str) -> object:
+        return self.plugins.get(name)
+
+
+@pytest.mark.parametrize("no_cache", [True, False])
+def test_register_adds_one_cache_plugin_under_its_name_with_the_no_cache_option(monkeypatch, tmp_path, no_cache):
+    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path))
+    config = _config(None)
+    config.getoption = lambda name: {"no_cache": no_cache}[name]
+    config.pluginmanager = _PluginManager({})
+    plugin_cache.register(config)  # type: ignore[arg-type]
+    registered = config.pluginmanager.plugins["rlcheck-repro-cache"]
+    assert isinstance(registered, ReproCache) and registered.config is config
+    assert registered.enabled is not no_cache
+    plugin_cache.register(config)  # type: ignore[arg-type]
+    assert config.pluginmanager.plugins == {"rlcheck-repro-cache": registered}
+    assert plugin_cache.summary_of(config) is registered  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("plugins", [{}, {"rlcheck-repro-cache": object()}, {"other": "x"}])
+def test_summary_of_is_none_without_the_cache_plugin(plugins):
+    config = types.SimpleNamespace(pluginmanager=_PluginManager(plugins))
+    assert plugin_cache.summary_of(config) is None  # type: ignore[arg-type]
