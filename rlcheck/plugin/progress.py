@@ -1,124 +1,108 @@
 """Never silent while it works: a line naming what runs, and for how long, whenever the run said nothing for a while.
 
 A reproducer that starts Ray, or collection that imports the stack, can take a minute without a dot. The controller
-(also under xdist, whose workers report each test's start to it) keeps what is running and when anything was last
-written; a daemon thread writes `rlcheck: still running <test> (<s> s)` after --progress-s seconds of silence.
-`--progress-s=0` turns it off. The thread starts as soon as pytest has read its arguments (before conftest.py files
-load and before the configure hooks detect the hardware), and stops once the session's fixtures are torn down.
+(also under xdist, whose workers report each test's start to it) tells a small process of its own
+(rlcheck.plugin.heartbeat) what is running and when pytest last wrote; that process writes `rlcheck: still running
+<test> (<s> s)` to the terminal after --progress-s seconds of silence. It needs nothing of pytest's interpreter to
+speak, so neither an import holding the GIL nor a starved interpreter on a loaded host keeps it quiet (a thread of
+pytest's did: 12 s of silence with a 5 s interval). `--progress-s=0` turns it off. It starts as soon as pytest has
+read its arguments (before conftest.py files load and before the configure hooks detect the hardware), counts the
+first silence from the interpreter's start, and stops once the session's fixtures are torn down, before the summary.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rlcheck.plugin import heartbeat
+from rlcheck.plugin.heartbeat import Heartbeat
+
+__all__ = ["DEFAULT_S", "Heartbeat", "ProgressPlugin", "Writer", "process_started", "terminal_fd"]
+
 DEFAULT_S = 5.0
-"""Below the 10 s a user waits before wondering: a GIL held for seconds by a C extension's import on a busy host (12.8 s
-of silence measured with 8 s) still leaves the line on time."""
-TICK_S = 0.5
+"""Below the 10 s a user waits before wondering."""
+STOP_S = 2.0
+"""How long the session's end waits for the writer to go (it ends at once on end of input)."""
 
 
-class Heartbeat:
-    """What runs and since when; speaks through `say` after `every_s` of silence (clock injectable for tests)."""
+def process_started(stat: Path = Path("/proc/self/stat"), clock: Any = time.monotonic) -> float:
+    """When this interpreter started, on the monotonic clock (Linux: /proc's start time against the boot clock);
+    now where that cannot be read. The interpreter's start and pytest's own import are silent seconds too."""
+    try:
+        ticks = int(stat.read_text().rsplit(")", 1)[1].split()[19])  # field 22, starttime; 3 (state) follows ")"
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return clock()
+    # An interpreter older than a minute ran other things before this pytest run (pytest.main in a long-lived one)
+    return clock() - age if 0.0 <= age <= 60.0 else clock()
 
-    def __init__(self, every_s: float, say: Callable[[str], None], clock: Callable[[], float] = time.monotonic):
-        self.every_s, self.say, self.clock = every_s, say, clock
-        self.lock = threading.Lock()
-        self.running: dict[str, float] = {}
-        self.started = self.last = clock()
-        self.phase: str | None = "collecting and starting"
-        """What the run does before its first test (None once one started)."""
 
-    def start(self, nodeid: str) -> None:
-        with self.lock:
-            self.phase = None
-            self.running[nodeid] = self.clock()
+def terminal_fd(config: pytest.Config) -> int:
+    """The terminal pytest writes to: the descriptor its fd capture saved, else 1 (capture off, or sys capture)."""
+    capman: Any = config.pluginmanager.get_plugin("capturemanager")
+    saved = getattr(getattr(getattr(capman, "_global_capturing", None), "out", None), "targetfd_save", None)
+    return saved if isinstance(saved, int) else 1
 
-    def finish(self, nodeid: str) -> None:
-        with self.lock:
-            self.running.pop(nodeid, None)
 
-    def spoke(self) -> None:
-        """pytest wrote something (a test's outcome): the silence starts again."""
-        with self.lock:
-            self.last = self.clock()
+class Writer:
+    """The writer process (rlcheck.plugin.heartbeat) and the pipe that tells it what runs."""
 
-    def line(self) -> str | None:
-        """The line to write now, or None while the run is not silent for long enough."""
-        with self.lock:
-            now = self.clock()
-            if now - self.last < self.every_s:
-                return None
-            self.last = now
-            if self.running:
-                nodeid, since = min(self.running.items(), key=lambda kv: kv[1])
-                more = f"; {len(self.running) - 1} more running" if len(self.running) > 1 else ""
-                return f"rlcheck: still running {nodeid} ({now - since:.0f} s){more}"
-            what = self.phase or "between tests"
-            return f"rlcheck: {what} ({now - self.started:.0f} s since the run began)"
+    def __init__(self, every_s: float, out_fd: int, started: float) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-I", heartbeat.__file__, f"{every_s!r}", f"{started!r}"],
+                                     stdin=subprocess.PIPE, stdout=out_fd, stderr=subprocess.DEVNULL)
+        assert self.proc.stdin is not None
+        self.fd = self.proc.stdin.fileno()
+        os.set_blocking(self.fd, False)  # a writer that stopped reading must never stall a test
 
-    def tick(self) -> None:
-        text = self.line()
-        if text:
-            self.say(text)
+    def send(self, *event: object) -> None:
+        try:
+            os.write(self.fd, json.dumps(event).encode() + b"\n")
+        except (OSError, ValueError):  # gone, or a full pipe: a line late or lost, never a stalled run
+            pass
+
+    def stop(self) -> None:
+        """End of input, then wait (bounded) until it is gone: no line after this."""
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(STOP_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 class ProgressPlugin:
-    """The controller's heartbeat thread and the hooks that feed it."""
+    """The hooks that tell the writer what runs."""
 
     def __init__(self, config: pytest.Config, every_s: float) -> None:
-        self.config = config
-        self.beat = Heartbeat(every_s, self._say)
-        self.beat.phase = "starting"
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._loop, name="rlcheck-progress", daemon=True)
-        self.thread.start()
-        config.add_cleanup(self.stop.set)  # also when the run ends before its session (a usage error)
-
-    def _say(self, text: str) -> None:
-        # While a test runs, pytest captures fd 1: write to the terminal it saved (its capture's own writeorg).
-        capman: Any = self.config.pluginmanager.get_plugin("capturemanager")
-        out = getattr(getattr(capman, "_global_capturing", None), "out", None)
-        try:
-            if out is not None:
-                line = f"\n{text}\n"
-                out.writeorg(line.encode() if isinstance(getattr(out, "EMPTY_BUFFER", ""), bytes) else line)
-                return
-        except (AssertionError, OSError, ValueError, AttributeError):  # capture stopped or closed: the reporter
-            pass
-        reporter: Any = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(text)
-        elif sys.__stdout__ is not None:  # before pytest's terminal exists (loading conftest.py files)
-            sys.__stdout__.write(f"{text}\n")
-            sys.__stdout__.flush()
-
-    def _loop(self) -> None:
-        while not self.stop.wait(TICK_S):
-            self.beat.tick()
+        self.writer = Writer(every_s, terminal_fd(config), process_started())
+        self.send = self.writer.send
+        self.send("phase", "starting")
+        config.add_cleanup(self.writer.stop)  # also when the run ends before its session (a usage error)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        with self.beat.lock:
-            self.beat.phase = "collecting and starting"
+        self.send("phase", "collecting and starting")
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        self.beat.start(nodeid)
+        self.send("start", time.monotonic(), nodeid)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
-        self.beat.finish(nodeid)
+        self.send("finish", nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.beat.spoke()
+        self.send("spoke", time.monotonic())
 
-    @pytest.hookimpl(trylast=True)  # after the session's fixtures (a Ray head) are torn down
+    @pytest.hookimpl(trylast=True)  # after the session's fixtures (a Ray head) are torn down, before the summary
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        self.stop.set()
+        self.writer.stop()
 
 
 PLUGIN_NAME = "rlcheck-progress"
@@ -128,7 +112,12 @@ def _start(config: pytest.Config, every_s: float) -> None:
     worker = hasattr(config, "workerinput") or os.environ.get("PYTEST_XDIST_WORKER")
     if every_s > 0 and not worker and not config.pluginmanager.has_plugin(PLUGIN_NAME):
         # xdist workers report each test's start to the controller, which speaks for them
-        config.pluginmanager.register(ProgressPlugin(config, every_s), PLUGIN_NAME)
+        try:
+            plugin = ProgressPlugin(config, every_s)
+        except OSError as exc:  # no writer process (no descriptors left, a closed terminal): the run goes on
+            sys.stderr.write(f"rlcheck: no progress lines in this run ({exc})\n")
+            return
+        config.pluginmanager.register(plugin, PLUGIN_NAME)
 
 
 @pytest.hookimpl(tryfirst=True)
