@@ -180,8 +180,8 @@ class RewardService:
         outcomes = await asyncio.gather(*(self.health_pool.score(pair.response, (pair.label,)) for pair in pairs))
         for pair, outcome in zip(pairs, outcomes, strict=True):
             if outcome.status != "ok" or outcome.value != pair.expected:
-                problems.append(f"{pair.response!r} vs label {pair.label!r}: got {outcome.status} {outcome.value} "
-                                f"{outcome.detail}, expected {pair.expected}".replace("  ", " "))
+                got = " ".join(part for part in (outcome.status, str(outcome.value), outcome.detail) if part)
+                problems.append(f"{pair.response!r} vs label {pair.label!r}: got {got}, expected {pair.expected}")
         state = self.pool.state()
         if state.idle + state.busy + state.slow + state.starting == 0:
             problems.append(f"no scorer process is running: {state.last_spawn_error or 'unknown'}")

@@ -1,0 +1,321 @@
+"""The reward service's replies as tables (issue 33): what each scoring outcome is answered with (the reward, the
+fallback, 503 + Retry-After), its headers, what is counted, what /health says, and when the service may stop.
+
+SLIME reads the body as the reward and retries a 503: a graded answer replied as the fallback, or a busy host
+replied as a reward, teaches the policy the wrong thing without a word, so each outcome is a row here with its
+status, body, headers and counters. The scorer pools are stand-ins answering a chosen outcome (the processes are
+judged in test_reward_pool.py); the requests are real Starlette requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from starlette.requests import Request
+from starlette.responses import Response
+
+from rlcheck.reward.app import RewardService, create_app
+from rlcheck.reward.config import ServiceConfig
+from rlcheck.reward.metrics import CONTENT_TYPE, parse_text
+from rlcheck.reward.pool import Outcome, PoolState
+from rlcheck.reward.scorers import HEALTH_PAIRS
+
+
+class _Pool:
+    """A scorer pool answering every scoring with one outcome (None: never), counting what it was given."""
+
+    def __init__(self, outcome: Outcome | None = None, state: PoolState | None = None,
+                 by_label: Mapping[str, Outcome] | None = None) -> None:
+        self.outcome, self.by_label, self.scored = outcome, by_label or {}, []
+        self.closed, self.closing = False, False
+        self._state = state or PoolState(idle=2, busy=0, slow=0, starting=0, queued=0, retired={}, spawn_failures=0,
+                                         last_spawn_error="")
+
+    async def score(self, response: str, labels: tuple[str, ...]) -> Outcome:
+        self.scored.append((response, labels))
+        if labels and labels[0] in self.by_label:
+            return self.by_label[labels[0]]
+        if self.outcome is None:
+            await asyncio.Event().wait()
+        assert self.outcome is not None
+        return self.outcome
+
+    def state(self) -> PoolState:
+        return self._state
+
+    def begin_close(self) -> None:
+        self.closing = True
+
+
+FAST = {"scorer_timeout_s": 0.01, "scorer_wall_timeout_s": 0.05, "demote_after_cpu_s": 0.0}
+
+
+def _service(outcome: Outcome | None, **config: Any) -> RewardService:
+    service = RewardService(ServiceConfig(**{**FAST, **config}))
+    service.pool = _Pool(outcome)  # type: ignore[assignment]
+    return service
+
+
+def _request(body: bytes, headers: Mapping[str, str] | None = None) -> Request:
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop(0)
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    raw = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    raw.append((b"content-length", str(len(body)).encode()))
+    return Request({"type": "http", "method": "POST", "path": "/score", "headers": raw}, receive)
+
+
+def _body(label: Any = "7", response: str = "\\boxed{7}") -> bytes:
+    return json.dumps({"prompt": "p", "response": response, "label": label}).encode()
+
+
+def _reply(response: Response) -> tuple[int, str, dict[str, str]]:
+    headers = {k: v for k, v in response.headers.items() if k not in ("content-length", "content-type")}
+    return response.status_code, bytes(response.body).decode(), headers
+
+
+def _counted(service: RewardService) -> dict[str, float]:
+    """The /metrics series that are not zero, fallback share and timings left out."""
+    series = parse_text(service.metrics.render(service.pool.state()))
+    return {k: v for k, v in series.items() if v and not k.startswith(("rlcheck_reward_request_duration",
+                                                                        "rlcheck_reward_scorer_processes"))}
+
+
+P = "rlcheck_reward_"
+OK = Outcome(status="ok", value=1.0, detail="")
+PENDING = "scoring still running; the retry of this request gets its reward"
+CLOSING = "shutting down; the retry of this request gets its reward from another replica"
+
+REPLIES = [
+    # outcome of the scoring, config, label sent, status, body, X-Reward-Status (None: none), series counted
+    (OK, {}, "7", 200, "1.0", "ok", {f'{P}requests_total{{code="200"}}': 1, f'{P}scores_total{{value="1.0"}}': 1,
+                                     f"{P}fallback_share_replies": 1}),
+    (Outcome(status="ok", value=0.0), {}, "7", 200, "0.0", "ok",
+     {f'{P}requests_total{{code="200"}}': 1, f'{P}scores_total{{value="0.0"}}': 1, f"{P}fallback_share_replies": 1}),
+    (OK, {"reward_key": "score"}, "7", 200, '{"score": 1.0}', "ok",
+     {f'{P}requests_total{{code="200"}}': 1, f'{P}scores_total{{value="1.0"}}': 1, f"{P}fallback_share_replies": 1}),
+    (Outcome(status="timeout", value=None, detail="cpu"), {"fallback_reward": -1.0}, "7", 200, "-1.0", "timeout",
+     {f'{P}requests_total{{code="200"}}': 1, f'{P}scores_total{{value="-1.0"}}': 1, f"{P}scorer_timeouts_total": 1,
+      f'{P}fallbacks_total{{reason="timeout"}}': 1, f"{P}fallback_share": 1, f"{P}fallback_share_replies": 1,
+      f"{P}fallbacks_last_minute": 1}),
+    (Outcome(status="error", value=None, detail="boom"), {}, "7", 200, "0.0", "error",
+     {f'{P}requests_total{{code="200"}}': 1, f'{P}scores_total{{value="0.0"}}': 1, f"{P}scorer_errors_total": 1,
+      f'{P}fallbacks_total{{reason="error"}}': 1, f"{P}fallback_share": 1, f"{P}fallback_share_replies": 1,
+      f"{P}fallbacks_last_minute": 1}),
+    (Outcome(status="ok", value=None), {}, "7", 200, "0.0", "ok",  # no value: never a reward
+     {f'{P}requests_total{{code="200"}}': 1, f'{P}scores_total{{value="0.0"}}': 1, f"{P}scorer_errors_total": 1,
+      f'{P}fallbacks_total{{reason="ok"}}': 1, f"{P}fallback_share": 1, f"{P}fallback_share_replies": 1,
+      f"{P}fallbacks_last_minute": 1}),
+    (OK, {"fallback_reward": 0.5}, None, 200, "0.5", "error",  # a label that cannot be graded: never scored
+     {f'{P}requests_total{{code="200"}}': 1, f'{P}scores_total{{value="0.5"}}': 1, f"{P}scorer_errors_total": 1,
+      f'{P}fallbacks_total{{reason="label"}}': 1, f"{P}fallback_share": 1, f"{P}fallback_share_replies": 1,
+      f"{P}fallbacks_last_minute": 1}),
+    (Outcome(status="unavailable", value=None, detail="no scorer process free"), {}, "7", 503,
+     '{"detail":"no scorer process free"}', None,
+     {f'{P}requests_total{{code="503"}}': 1, f'{P}unavailable_total{{reason="unavailable"}}': 1}),
+    (Outcome(status="starved", value=None, detail="no progress"), {}, "7", 503, '{"detail":"no progress"}', None,
+     {f'{P}requests_total{{code="503"}}': 1, f'{P}unavailable_total{{reason="starved"}}': 1}),
+    (None, {}, "7", 503, json.dumps({"detail": PENDING}, separators=(",", ":")), None,
+     {f'{P}requests_total{{code="503"}}': 1, f'{P}unavailable_total{{reason="pending"}}': 1}),
+]
+
+
+@pytest.mark.parametrize(("outcome", "config", "label", "status", "body", "reward_status", "counted"), REPLIES)
+def test_rules_reward_app_replies(outcome: Outcome | None, config: dict[str, Any], label: Any, status: int,
+                                  body: str, reward_status: str | None, counted: dict[str, float]) -> None:
+    service = _service(outcome, **config)
+    got = _reply(asyncio.run(service.score(_request(_body(label), {"X-Request-ID": "req-1"}))))
+    headers = {"x-request-id": "req-1"}
+    if reward_status is not None:
+        headers["x-reward-status"] = reward_status
+    if status == 503:
+        headers["retry-after"] = "2"
+    assert got == (status, body, headers)
+    assert _counted(service) == counted
+    assert service.metrics.in_flight == 0 and service.metrics.latency.count == 1
+    assert service.pool.scored == ([] if label is None else [("\\boxed{7}", ("7",))])  # type: ignore[attr-defined]
+
+
+REJECTED = [
+    # body, config, status, detail, whether the connection is closed
+    (b"{", {}, 422, None, False),
+    (_body(label="7", response="x" * 2000), {"max_body_bytes": 1024}, 413,
+     "body is 2045 bytes: the limit is 1024 bytes (--max-body-bytes)", True),
+]
+
+
+@pytest.mark.parametrize(("body", "config", "status", "detail", "closed"), REJECTED)
+def test_rules_reward_app_rejected_bodies(body: bytes, config: dict[str, Any], status: int, detail: str | None,
+                                          closed: bool) -> None:
+    service = _service(OK, **config)
+    got_status, got_body, headers = _reply(asyncio.run(service.score(_request(body, {"X-Request-ID": "r"}))))
+    assert got_status == status
+    if detail is not None:
+        assert json.loads(got_body) == {"detail": detail}
+    assert headers == {"x-request-id": "r", **({"connection": "close"} if closed else {})}
+    assert _counted(service) == {f'{P}requests_total{{code="{status}"}}': 1}
+    assert service.pool.scored == []  # type: ignore[attr-defined]
+
+
+REQUEST_IDS = [("req-1", "req-1"), ("a" * 64, "a" * 64), ("A.b_c:d-9", "A.b_c:d-9"), ("a" * 65, None),
+               ("bad id", None), ("", None), ("x\u00e9", None), (None, None)]
+
+
+@pytest.mark.parametrize(("sent", "kept"), REQUEST_IDS)
+def test_rules_reward_app_request_id(sent: str | None, kept: str | None) -> None:
+    service = _service(OK)
+    headers = {} if sent is None else {"X-Request-ID": sent}
+    request = _request(_body(), headers) if sent is None or sent.isascii() else _request_raw(_body(), sent)
+    got = _reply(asyncio.run(service.score(request)))[2]["x-request-id"]
+    if kept is None:
+        assert len(got) == 16 and all(c in "0123456789abcdef" for c in got)
+    else:
+        assert got == kept
+
+
+def _request_raw(body: bytes, request_id: str) -> Request:
+    request = _request(body)
+    request.scope["headers"].append((b"x-request-id", request_id.encode("latin-1")))
+    return request
+
+
+def test_rules_reward_app_closing_closes_connections() -> None:
+    async def body() -> None:
+        service = _service(OK)
+        service.health_pool = _Pool(OK)  # type: ignore[assignment]
+        service.begin_shutdown()
+        assert service.closing and service.pool.closing  # type: ignore[attr-defined]
+        got = _reply(await service.score(_request(_body(), {"X-Request-ID": "r"})))
+        assert got == (200, "1.0", {"x-request-id": "r", "connection": "close", "x-reward-status": "ok"})
+        pending = _service(None)
+        pending.begin_shutdown()
+        got = _reply(await pending.score(_request(_body(), {"X-Request-ID": "r"})))
+        assert got == (503, json.dumps({"detail": CLOSING}, separators=(",", ":")),
+                       {"x-request-id": "r", "connection": "close", "retry-after": "2"})
+    asyncio.run(body())
+
+
+def test_rules_reward_app_shutdown_ends_the_wait_after_the_grace() -> None:
+    async def body() -> None:
+        service = _service(None, reply_mode="wait", wait_reply_s=3000.0)  # grace min(3000, 2.0) = 2 s
+        loop = asyncio.get_running_loop()
+        service.begin_shutdown()
+        assert not service._stop_waiting.is_set()
+        handles = [h for h in loop._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
+        assert [round(h.when() - loop.time(), 1) for h in handles] == [2.0]
+        service._stop_waiting.set()  # what the timer does
+        reply = await asyncio.wait_for(service.score(_request(_body())), 5)  # not the 3000 s wait
+        assert json.loads(bytes(reply.body)) == {"detail": CLOSING} and reply.status_code == 503
+    asyncio.run(body())
+
+
+def test_rules_reward_app_retry_finds_the_scoring() -> None:
+    async def body() -> None:
+        service = _service(OK)
+        for _ in range(2):
+            assert (await service.score(_request(_body()))).status_code == 200
+        assert service.pool.scored == [("\\boxed{7}", ("7",))]  # type: ignore[attr-defined]
+        assert service.results.reused == 1
+    asyncio.run(body())
+
+
+def test_rules_reward_app_drained() -> None:
+    async def body() -> None:
+        service = _service(OK)
+        await asyncio.wait_for(service.drained(quiet_s=0.0), 5)  # nothing in flight, nothing arrived: at once
+        service.metrics.in_flight = 1
+        await asyncio.wait_for(service.drained(quiet_s=0.0, max_s=0.1), 5)  # in flight: only the bound ends it
+        service.metrics.in_flight = 0
+        service._last_request = asyncio.get_running_loop().time() + 3600  # a request just now: not quiet
+        await asyncio.wait_for(service.drained(quiet_s=1.0, max_s=0.1), 5)
+    asyncio.run(body())
+
+
+def _health(service: RewardService) -> tuple[int, dict[str, Any]]:
+    reply = asyncio.run(service.health())
+    body = json.loads(bytes(reply.body))
+    assert isinstance(body.pop("elapsed_s"), float)
+    return reply.status_code, body
+
+
+def test_rules_reward_app_health_ok() -> None:
+    service = _service(OK)
+    state = PoolState(idle=1, busy=2, slow=3, starting=4, queued=5, retired={}, spawn_failures=0, last_spawn_error="")
+    service.pool = _Pool(OK, state=state)  # type: ignore[assignment]
+    service.health_pool = _Pool(by_label={p.label: Outcome(status="ok", value=p.expected)  # type: ignore[assignment]
+                                          for p in HEALTH_PAIRS["slime_math"]})
+    assert _health(service) == (200, {"status": "ok", "backend": "slime_math", "problems": [],
+                                      "scorer_processes": {"idle": 1, "busy": 2, "slow": 3, "starting": 4},
+                                      "queued": 5})
+    assert service.metrics.health.values == {"ok": 1}
+
+
+HEALTH_PROBLEMS = [
+    # health outcome per pair, request pool state, problems
+    ({"x^2+2x+1": Outcome(status="ok", value=0.0), "8": Outcome(status="ok", value=0.0)},
+     PoolState(idle=1, busy=0, slow=0, starting=0, queued=0, retired={}, spawn_failures=0, last_spawn_error=""),
+     ["'so the answer is \\\\boxed{(x+1)^2}' vs label 'x^2+2x+1': got ok 0.0, expected 1.0"]),
+    ({"x^2+2x+1": Outcome(status="timeout", value=None, detail="cpu budget"), "8": Outcome(status="ok", value=1.0)},
+     PoolState(idle=0, busy=0, slow=0, starting=1, queued=0, retired={}, spawn_failures=0, last_spawn_error=""),
+     ["'so the answer is \\\\boxed{(x+1)^2}' vs label 'x^2+2x+1': got timeout None cpu budget, expected 1.0",
+      "'so the answer is \\\\boxed{7}' vs label '8': got ok 1.0, expected 0.0"]),
+    ({"x^2+2x+1": Outcome(status="ok", value=1.0), "8": Outcome(status="ok", value=0.0)},
+     PoolState(idle=0, busy=0, slow=0, starting=0, queued=0, retired={}, spawn_failures=3, last_spawn_error="OOM"),
+     ["no scorer process is running: OOM"]),
+    ({"x^2+2x+1": Outcome(status="ok", value=1.0), "8": Outcome(status="ok", value=0.0)},
+     PoolState(idle=0, busy=0, slow=0, starting=0, queued=0, retired={}, spawn_failures=0, last_spawn_error=""),
+     ["no scorer process is running: unknown"]),
+]
+
+
+@pytest.mark.parametrize(("outcomes", "state", "problems"), HEALTH_PROBLEMS)
+def test_rules_reward_app_health_problems(outcomes: dict[str, Outcome], state: PoolState,
+                                          problems: list[str]) -> None:
+    service = _service(OK)
+    service.pool = _Pool(OK, state=state)  # type: ignore[assignment]
+    service.health_pool = _Pool(by_label=outcomes)  # type: ignore[assignment]
+    assert _health(service) == (503, {"status": "fail", "backend": "slime_math", "problems": problems,
+                                      "scorer_processes": {"idle": state.idle, "busy": state.busy,
+                                                           "slow": state.slow, "starting": state.starting},
+                                      "queued": 0})
+    assert service.metrics.health.values == {"fail": 1}
+
+
+@pytest.mark.parametrize("process", ["idle", "busy", "slow", "starting"])
+def test_rules_reward_app_health_any_process_counts(process: str) -> None:
+    service = _service(OK)
+    fields = {"idle": 0, "busy": 0, "slow": 0, "starting": 0, process: 1}
+    service.pool = _Pool(OK, state=PoolState(**fields, queued=0, retired={}, spawn_failures=0,  # type: ignore[assignment]
+                                             last_spawn_error=""))
+    service.health_pool = _Pool(by_label={p.label: Outcome(status="ok", value=p.expected)  # type: ignore[assignment]
+                                          for p in HEALTH_PAIRS["slime_math"]})
+    assert _health(service)[0] == 200
+
+
+def test_rules_reward_app_health_pool_and_routes() -> None:
+    config = ServiceConfig(backend="boxed", workers=3, scorer_timeout_s=1.0, scorer_wall_timeout_s=4.0,
+                           demote_after_cpu_s=0.1)
+    app = create_app(config)
+    service = app.state.service
+    assert (service.pool.size, service.pool.backend, service.pool.wall_timeout_s) == (3, "boxed", 600.0)
+    health = service.health_pool
+    assert (health.size, health.max_slow, health.timeout_s, health.wall_timeout_s, health.demote_after_cpu_s,
+            health.max_queue_wait_s) == (len(HEALTH_PAIRS["boxed"]), 0, 1.0, 4.0, 0, 4.0)
+    routes = {(r.path, tuple(sorted(r.methods))) for r in app.routes}  # type: ignore[attr-defined]
+    assert routes == {("/score", ("POST",)), ("/", ("POST",)), ("/health", ("GET",)), ("/metrics", ("GET",))}
+
+
+def test_rules_reward_app_metrics_route() -> None:
+    service = _service(OK)
+    reply = asyncio.run(service.render_metrics())
+    assert reply.media_type == CONTENT_TYPE
+    assert bytes(reply.body).decode() == service.metrics.render(service.pool.state())
