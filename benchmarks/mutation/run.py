@@ -219,6 +219,8 @@ TARGETS = {
     "hardware": ("rlcheck/hardware.py", ["test_rules_table_hardware.py", "test_hardware.py", "test_thresholds.py"]),
     "preflight_job_inputs": ("rlcheck/preflight/job_inputs.py", ["test_rules_table_job_inputs.py"]),
     "recipes_deltas": ("rlcheck/recipes/deltas.py", ["test_rules_table_recipe_deltas.py", "test_recipes.py"]),
+    "preflight_recipe": ("rlcheck/preflight/recipe.py", ["test_rules_table_preflight_recipe.py"]),
+    "recipes_glm": ("rlcheck/recipes/glm.py", ["test_rules_table_recipe_glm.py", "test_recipes.py"]),
     # the reward service's judges (results/mutation_reward.json): SLIME's math grader as rlcheck grades it
     "reward_slime_math": ("rlcheck/reward/slime_math.py", ["test_rules_table_slime_math.py",
                                                           "test_reward_grading_modes.py"]),
