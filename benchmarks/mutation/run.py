@@ -230,6 +230,7 @@ TARGETS = {
     "reward_results": ("rlcheck/reward/results.py", ["test_rules_table_reward_results.py"]),
     "reward_harness": ("rlcheck/reward/harness.py", ["test_rules_table_reward_harness.py"]),
     "reward_app": ("rlcheck/reward/app.py", ["test_rules_table_reward_app.py"]),
+    "reward_cli": ("rlcheck/reward/cli.py", ["test_rules_table_reward_cli.py", "test_reward_config.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
