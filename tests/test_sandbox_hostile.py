@@ -159,3 +159,20 @@ def test_sandbox_invalid_utf8_is_read_with_replacement(tmp_path):
     assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr, done.stderr[-2000:]
     job = capture.capture(script)
     assert job.argv[-1] == "\ufffd\ufffd"
+
+
+def test_sandbox_runs_from_a_venv_reached_through_a_linked_folder_under_tmp(tmp_path):
+    """rlcheck started as /tmp/x/.venv/bin/python where .venv is a link: /tmp is private in the sandbox, so the
+    stand-ins start the interpreter by its directory's real path (and keep the venv)."""
+    venv = Path(sys.executable).parent.parent
+    (tmp_path / "clone").mkdir()
+    (tmp_path / "clone" / ".venv").symlink_to(venv)
+    python = tmp_path / "clone" / ".venv" / "bin" / Path(sys.executable).name
+    (tmp_path / "scripts").mkdir()
+    script = _script(tmp_path / "scripts", SUBMIT)  # its folder is shown, the clone beside it is not
+    child = ("import sys; from rlcheck.job import sandbox; run = sandbox.run(['bash', sys.argv[1]], timeout_s=20); "
+             "print(run.returncode, run.calls)")
+    out = subprocess.run([str(python), "-c", child, str(script)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(Path(sandbox.__file__).resolve().parents[2])},
+                         check=True)
+    assert out.stdout.strip() == "0 (('ray', ('job', 'submit', '--', 'python3', 'train.py', '--lr', '1e-6')),)"

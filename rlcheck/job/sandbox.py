@@ -46,7 +46,7 @@ FILE_SIZE_CAP_BYTES = 256 << 20
 """RLIMIT_FSIZE of every process in the sandbox: no file it writes grows past this (a sparse record included)."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OWN = ("PATH", "HOME", "LANG", "BASH_ENV")  # what the sandbox sets for itself: a user value would unseat the fakes
-_RECORDER = Path(__file__).with_name("recorder.py")
+_RECORDER = Path(__file__).resolve().with_name("recorder.py")
 _UNSHARE = ("unshare", "--user", "--map-root-user", "--mount", "--pid", "--net", "--ipc", "--uts", "--fork",
             "--kill-child", "--mount-proc", "--propagation", "private")
 # Sourced by bash before the script (BASH_ENV): the top shell (PID 1) records at exit which variables were set and
@@ -96,12 +96,19 @@ def available() -> str:
     return ""
 
 
+def interpreter() -> str:
+    """rlcheck's interpreter by a path the sandbox shows: its directory's links resolved (a venv reached through a
+    linked folder under the hidden /tmp would not be there), its own name kept (a venv's python is a link to the base
+    interpreter, and only its venv path finds the venv's packages)."""
+    return os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
+
+
 def _shims(bin_dir: Path) -> None:
     bin_dir.mkdir()
     for name in FAKES:
         shim = bin_dir / name
         # -I -S: the recorder needs the standard library only, and starts once per call (a wait loop: hundreds)
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -I -S "{_RECORDER}" {name} "$@"\n', encoding="utf-8")
+        shim.write_text(f'#!/bin/sh\nexec "{interpreter()}" -I -S "{_RECORDER}" {name} "$@"\n', encoding="utf-8")
         shim.chmod(0o755)
     (bin_dir / "bash_env").write_text(_BASH_ENV, encoding="utf-8")
 
@@ -205,7 +212,7 @@ def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[t
                                 homes=confine.caller_homes(), checkout=checkout)
         own = {"PATH": f"{tmp}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(base / "home"), "LANG": "C.UTF-8",
                "RLCHECK_RECORD": str(record), "RLCHECK_RECORD_CAP": str(bounded.RECORD_CAP_BYTES),
-               "RLCHECK_BASH_ENV": f"{tmp}/bin/bash_env", "RLCHECK_PY": sys.executable,
+               "RLCHECK_BASH_ENV": f"{tmp}/bin/bash_env", "RLCHECK_PY": interpreter(),
                "RLCHECK_RECORDER": str(_RECORDER)}
         prologue = confine.prologue(layout)
         argv = [*_UNSHARE, "bash", "--norc", "--noprofile", "-c", prologue, "sandbox", *command, *check_args(args)]

@@ -7,7 +7,6 @@ import dataclasses
 import os
 import re
 import shlex
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,7 +48,7 @@ def _text(path: Path) -> str:
         return ""
 
 
-_MILES_STUB = Path(__file__).with_name("miles_stub.py")
+_MILES_STUB = Path(__file__).resolve().with_name("miles_stub.py")
 _IMPORTS = re.compile(r"^\s*(?:from|import)\s+(miles|slime)[.\s]", re.MULTILINE)
 
 
@@ -83,8 +82,8 @@ def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "
     """Run the script (fmt bash, or miles-py: a Miles launcher under the Miles stub) in the sandbox with the
     user's env and its own arguments (args: what `bash SCRIPT ARG...` or `python LAUNCHER ARG...` gets); CaptureFailed
     when the sandbox cannot be made or no trainer command ran."""
-    command = ["bash", str(path.resolve())] if fmt == "bash" else [sys.executable, str(_MILES_STUB),
-                                                                   str(path.resolve())]
+    command = (["bash", str(path.resolve())] if fmt == "bash" else
+               [sandbox.interpreter(), str(_MILES_STUB), str(path.resolve())])
     tree = tree_of(path, os.getcwd())
     # The framework's image keeps its checkout at /root/<framework> (SLIME's and Miles' Dockerfiles), where the
     # upstream scripts source their model files from: this tree is shown there.
