@@ -829,4 +829,19 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.job.needs.x_wants_arguments__mutmut_15":
         'a single-quoted part replaced by "XX XX" instead of " ": either way a $ before it is followed by a character '
         "that is no digit, #, @, * or {, and no $ is made, so a positional argument is found or missed alike",
+    # rlcheck/deploy/node_metrics.py
+    "rlcheck.deploy.node_metrics.x__worst__mutmut_6":
+        "a check's verdict of the same rank as its worst one so far replaces it (<= for <): the same status either way",
+    "rlcheck.deploy.node_metrics.x_write_textfile__mutmut_25": 'codec "utf-8" -> "UTF-8": codec names are '
+        "case-insensitive",
+    # rlcheck/scan_output.py
+    **{f"rlcheck.scan_output.x_first_cause__mutmut_{n}":
+       "min() of (rank, index, finding) without the key that keeps (rank, index): the indexes differ, so the finding "
+       "is never compared and the same one is least" for n in (11, 13)},
+    **{f"rlcheck.scan_output.x_first_cause__mutmut_{n}":
+       "the rank of a role _RANK does not know changed (None, left out, 1): KnownFailure refuses any role outside "
+       "ROLES, and _RANK ranks every one of them, so the default is never taken" for n in (3, 5, 6)},
+    **{f"rlcheck.scan_output.x_safe__mutmut_{n}":
+       "the \\x escape also for U+0100 (<= 0x100, < 257): _UNSAFE matches no character from U+00A0 to U+2027, so "
+       "U+0100 never reaches the escape" for n in (10, 11)},
 }
