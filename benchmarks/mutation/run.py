@@ -221,6 +221,11 @@ TARGETS = {
     "recipes_deltas": ("rlcheck/recipes/deltas.py", ["test_rules_table_recipe_deltas.py", "test_recipes.py"]),
     "preflight_recipe": ("rlcheck/preflight/recipe.py", ["test_rules_table_preflight_recipe.py"]),
     "recipes_glm": ("rlcheck/recipes/glm.py", ["test_rules_table_recipe_glm.py", "test_recipes.py"]),
+    "recipes_recipe": ("rlcheck/recipes/recipe.py", ["test_rules_table_recipe_recipe.py", "test_recipes.py"]),
+    "recipes_models": ("rlcheck/recipes/models.py", ["test_rules_table_recipe_models.py", "test_recipes.py"]),
+    # the shipped recipes' values: each rendered argv is frozen by test_render.py's snapshots
+    "recipes_cases": ("rlcheck/recipes/cases.py", ["test_rules_table_recipe_cases.py", "test_recipes.py",
+                                                   "test_render.py"]),
     # the reward service's judges (results/mutation_reward.json): SLIME's math grader as rlcheck grades it
     "reward_slime_math": ("rlcheck/reward/slime_math.py", ["test_rules_table_slime_math.py",
                                                           "test_reward_grading_modes.py"]),
