@@ -123,6 +123,8 @@ def test_a_ray_address_without_a_known_scheme_or_a_host_is_malformed(address):
 @pytest.mark.parametrize(("address", "why"), [
     ("ray://head:99999", "port '99999' is not a number from 1 to 65535"),
     ("ray://head:0", "port '0' is not a number from 1 to 65535"),
+    # the scheme is what comes before the first ://, so a second one is read as part of the host
+    ("ray://head://h:10001", "port '' is not a number from 1 to 65535"),
     ("http://a b:8265", "no host in it"),
 ])
 def test_a_ray_address_the_reach_reader_refuses_is_a_usage_error_with_its_reason(address, why):
@@ -175,6 +177,12 @@ def test_a_job_file_given_a_format_is_read_as_that_format(tmp_path):
 def test_a_missing_file_a_bad_format_or_a_bad_job_env_is_a_usage_error(tmp_path, fmt, env, args, message):
     path = str(tmp_path / "absent.yaml")
     assert _usage(options.capture_job, path, fmt, env, args) == message.format(path=path)
+
+
+@pytest.mark.parametrize("name", ["absent", "absent.txt", "absent.sh"])
+def test_a_missing_file_is_no_such_file_never_a_format_guessed_from_its_name(tmp_path, name):
+    path = str(tmp_path / name)
+    assert _usage(options.capture_job, path, None) == f"--job={path!r}: no such file"
 
 
 def test_arguments_for_a_file_that_is_no_script_are_a_usage_error(tmp_path):
