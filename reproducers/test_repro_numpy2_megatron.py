@@ -25,6 +25,7 @@ from rlcheck.catalog import get
 from rlcheck.process import subproc
 from rlcheck.process.wait import free_loopback_port
 from rlcheck.repro import megatron_args, sidecar
+from rlcheck.repro.ahead import Ahead
 from rlcheck.repro.reproduce import Reproduction
 from rlcheck.verdict import Status, Verdict
 
@@ -72,7 +73,7 @@ def save_preprocess(side_dirs: list[str], tmp_path, name: str) -> Saved:
     # no GPU, fail and fall back) instead of raising IndexError; a fresh build folder per run.
     env = {"TORCH_CUDA_ARCH_LIST": "9.0", "TORCH_EXTENSIONS_DIR": str(tmp_path / f"torch-extensions-{name}"),
            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_loopback_port())}
-    done = subproc.python(SAVE_PREPROCESS, timeout_s=180, pythonpath=side_dirs, env=env)
+    done = subproc.python(SAVE_PREPROCESS, timeout_s=300, pythonpath=side_dirs, env=env)  # up to four share the cores
     line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT versions ")), "")
     numpy, megatron = (line.split()[2:4] if line else (None, None))
     completed = "RESULT save_preprocess completed" in done.stdout
@@ -96,13 +97,33 @@ def could_not_run(run: Saved) -> Verdict | None:
                    summary=f"save_preprocess could not run ({run.output.why()}): {run.outcome()}")
 
 
-def test_repro_numpy2_megatron(record_verdict, record_reproduction, tmp_path):
+RUNS = {"numpy-2": ("megatron-core-0.15", "numpy-2"), "numpy-1": ("megatron-core-0.15",),
+        "installed": ("numpy-2",), "megatron-core-0.16": ("megatron-core-0.16", "numpy-2")}
+"""Each child's side directories (the installed packages under them)."""
+READS = {"test_repro_numpy2_megatron": ("numpy-2", "numpy-1"),
+         "test_repro_numpy2_megatron_fixed_release[installed]": ("installed",),
+         "test_repro_numpy2_megatron_fixed_release[megatron-core-0.16]": ("megatron-core-0.16",)}
+"""The children each test reads."""
+
+
+@pytest.fixture(scope="module")
+def saves(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Ahead[Saved]:
+    """The children of this module's tests in this session, started at once by the first of them
+    (rlcheck.repro.ahead: one after another they left a core idle)."""
+    folder = tmp_path_factory.mktemp("numpy2-megatron")
+    found = {key: dirs for key, names in RUNS.items() if not isinstance(dirs := side_dirs(*names), Verdict)}
+    calls = {key: (lambda key=key, dirs=dirs: save_preprocess(dirs, folder, key)) for key, dirs in found.items()}
+    names = [item.name for item in request.session.items
+             if isinstance(item, pytest.Function) and item.path == request.path]
+    return Ahead(calls, [key for name in names for key in READS.get(name, ())])
+
+
+def test_repro_numpy2_megatron(record_verdict, record_reproduction, saves):
     dirs = side_dirs("megatron-core-0.15", "numpy-2")
     if isinstance(dirs, Verdict):
         record_verdict(dirs)
         return
-    broken, pinned = subproc.concurrently(lambda: save_preprocess(dirs, tmp_path, "numpy-2"),
-                                          lambda: save_preprocess(dirs[:1], tmp_path, "numpy-1"))
+    broken, pinned = saves.take("numpy-2"), saves.take("numpy-1")
     if (unknown := could_not_run(broken)) is not None:
         record_verdict(unknown)
         return
@@ -114,12 +135,12 @@ def test_repro_numpy2_megatron(record_verdict, record_reproduction, tmp_path):
 
 
 @pytest.mark.parametrize("megatron_side", [None, "megatron-core-0.16"], ids=["installed", "megatron-core-0.16"])
-def test_repro_numpy2_megatron_fixed_release(record_verdict, record_reproduction, tmp_path, megatron_side):
+def test_repro_numpy2_megatron_fixed_release(record_verdict, record_reproduction, saves, megatron_side):
     dirs = side_dirs(*filter(None, (megatron_side, "numpy-2")))
     if isinstance(dirs, Verdict):
         record_verdict(dirs)
         return
-    run = save_preprocess(dirs, tmp_path, "numpy-2")
+    run = saves.take(megatron_side or "installed")
     if (unknown := could_not_run(run)) is not None:
         record_verdict(unknown)
         return
