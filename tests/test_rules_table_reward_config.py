@@ -180,6 +180,8 @@ USABLE = [
     (None, ("200000", "100000"), 2),
     (None, ("150000", "100000"), 2),
     (None, ("50000", "100000"), 1),
+    (None, ("1", "100000"), 1),  # the smallest quota is a limit
+    (None, ("1", "1"), 1),  # and the shortest period
     (None, ("-1", "100000"), 8),  # v1's "no limit"
     (None, ("0", "100000"), 8),
     (None, ("100000", "0"), 8),

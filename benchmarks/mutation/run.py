@@ -236,6 +236,7 @@ TARGETS = {
     "reward_harness": ("rlcheck/reward/harness.py", ["test_rules_table_reward_harness.py"]),
     "reward_app": ("rlcheck/reward/app.py", ["test_rules_table_reward_app.py"]),
     "reward_cli": ("rlcheck/reward/cli.py", ["test_rules_table_reward_cli.py", "test_reward_config.py"]),
+    "reward_worker": ("rlcheck/reward/worker.py", ["test_rules_table_reward_worker.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",

@@ -1,0 +1,131 @@
+"""A scorer process's loop as tables (issue 33): what it sends back for each scoring (the reward, or the error that
+becomes a counted fallback: a raise, a non-finite reward), when it stops, and how a real one is set up (its memory
+limit, its OOM score, the signals it ignores).
+
+A NaN or an infinity sent back as a reward would reach SLIME as one; an error text cut wrong, or a loop that stops
+on the first failure, turns every later request into a 503. serve() runs here on an in-process pipe; one real
+scorer process, forked as the pool forks it, shows the set-up.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+
+from rlcheck.reward import worker
+from rlcheck.reward.scorers import LabelError
+
+
+def _scorer(response: str, label: str) -> float:
+    """Answers by the label: a number is the reward, 'raise' and 'boom' raise."""
+    if label == "raise":
+        raise LabelError("label does not parse: " + response)
+    if label == "boom":
+        raise RuntimeError("x" * 400)
+    return float(label)
+
+
+def _serve(jobs: list[object], close: bool = False) -> list[tuple[object, ...]]:
+    ours, theirs = multiprocessing.Pipe(duplex=True)
+    for job in jobs:
+        ours.send(job)
+    if close:
+        ours.close()
+    loop = threading.Thread(target=worker.serve, args=(theirs, _scorer))
+    loop.start()
+    loop.join(10)
+    assert not loop.is_alive()  # it stopped
+    if close:
+        return []
+    replies = []
+    while ours.poll():
+        replies.append(ours.recv())
+    return replies
+
+
+SERVED = [
+    # labels of one job, (value, error) sent back
+    (("1",), (1.0, "")),
+    (("0.5",), (0.5, "")),
+    (("0",), (0.0, "")),
+    (("inf",), (None, "scorer returned inf")),
+    (("-1",), (0.0, "")),  # score_any takes the best from 0.0: below it is 0.0
+    (("-inf",), (0.0, "")),
+    (("nan",), (0.0, "")),
+    (("raise",), (None, "LabelError: label does not parse: R")),
+    (("boom",), (None, ("RuntimeError: " + "x" * 400)[:300])),  # cut at 300 characters
+    (("raise", "1"), (1.0, "")),  # a list label: any of them
+    (("raise", "0"), (None, "LabelError: label does not parse: R")),
+]
+
+
+@pytest.mark.parametrize(("labels", "sent"), SERVED)
+def test_rules_reward_worker_serve_replies(labels: tuple[str, ...], sent: tuple[float | None, str]) -> None:
+    [reply] = _serve([(7, "R", labels), None])
+    job_id, value, error, scoring_s, cpu_s = reply
+    assert (job_id, value, error) == (7, *sent)
+    assert isinstance(scoring_s, float) and scoring_s >= 0
+    assert isinstance(cpu_s, float) and cpu_s > 0  # the process's CPU time so far
+
+
+def test_rules_reward_worker_serve_goes_on_after_a_failure() -> None:
+    replies = _serve([(1, "R", ("raise",)), (2, "R", ("inf",)), (3, "R", ("1",)), None, (4, "R", ("1",))])
+    assert [(r[0], r[1], r[2]) for r in replies] == [(1, None, "LabelError: label does not parse: R"),
+                                                    (2, None, "scorer returned inf"), (3, 1.0, "")]  # None: it stops
+
+
+def test_rules_reward_worker_serve_stops_when_the_pipe_closes() -> None:
+    assert _serve([], close=True) == []
+
+
+@pytest.mark.parametrize(("exc", "text"), [(ValueError("bad"), "ValueError: bad"), (KeyError("k"), "KeyError: 'k'"),
+                                           (MemoryError(), "MemoryError: "),
+                                           (RuntimeError("y" * 500), "RuntimeError: " + "y" * 286)])
+def test_rules_reward_worker_describe(exc: BaseException, text: str) -> None:
+    assert worker._describe(exc) == text
+
+
+def _limits(pid: int) -> str:
+    return next(line for line in Path(f"/proc/{pid}/limits").read_text().splitlines()
+                if line.startswith("Max address space"))
+
+
+def test_rules_reward_worker_real_process_setup() -> None:
+    ctx = multiprocessing.get_context("fork")
+    ours, theirs = ctx.Pipe(duplex=True)
+    proc = ctx.Process(target=worker.worker_main, args=(theirs, "boxed", 900 * 1024**2), daemon=True)
+    proc.start()
+    theirs.close()
+    try:
+        assert ours.poll(60)
+        ready, pid, cpu_s = ours.recv()
+        assert (ready, pid) == (worker.READY, proc.pid) and cpu_s > 0
+        assert _limits(pid).split()[3:5] == [str(900 * 1024**2)] * 2
+        assert Path(f"/proc/{pid}/oom_score_adj").read_text().strip() == "1000"
+        sig_ign = int(next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                           if line.startswith("SigIgn:")).split()[1], 16)
+        assert sig_ign & (1 << (signal.SIGINT - 1)) and sig_ign & (1 << (signal.SIGTERM - 1))
+        os.kill(pid, signal.SIGTERM)  # ignored: the front decides when a scorer stops
+        ours.send((1, "\\boxed{7}", ("7",)))
+        assert ours.poll(30)
+        assert ours.recv()[:3] == (1, 1.0, "")  # the boxed backend was loaded
+        ours.send(None)
+        proc.join(30)
+        assert proc.exitcode == 0
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        ours.close()
+
+
+def test_rules_reward_worker_serve_ends_on_a_broken_pipe() -> None:
+    class _Broken:
+        def recv(self) -> object:
+            raise OSError("gone")
+
+    assert worker.serve(_Broken(), _scorer) is None  # type: ignore[arg-type, func-returns-value]
