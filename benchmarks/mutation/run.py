@@ -226,6 +226,8 @@ TARGETS = {
     # the shipped recipes' values: each rendered argv is frozen by test_render.py's snapshots
     "recipes_cases": ("rlcheck/recipes/cases.py", ["test_rules_table_recipe_cases.py", "test_recipes.py",
                                                    "test_render.py"]),
+    "preflight_baseline": ("rlcheck/preflight/baseline.py", ["test_rules_table_preflight_baseline.py",
+                                                             "test_baseline.py", "test_baseline_hostile.py"]),
     # the reward service's judges (results/mutation_reward.json): SLIME's math grader as rlcheck grades it
     "reward_slime_math": ("rlcheck/reward/slime_math.py", ["test_rules_table_slime_math.py",
                                                           "test_reward_grading_modes.py"]),
