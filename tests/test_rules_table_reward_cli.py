@@ -139,3 +139,45 @@ def test_rules_reward_cli_run_exit_codes(monkeypatch: pytest.MonkeyPatch, starts
     service = c.app.state.service
     assert made.before_shutdown == service.begin_shutdown and made.drained == service.drained
     assert service.config.port == 9002
+
+
+HELP = {
+    '--backend': ("grading mode (default slime_math): slime_math grades as SLIME's --rm-type math (last "
+                  '\\boxed{}, its normalization, sympy); math_verify: math-verify on the whole response; boxed: '
+                  'last \\boxed{} string match. README: the table of differences'),
+    '--host': 'address to bind (default 127.0.0.1)',
+    '--port': 'port (default 8000)',
+    '--workers': ('scorer processes at full priority (default: the CPUs this container may use, 4 here); the '
+                  'HTTP front is one process'),
+    '--max-slow-workers': 'extra processes that finish slow scorings while fresh ones take their slots (default 16)',
+    '--max-body-bytes': 'larger bodies get 413 (default 4194304)',
+    '--scorer-timeout-s': 'CPU seconds one scoring may use; the fallback is replied past it (default 2.0)',
+    '--scorer-wall-timeout-s': ('--reply-mode retry: a request whose scoring is not done within this gets 503 + '
+                                'Retry-After; the scoring goes on and the retry gets its reward (default 6.0)'),
+    '--reply-mode': ('retry (SLIME, which retries 503): answer 503 + Retry-After past --scorer-wall-timeout-s; '
+                     'wait (Miles, whose remote_rm never retries): wait for the scoring up to --wait-reply-s '
+                     '(default retry)'),
+    '--wait-reply-s': ("--reply-mode wait: how long a request waits for its scoring; keep it under the client's "
+                       'timeout (default 240.0)'),
+    '--demote-after-cpu-s': ('a scoring that used this much CPU is slow: a fresh process takes its slot while it '
+                             'finishes at normal priority; 0 = never (default 0.2)'),
+    '--max-queued': 'scorings that may wait for a process; more get 503 + Retry-After (default 1024)',
+    '--read-timeout-s': 'request headers, then the body, must arrive within this (default 5.0)',
+    '--max-connections': 'open connections past which requests get 503 (default 2048)',
+    '--fallback-reward': 'reward replied on a scorer timeout or error, always counted and logged (default 0.0)',
+    '--keep-alive-s': "idle HTTP connection lifetime; keep it above SLIME's 15 s (default 75)",
+    '--reward-key': 'reply {KEY: reward} instead of a bare number; pass SLIME --reward-key KEY',
+    '--access-log': 'log every request (off: it costs CPU)',
+    '--log-level': None,
+}
+
+
+def test_rules_reward_cli_help(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `rlcheck reward-service --help` says of each option, with its default (4 CPUs here)."""
+    monkeypatch.setattr(cli, "usable_cpus", lambda: 4)
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    shown = {a.option_strings[0]: None if a.help is None else a.help % {"default": a.default}
+             for a in parser._actions if a.dest != "help"}
+    assert shown == HELP
+    assert cli.LOG_LEVELS == ("critical", "error", "warning", "info", "debug")
