@@ -230,6 +230,9 @@ TARGETS = {
                                                    "test_render.py"]),
     "preflight_baseline": ("rlcheck/preflight/baseline.py", ["test_rules_table_preflight_baseline.py",
                                                              "test_baseline.py", "test_baseline_hostile.py"]),
+    "preflight_cluster": ("rlcheck/preflight/cluster.py", ["test_rules_table_preflight_cluster.py"]),
+    "preflight_gpu": ("rlcheck/preflight/gpu.py", ["test_rules_table_preflight_gpu.py"]),
+    "preflight_image": ("rlcheck/preflight/image.py", ["test_rules_table_preflight_image.py"]),
     # the reward service's judges (results/mutation_reward.json): SLIME's math grader as rlcheck grades it
     "reward_slime_math": ("rlcheck/reward/slime_math.py", ["test_rules_table_slime_math.py",
                                                           "test_reward_grading_modes.py"]),
