@@ -244,6 +244,8 @@ TARGETS = {
     "reward_app": ("rlcheck/reward/app.py", ["test_rules_table_reward_app.py"]),
     "reward_cli": ("rlcheck/reward/cli.py", ["test_rules_table_reward_cli.py", "test_reward_config.py"]),
     "reward_worker": ("rlcheck/reward/worker.py", ["test_rules_table_reward_worker.py"]),
+    # the pool judged with stand-in processes on real pipes (test_reward_pool.py's real processes take a minute)
+    "reward_pool": ("rlcheck/reward/pool.py", ["test_rules_table_reward_pool.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
