@@ -143,6 +143,10 @@ EQUIVALENT: dict[str, str] = {
         'header "content-length" -> "CONTENT-LENGTH": Starlette\'s Headers.get lowercases the key',
     "rlcheck.reward.payload.x_read_body__mutmut_9":
         'default Content-Length "" -> "XXXX": both fail isdigit(), so both mean "not declared"',
+    # rlcheck/reward/config.py
+    **{f"rlcheck.reward.config.x_cpu_quota__mutmut_{n}":
+       'the "max" test of cpu.max\'s first field changed (fields[1], "XXmaxXX", "MAX"): a "max" that reaches int() '
+       "raises ValueError, whose handler returns the same None" for n in (5, 7, 8)},
     # memory
     'rlcheck.probes.recipe.memory.x_evaluate_stage_memory__mutmut_29':
         "1e9 -> 1000000001.0 in a '{:.2f}B' figure: moves it by 1e-9 relative, below the 2 decimals printed "
