@@ -125,10 +125,23 @@ SYMBOLIC = [
     ("3 degrees", "3"),
     ("4 minutes", "4"),
     ("2 feet", "2"),
+    ("1 foot", "1"),
+    ("5 miles", "5"),
+    ("5 seconds", "5"),
+    ("5 hours", "5"),
+    ("5 days", "5"),
+    ("5 weeks", "5"),
+    ("5 months", "5"),
+    ("5 years", "5"),
+    ("5 yards", "5"),
+    ("5 hour^2", "5"),
     ("90^\\circ", "90"),
     ("90^ \\circ", "90"),
     ("{5}", "5"),
     ("{5.0}", "5"),
+    ("{5", "5"),  # one brace: not enclosing (the braces go later anyway)
+    ("5}", "5"),
+    ("{1}{2}", "12"),
     ("1,\\!000", "1000"),
     ("5.0", "5"),
     ("1e3", "1000"),
@@ -174,6 +187,7 @@ ELEMENTS = [
     ("(1,2", ["(1,2"]),
     ("1,2)", ["1,2)"]),
     ("1,2", ["1,2"]),
+    ("X1,2X", ["X1,2X"]),  # only ( ) [ ] enclose
     ("(1,000,2)", ["1000", "2"]),
 ]
 
@@ -314,3 +328,15 @@ REWARDS = [
 @pytest.mark.parametrize(("response", "label", "reward"), REWARDS)
 def test_rules_slime_math_rewards(response: str, label: str, reward: float) -> None:
     assert sm.score_slime_math(response, label) == reward
+
+
+def test_rules_slime_math_latex_reader_is_made_once_and_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    monkeypatch.setattr(sm, "_LATEX_TO_TEXT", None)
+    quiet = logging.getLogger("pylatexenc")
+    monkeypatch.setattr(quiet, "level", logging.NOTSET)
+    assert sm.latex_to_text("\\frac{1}{2}") == "1/2"
+    reader = sm._LATEX_TO_TEXT
+    assert reader is not None and quiet.level == logging.ERROR  # it warns on every \frac without arguments
+    assert sm.latex_to_text("\\pi") == "\u03c0" and sm._LATEX_TO_TEXT is reader
