@@ -34,7 +34,7 @@ def test_the_facts_read_from_the_trainers_argv():
 @pytest.mark.parametrize(("error", "why"), [("ray job submit: no entrypoint", "ray job submit: no entrypoint"),
                                             ("", "the job was not captured")])
 def test_a_job_not_captured_lacks_every_fact_of_a_launch(error, why):
-    inputs = inputs_for_job(None, H200, error)
+    inputs = inputs_for_job(None, H200, error) if error else inputs_for_job(None, H200)
     assert inputs == Inputs(recipe=DEFAULT, profile=H200, guarded_by=guarded_by(), missing={
         Need.RECIPE: why, Need.MODEL: why, Need.BATCH: why, Need.LAUNCH: why})
     assert list(inputs.missing) == [Need.RECIPE, Need.MODEL, Need.BATCH, Need.LAUNCH]

@@ -37,6 +37,8 @@ def _placed(nodes: int, per_node: int, **kw) -> object:
 def test_node_shape_lays_training_gpus_on_the_hardwares_nodes(nodes, per_node, hw, shaped):
     placed = deltas.node_shape(_placed(nodes, per_node), hw).placement
     assert (placed.actor_num_nodes, placed.actor_gpus_per_node, placed.num_gpus_per_node) == shaped
+    # whole numbers, as train.py's argv renders them (--actor-num-nodes 4, never 4.0)
+    assert [str(n) for n in (placed.actor_num_nodes, placed.actor_gpus_per_node)] == [str(n) for n in shaped[:2]]
     assert (placed.colocate, placed.rollout_gpus_per_engine, placed.rollout_num_gpus) == (True, 2, None)
 
 

@@ -13,6 +13,12 @@ _WORDS = ("the True / False / None test in slime_metrics._value, any of its word
 _STRICT = "{}; zip's strict (True, False, None or absent) only matters when the lengths differ, which they cannot"
 
 EQUIVALENT: dict[str, str] = {
+    # rlcheck/preflight/job_inputs.py, rlcheck/recipes/deltas.py
+    "rlcheck.preflight.job_inputs.x_inputs_for_job__mutmut_13":
+        "_unreadable(..., launch=False) -> launch=None: the flag is only tested for truth, and None is false as False",
+    "rlcheck.recipes.deltas.x_node_shape__mutmut_3":
+        "per_node > width -> >=: at per_node == width the node count is actor GPUs // width = the same nodes and the "
+        "same GPUs per node, and the GPUs divide whole nodes, so nothing is refused either",
     # rlcheck/job/typed.py
     "rlcheck.job.typed.x_load_yaml_all__mutmut_9":
         "yaml.parse(text, Loader=SafeLoader) -> yaml.parse(text): the loaders share one scanner and parser, so the "
