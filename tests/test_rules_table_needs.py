@@ -38,6 +38,33 @@ def test_a_required_variables_custom_message_names_it(script, output, names):
     assert needs.missing_variables(script, output, None) == names
 
 
+GUARDS = ': "${ROOT:?checkout}"\n: "${IMAGE:?image}"\n: "${MOUNTS?mounts}"\nX=${OPT:-1}\n'
+
+
+@pytest.mark.parametrize(("extra", "set_at_exit", "names"), [
+    ("", [], ["ROOT", "IMAGE", "MOUNTS"]),  # the guards it never reached are named with the one it stopped on
+    ("", None, ["ROOT"]),  # not a bash run (no variables seen at exit): only what it said
+    ("", ["IMAGE"], ["ROOT", "MOUNTS"]),  # one given: not named
+    ("IMAGE=$(pick)\n", [], ["ROOT", "MOUNTS"]),  # the script sets it itself
+    ("export IMAGE=x\n", [], ["ROOT", "MOUNTS"]),
+    ("f; IMAGE+=y\n", [], ["ROOT", "MOUNTS"]),
+    ("if x; then IMAGE=1; fi\n", [], ["ROOT", "MOUNTS"]),
+    ("  declare -r -x IMAGE=1\n", [], ["ROOT", "MOUNTS"]),
+    ("(IMAGE=1)\n", [], ["ROOT", "MOUNTS"]),
+    ("a[0]=1; IMAGE[1]=x\n", [], ["ROOT", "MOUNTS"]),
+    ("for IMAGE in a b; do :; done\n", [], ["ROOT", "MOUNTS"]),
+    ("read -r X IMAGE < f\n", [], ["ROOT", "MOUNTS"]),
+    ("MY_IMAGE=x\nIMAGES=y\necho IMAGE=z\n", [], ["ROOT", "IMAGE", "MOUNTS"]),  # other names; an echo's text
+    ("fortune IMAGE in\n", [], ["ROOT", "IMAGE", "MOUNTS"]),
+    ('IMAGE="${IMAGE:-}"\n', [], ["ROOT", "IMAGE", "MOUNTS"]),  # a default for the caller's value: still theirs
+    ("IMAGE=$IMAGE/x\n", [], ["ROOT", "IMAGE", "MOUNTS"]),
+    ('IMAGE="${IMAGE:-}"\nIMAGE=$(pick)\n', [], ["ROOT", "MOUNTS"]),  # and then computed: the script's
+])
+def test_every_guard_the_script_did_not_reach_is_named_with_the_first(extra, set_at_exit, names):
+    output = ["launch.sh: line 1: ROOT: checkout"]
+    assert needs.missing_variables(GUARDS + extra, output, set_at_exit) == names
+
+
 @pytest.mark.parametrize(("output", "set_at_exit", "names"), [
     (["MASTER_ADDR is not set. Please set it"], [], ["MASTER_ADDR"]),
     (["master_addr is NOT SET"], [], ["MASTER_ADDR"]),  # case does not matter

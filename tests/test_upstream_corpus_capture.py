@@ -219,6 +219,11 @@ def test_capture_runs_a_stdlib_program_that_builds_the_runtime_env_and_names_wha
      ["run.sh: line 2: /root/slime/scripts/models/qwen3-4B.sh: No such file or directory"], ["HOME"], []),
     ('set -e\ncd "$REPO_ROOT/slime"\n', ["run.sh: line 2: cd: /slime: No such file or directory"], ["HOME"],
      ["REPO_ROOT"]),
+    # a Slurm wrapper's own array, empty because `scontrol` is not here: the script's variable, not the caller's
+    ('set -u\nnodes=( $(scontrol show hostnames "$NL") )\nhead=$(srun -w "${nodes[0]}" hostname)\n',
+     ["run.sh: line 3: nodes[0]: unbound variable"], ["HOME", "NL"], []),
+    ('set -u\nhead=$(srun -w "${nodes[0]}" hostname)\n', ["run.sh: line 2: nodes[0]: unbound variable"], ["HOME"],
+     ["nodes"]),
     # awk's $NF and a commented-out ${WANDB_KEY} are no variables the script reads
     ("set -euo pipefail\nP=$(pip list | awk '{print $NF}')\n# --wandb-key ${WANDB_KEY}\n", ["+ P="], ["HOME"], []),
     # a Python launcher: its assertion message or os.environ's KeyError names the variable

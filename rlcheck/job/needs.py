@@ -37,6 +37,21 @@ def _references(text: str) -> list[str]:
     return list(dict.fromkeys([*_REFERENCE.findall(_SINGLE_QUOTED.sub(" ", code)), *_PY_ENV.findall(code)]))
 
 
+_COMMAND_START = r"(?:^|[;&|({]|\b(?:then|do|else)\s|\b(?:export|local|declare|typeset|readonly)(?:\s+-\w+)*\s)\s*"
+
+
+def _computes(script_text: str, name: str) -> bool:
+    """The script sets the variable itself, so it is not the caller's to give: `NAME=...` where a command starts (a
+    line, after `;`, `&`, `|`, `(`, `{`, then/do/else, or export, local, declare, typeset, readonly and their
+    options) from anything but its own value (`NAME=${NAME:-}` only defaults the caller's), `for NAME in`,
+    `read ... NAME`. `echo NAME=x` is no assignment."""
+    own = re.compile(rf"\$\{{?{name}\b")
+    for m in re.finditer(rf"{_COMMAND_START}{name}(?:\[[^\]\n]*\])?\+?=(.*)$", script_text, re.MULTILINE):
+        if not own.search(m.group(1)):
+            return True
+    return bool(re.search(rf"\bfor\s+{name}\s+in\b|\bread\b[^\n;|]*\s{name}\b", script_text))
+
+
 def _says_unset(name: str, output: Sequence[str]) -> bool:
     """The script's own message names the variable as missing ("MASTER_ADDR is not set. Please set it ...")."""
     said = re.compile(rf"\b{name}\b[^.]*\bnot set\b|\b(?:set|export)\s+{name}\b", re.IGNORECASE)
@@ -57,7 +72,11 @@ def missing_variables(script_text: str, output: Sequence[str], set_at_exit: Iter
     said += [name for name in referenced if name not in was_set and _says_unset(name, output)]
     said += [m.group(1) for line in output if (m := _PY_KEY_ERROR.match(line.strip())) and m.group(1) in referenced]
     if said:
-        return list(dict.fromkeys(said))
+        # a bash script stops at its first `${X:?}` guard: the later guards it never reached are named with it, so
+        # one capture says every variable to pass (a variable the script assigns itself is not the caller's)
+        later = [n for n in _REQUIRED.findall(script_text) if set_at_exit is not None and n not in was_set
+                 and not _computes(script_text, n)]
+        return list(dict.fromkeys([*said, *later]))
     if set_at_exit is None:
         return []
     unset = [n for n in referenced if n not in was_set]
@@ -65,7 +84,7 @@ def missing_variables(script_text: str, output: Sequence[str], set_at_exit: Iter
     failed = [int(m.group(1)) for line in output for m in _FAILED_LINE.finditer(line)]
     if failed and 0 < failed[-1] <= len(lines):
         on_line = set(_references(lines[failed[-1] - 1]))
-        return [n for n in unset if n in on_line]
+        return [n for n in unset if n in on_line and not _computes(script_text, n)]
     # Else only what the script itself checks for: a guess among the variables it reads would send the user after
     # a name that is not why it stopped (the last output lines say what did).
     return [n for n in unset if n in required or n in set(_TESTED.findall(script_text))]
