@@ -202,3 +202,35 @@ def test_rules_scorers_backends_load_their_scorer() -> None:
     assert set(scorers.SCORERS) == set(scorers.HEALTH_PAIRS) == {"slime_math", "math_verify", "boxed"}
     with pytest.raises(KeyError):
         scorers.load_scorer("exact")
+
+
+def test_rules_scorers_math_verify_runs_off_the_main_thread() -> None:
+    """math-verify's own timeouts are signal alarms, which only the main thread may set: they are turned off (the
+    scorer process's CPU deadline bounds a scoring), so a scoring in any thread gives its reward."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(scorers.score_math_verify, "\\boxed{7}", "7").result(timeout=60) == 1.0
+        assert pool.submit(scorers.score_math_verify, "\\boxed{7}", "8").result(timeout=60) == 0.0
+
+
+def test_rules_scorers_math_verify_load_quiets_its_logger(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    monkeypatch.setattr(logging.getLogger("math_verify"), "level", logging.NOTSET)
+    assert scorers.load_scorer("math_verify") is scorers.score_math_verify
+    assert logging.getLogger("math_verify").level == logging.ERROR  # its "timeouts are off" warning, once a process
+
+
+def test_rules_scorers_health_pairs() -> None:
+    """The pairs /health scores, as its problems quote them."""
+    pairs = {backend: [(p.response, p.label, p.expected) for p in known]
+             for backend, known in scorers.HEALTH_PAIRS.items()}
+    assert pairs == {
+        "slime_math": [("so the answer is \\boxed{(x+1)^2}", "x^2+2x+1", 1.0),
+                       ("so the answer is \\boxed{7}", "8", 0.0)],
+        "math_verify": [("so the answer is \\boxed{\\frac{1}{2}}", "0.5", 1.0),
+                        ("so the answer is \\boxed{7}", "8", 0.0)],
+        "boxed": [("so the answer is \\boxed{\\dfrac{1}{2}}", "\\frac{1}{2}", 1.0),
+                  ("so the answer is \\boxed{7}", "8", 0.0)],
+    }
