@@ -210,3 +210,38 @@ def test_register_adds_one_cache_plugin_under_its_name_with_the_no_cache_option(
 def test_summary_of_is_none_without_the_cache_plugin(plugins):
     config = types.SimpleNamespace(pluginmanager=_PluginManager(plugins))
     assert plugin_cache.summary_of(config) is None  # type: ignore[arg-type]
+
+
+# --- the stand-in in place of the test, and which runs are kept ------------------------------------------------------
+def test_a_kept_entrys_stand_in_has_the_tests_place_name_and_markers(request):
+    marks = [pytest.mark.gpu(count=2).mark, pytest.mark.slow.mark]
+    parent = request.node.parent
+    test = types.SimpleNamespace(parent=parent, name="test_repro_x[h200]", own_markers=marks)
+    entry = _entry(_payload(Status.PASS))
+    stand_in = ReproCache._stand_in(test, entry)  # type: ignore[arg-type]
+    assert isinstance(stand_in, CachedVerdicts)
+    assert (stand_in.parent, stand_in.name, stand_in.nodeid, stand_in.entry) == (
+        parent, "test_repro_x[h200]", f"{parent.nodeid}::test_repro_x[h200]", entry)
+    assert stand_in.own_markers == marks
+    assert stand_in.get_closest_marker("gpu") is marks[0]
+
+
+def test_a_stand_in_without_a_parent_is_refused(request):
+    with pytest.raises(AssertionError):
+        ReproCache._stand_in(types.SimpleNamespace(parent=None, name="t", own_markers=[]),  # type: ignore[arg-type]
+                             _entry())
+
+
+@pytest.mark.parametrize(("raised", "enforced", "judged"), [
+    (None, None, True),  # it returned: its verdicts passed
+    ("the verdicts' own failure", "the verdicts' own failure", True),
+    (RuntimeError("ray died"), None, False),  # it crashed: no verdict of its own to keep
+    (RuntimeError("ray died"), RuntimeError("a verdict failed"), False),
+])
+def test_a_run_is_kept_only_when_it_ended_as_its_own_verdicts_say(raised, enforced, judged):
+    failure = pytest.fail.Exception("FAIL repro_x: s") if raised == "the verdicts' own failure" else raised
+    stash = pytest.Stash()
+    if enforced is not None:
+        stash[plugin_cache.enforced_key] = failure if isinstance(enforced, str) else enforced
+    call = types.SimpleNamespace(excinfo=None if failure is None else types.SimpleNamespace(value=failure))
+    assert ReproCache._judged(types.SimpleNamespace(stash=stash), call) is judged  # type: ignore[arg-type]

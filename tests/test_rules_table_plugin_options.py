@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from rlcheck import hardware
+from rlcheck import hardware, option_table
 from rlcheck.framework.detect import Installed
 from rlcheck.job.job import Job
 from rlcheck.plugin import options
@@ -248,3 +248,83 @@ def test_get_context_reads_the_context_the_configure_hook_stashed():
     stash = pytest.Stash()
     stash[options.context_key] = context
     assert options.get_context(types.SimpleNamespace(stash=stash)) is context
+
+
+# --- the whole context, as pytest_configure resolves it -------------------------------------------------------------
+def _given(tmp_path, **values: object):
+    options_given = {o.dest: [] if o.action == "append" else o.default for o in option_table.PLUGIN}
+    options_given.update({"hardware": "none", "report_dir": str(tmp_path / "report"), "framework": "slime==0.2.4",
+                          **values})
+    return types.SimpleNamespace(getoption=options_given.__getitem__)
+
+
+def test_the_defaults_resolve_to_the_default_recipe_judged_on_no_profile(tmp_path):
+    assert options.run_context(_given(tmp_path)) == RunContext(  # type: ignore[arg-type]
+        hardware_requested="none", profile=None, hardware_evidence="none: hardware checks judge no profile",
+        recipe="qwen3-4b-colocated", ray_address=None, report_dir=tmp_path / "report", quick=False, dry_run=False,
+        rm_url=None, hardware_unknown="", history_dir=None, band_runs=5,
+        framework=Installed(framework="slime", version="0.2.4", source="--framework"), no_local_gpus=False)
+
+
+def test_every_option_given_reaches_the_context(tmp_path):
+    floors = _baseline_file(tmp_path)
+    launch = tmp_path / "launch.json"
+    launch.write_text(json.dumps({"argv": ARGV}))
+    context = options.run_context(_given(  # type: ignore[arg-type]
+        tmp_path, hardware="h200", recipe="qwen3-30b-a3b-disaggregated", ray_address="ray://head:10001", quick=True,
+        dry_run=True, rm_url="http://rm:8000/score", history=str(tmp_path / "kept"), band_runs=0, baseline=str(floors),
+        job=str(launch), job_env=["A=1"], no_local_gpus=True, framework="miles==main"))
+    assert (context.hardware_requested, context.profile.name if context.profile else None,
+            context.hardware_evidence) == ("h200", "h200", f"h200: given with --hardware; floors from the baseline "
+                                                            f"{floors}")
+    assert (context.recipe, context.ray_address, context.quick, context.dry_run, context.rm_url, context.history_dir,
+            context.band_runs, context.no_local_gpus) == (
+        "qwen3-30b-a3b-disaggregated", "ray://head:10001", True, True, "http://rm:8000/score", tmp_path / "kept", 0,
+        True)
+    assert (context.job_path, context.job_format, context.job_error) == (str(launch), "argv-json", "")
+    assert context.job is not None and context.job.argv == tuple(ARGV)
+    assert context.framework == Installed(framework="miles", main=True, source="--framework")
+
+
+def test_the_hardware_auto_timeout_reaches_detection(tmp_path, monkeypatch):
+    asked = []
+    found = Detection(gpus=(), profile=None, evidence="nvidia-smi did not answer", error="timed out after 3 s")
+    monkeypatch.setattr(options.gpus, "detect", lambda t: asked.append(t) or found)
+    context = options.run_context(_given(tmp_path, hardware="auto", hardware_timeout_s=3.0))  # type: ignore[arg-type]
+    assert (asked, context.hardware_evidence, context.hardware_unknown) == (
+        [3.0], "nvidia-smi did not answer", "timed out after 3 s")
+
+
+def test_a_job_that_gives_no_trainer_reaches_the_context_as_its_error(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text("apiVersion: ray.io/v1\nkind: RayJob\nspec: {}\n")
+    context = options.run_context(_given(tmp_path, job=str(path)))  # type: ignore[arg-type]
+    assert (context.job_path, context.job_format, context.job, context.job_error) == (
+        str(path), "rayjob", None, f"{path}: RayJob spec.entrypoint is missing or empty")
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"recipe": "qwen3-8b"}, "--recipe='qwen3-8b' is not a known recipe; valid: qwen3-4b-colocated, "
+                             "qwen3-30b-a3b-disaggregated, qwen3-4b-remote-rm, glm5.2-gb300"),
+    ({"ray_address": "head:10001"}, f"--ray-address='head:10001' is malformed: {USAGE}"),
+    ({"report_dir": "{file}/report"}, "--report-dir='{file}/report' cannot be written: {file} is not a folder"),
+    ({"history": "{file}/kept"}, "--history='{file}/kept' cannot be written: {file} is not a folder"),
+    ({"band_runs": -1}, "--band-runs=-1: a whole number >= 0 (0 turns the band off)"),
+    ({"framework": "slime=0.2.4"}, "--framework='slime=0.2.4': expected slime==VERSION or miles==VERSION (e.g. "
+                                   "slime==0.2.4, slime==main)"),
+    ({"hardware": "rtx"}, f"--hardware='rtx' is not a known hardware profile; valid: {PROFILES}, auto, none"),
+    ({"baseline": "{file}"}, "--baseline='{file}' needs a hardware profile to apply to (none: hardware checks judge "
+                             "no profile)"),
+    ({"job": "{file}/launch.json"}, "--job='{file}/launch.json': no such file"),
+])
+def test_an_option_no_run_can_use_is_a_usage_error_before_anything_starts(tmp_path, values, message):
+    file = tmp_path / "file"
+    file.write_text("")
+    given = {k: v.format(file=file) if isinstance(v, str) else v for k, v in values.items()}
+    assert _usage(options.run_context, _given(tmp_path, **given)) == message.format(file=file)
+
+
+def test_an_empty_framework_or_baseline_is_not_given(tmp_path):
+    context = options.run_context(_given(tmp_path, hardware="h200", baseline="", framework=""))  # type: ignore[arg-type]
+    assert context.hardware_evidence == "h200: given with --hardware"
+    assert context.framework == options.resolve(None)

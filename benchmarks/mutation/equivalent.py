@@ -854,4 +854,8 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.scan_output.x_safe__mutmut_{n}":
        "the \\x escape also for U+0100 (<= 0x100, < 257): _UNSAFE matches no character from U+00A0 to U+2027, so "
        "U+0100 never reaches the escape" for n in (10, 11)},
+    # rlcheck/plugin/cache.py
+    "rlcheck.plugin.cache.xǁReproCacheǁpytest_unconfigure__mutmut_1":
+        'image_facts.switch_off("") -> switch_off(None): the switch is only read as true or false (folder() is off '
+        "when it is set), and None and the empty text are both false",
 }

@@ -149,8 +149,9 @@ def capture_job(path: str | None, fmt: str | None, env: Sequence[str] = (), args
         return {"job_path": path, "job_format": fmt, "job_error": str(exc)}
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_configure(config: pytest.Config) -> None:
+def run_context(config: pytest.Config) -> RunContext:
+    """The run context of the options given (read with config.getoption); a value no run can use is a usage error
+    naming it, raised before anything starts."""
     recipe = config.getoption("recipe")
     if recipe not in RECIPE_IDS:
         raise pytest.UsageError(f"--recipe={recipe!r} is not a known recipe; valid: {', '.join(RECIPE_IDS)}")
@@ -173,7 +174,7 @@ def pytest_configure(config: pytest.Config) -> None:
         profile, evidence = with_baseline(profile, evidence, Path(config.getoption("baseline")))
     captured = capture_job(config.getoption("job"), config.getoption("job_format"), config.getoption("job_env"),
                            config.getoption("job_arg"))
-    config.stash[context_key] = RunContext(
+    return RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
         dry_run=config.getoption("dry_run"), rm_url=config.getoption("rm_url"), hardware_unknown=unknown,
@@ -181,6 +182,11 @@ def pytest_configure(config: pytest.Config) -> None:
         framework=judged_framework(resolve(declared), captured.get("job")),
         no_local_gpus=config.getoption("no_local_gpus"), **captured,
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[context_key] = run_context(config)
 
 
 def get_context(config: pytest.Config) -> RunContext:
