@@ -248,3 +248,10 @@ def test_rules_reward_metrics_window_keeps_at_most_100000_times() -> None:
 def test_rules_reward_metrics_window_defaults() -> None:
     window = FallbackWindow()
     assert (window._recent.maxlen, window.rate_window_s) == (1000, 60.0)
+
+
+def test_rules_reward_metrics_share_is_rounded_to_6_decimals() -> None:
+    m = ServiceMetrics()
+    for reason in (None, None, "timeout"):
+        m.reward_replied(reason)
+    assert "rlcheck_reward_fallback_share 0.333333" in m.render(POOL).splitlines()
