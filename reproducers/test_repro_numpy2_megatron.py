@@ -18,6 +18,7 @@ megatron-core <0.16.
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
@@ -112,10 +113,12 @@ def saves(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     (rlcheck.repro.ahead: one after another they left a core idle)."""
     folder = tmp_path_factory.mktemp("numpy2-megatron")
     found = {key: dirs for key, names in RUNS.items() if not isinstance(dirs := side_dirs(*names), Verdict)}
-    calls = {key: (lambda key=key, dirs=dirs: save_preprocess(dirs, folder, key)) for key, dirs in found.items()}
+    ahead = Ahead({key: (lambda key=key, dirs=dirs: save_preprocess(dirs, folder, key)) for key, dirs in found.items()})
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects every test: each test starts its own
+        return ahead
     names = [item.name for item in request.session.items
              if isinstance(item, pytest.Function) and item.path == request.path]
-    return Ahead(calls, [key for name in names for key in READS.get(name, ())])
+    return ahead.start(key for name in names for key in READS.get(name, ()))
 
 
 def test_repro_numpy2_megatron(record_verdict, record_reproduction, saves):
@@ -123,6 +126,7 @@ def test_repro_numpy2_megatron(record_verdict, record_reproduction, saves):
     if isinstance(dirs, Verdict):
         record_verdict(dirs)
         return
+    saves.start(READS["test_repro_numpy2_megatron"])
     broken, pinned = saves.take("numpy-2"), saves.take("numpy-1")
     if (unknown := could_not_run(broken)) is not None:
         record_verdict(unknown)
