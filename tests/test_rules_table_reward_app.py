@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,6 +50,12 @@ class _Pool:
 
     def begin_close(self) -> None:
         self.closing = True
+
+    async def start(self) -> None:
+        self.started = True
+
+    async def close(self, drain_s: float) -> None:
+        self.closed_after_s = drain_s
 
 
 FAST = {"scorer_timeout_s": 0.01, "scorer_wall_timeout_s": 0.05, "demote_after_cpu_s": 0.0}
@@ -319,3 +326,59 @@ def test_rules_reward_app_metrics_route() -> None:
     reply = asyncio.run(service.render_metrics())
     assert reply.media_type == CONTENT_TYPE
     assert bytes(reply.body).decode() == service.metrics.render(service.pool.state())
+
+
+T = "rlcheck-reward: "
+LOGS = [
+    # outcome, label, response, (level, message) logged
+    (Outcome(status="timeout", value=None, detail="cpu", worker_pid=42, scoring_s=1.5), "1" * 100, "x" * 90 + "END",
+     ("WARNING", f"{T}scorer timeout request_id=req-1 backend=slime_math after 1.500 s: cpu -> fallback -1.0 (scorer "
+                 f"process 42 killed; label {'1' * 80!r}; response tail {'x' * 77 + 'END'!r})")),
+    (Outcome(status="error", value=None, detail="boom", worker_pid=7, scoring_s=0.25), "7", "\\boxed{7}",
+     ("WARNING", f"{T}scorer error request_id=req-1 backend=slime_math after 0.250 s: boom -> fallback -1.0 (scorer "
+                 "process 7 retired; label '7'; response tail '\\\\boxed{7}')")),
+    (OK, None, "\\boxed{7}",
+     ("WARNING", f"{T}label error request_id=req-1: label: missing or null; math scorers need the reference answer "
+                 "(check SLIME's --label-key) -> fallback -1.0")),
+    (Outcome(status="unavailable", value=None, detail="none free"), "7", "\\boxed{7}",
+     ("ERROR", f"{T}request_id=req-1: none free -> 503")),
+    (None, "7", "\\boxed{7}", ("INFO", f"{T}request_id=req-1: {PENDING} -> 503")),
+    (OK, "7", "\\boxed{7}", None),
+]
+
+
+@pytest.mark.parametrize(("outcome", "label", "response", "logged"), LOGS)
+def test_rules_reward_app_logs(caplog: pytest.LogCaptureFixture, outcome: Outcome | None, label: Any,
+                               response: str, logged: tuple[str, str] | None) -> None:
+    service = _service(outcome, fallback_reward=-1.0)
+    with caplog.at_level(logging.DEBUG, logger="rlcheck.reward"):
+        asyncio.run(service.score(_request(_body(label, response), {"X-Request-ID": "req-1"})))
+    got = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "rlcheck.reward"]
+    assert got == ([] if logged is None else [logged])
+
+
+def test_rules_reward_app_logs_a_rejected_body(caplog: pytest.LogCaptureFixture) -> None:
+    service = _service(OK)
+    with caplog.at_level(logging.DEBUG, logger="rlcheck.reward"):
+        asyncio.run(service.score(_request(b"[]", {"X-Request-ID": "req-1"})))
+    got = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "rlcheck.reward"]
+    assert got == [("WARNING", f"{T}rejected request_id=req-1 with 422: body must be a JSON object (SLIME's remote_rm "
+                               "posts {prompt, response, label}), got list")]
+
+
+def test_rules_reward_app_start_and_stop(caplog: pytest.LogCaptureFixture) -> None:
+    async def body() -> None:
+        service = _service(OK, workers=3, fallback_reward=0.5, keep_alive_s=20)
+        service.health_pool = _Pool(OK)  # type: ignore[assignment]
+        with caplog.at_level(logging.DEBUG, logger="rlcheck.reward"):
+            await service.start()
+            service.metrics.in_flight = 4
+            service.begin_shutdown()
+        assert service.pool.started and service.health_pool.started  # type: ignore[attr-defined]
+        assert [r.getMessage() for r in caplog.records if r.name == "rlcheck.reward"] == [
+            f"{T}ready: backend=slime_math scorer processes=3 timeout=0.01s fallback=0.5 keep-alive=20s",
+            f"{T}shutting down: 4 requests in flight get their reward within 0.05 s or 503; 0 scorings waiting for a "
+            "process get 503 now"]
+        await service.stop()
+        assert service.pool.closed_after_s == 1.05 and service.health_pool.closed_after_s == 1.0  # type: ignore
+    asyncio.run(body())
