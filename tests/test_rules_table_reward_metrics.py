@@ -127,12 +127,18 @@ PARSE = [
     ("", {}),
     ("# HELP a b\n# TYPE a counter\na 1\n\nb{x=\"y z\"} 2.5\n", {"a": 1.0, 'b{x="y z"}': 2.5}),
     ("a 1\na 2", {"a": 2.0}),
+    ("a  1", {"a ": 1.0}),  # split at the last space only
 ]
 
 
 @pytest.mark.parametrize(("text", "series"), PARSE)
 def test_rules_reward_metrics_parse_text(text: str, series: dict[str, float]) -> None:
     assert parse_text(text) == series
+
+
+def test_rules_reward_metrics_parse_text_value_is_after_the_last_space() -> None:
+    with pytest.raises(ValueError):
+        parse_text("a\t1 ")  # nothing after the last space
 
 
 ESCAPE = [("plain", "plain"), ("a\\b", "a\\\\b"), ('say "x"', 'say \\"x\\"'), ("two\nlines", "two\\nlines"),
