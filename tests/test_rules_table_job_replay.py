@@ -93,6 +93,42 @@ def test_a_trainer_that_never_starts(ran, returncode, tail, shell_error, unseen)
     assert got.findings == (f"{why}: the trainer argv is the tokens as meant",)
 
 
+@pytest.mark.parametrize(("tokens", "files", "working_dir", "launcher"), [
+    (["bash", "go.sh", "--lr", "1"], ["go.sh"], "{w}", "{w}/go.sh"),
+    (["./go.sh"], ["go.sh"], "{w}", "{w}/./go.sh"),
+    (["sh", "-e", "go.sh"], ["go.sh"], "{w}", "{w}/go.sh"),  # among the first three words
+    (["bash", "-x", "-e", "go.sh"], ["go.sh"], "{w}", None),  # past them: an argument, not the launcher
+    (["bash", "go.sh"], [], "{w}", None),  # not in the working_dir
+    (["bash", "go.sh"], ["go.sh"], None, None),
+    (["bash", "go.sh"], ["go.sh"], "rel", None),  # relative: whose directory is not known
+    (["bash", "go.sh"], ["go.sh"], "{w}/missing", None),
+    (["bash", "/abs/go.sh"], ["go.sh"], "{w}", None),
+    (["bash", "-go.sh"], ["-go.sh"], "{w}", None),
+    (["bash", "sub"], ["sub/x"], "{w}", None),  # a directory
+])
+def test_the_launcher_an_entrypoint_runs_from_the_working_dir(tmp_path, tokens, files, working_dir, launcher):
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    wd = working_dir.replace("{w}", str(tmp_path)) if working_dir else None
+    expected = launcher.replace("{w}", str(tmp_path)) if launcher else None
+    assert replay.launcher_in(tokens, wd) == expected
+
+
+@pytest.mark.parametrize("returncode", [127, 1])
+def test_a_launcher_of_the_working_dir_is_named_with_how_to_capture_it(ran, tmp_path, returncode):
+    (tmp_path / "go.sh").write_text("")
+    ran["run"] = _run(("bash", ("x",)), returncode=returncode, tail=("bash: go.sh: No such file or directory",))
+    got = replay.replay(["bash", "go.sh", "--lr", "1"], working_dir=str(tmp_path))
+    why = ("the entrypoint never starts python under /bin/sh -c (exit " + str(returncode) +
+           "; output: bash: go.sh: No such file or directory)")
+    assert (got.shell_error, got.unseen) == (("", f"{why}; the entrypoint runs {tmp_path}/go.sh from the job's "
+                                              f"working_dir, a launcher whose trainer argv rlcheck does not see from "
+                                              f"here: capture it with the job's env (rlcheck job capture "
+                                              f"{tmp_path}/go.sh --job-env NAME=VALUE ...) and pass that Job with "
+                                              f"--job") if returncode == 127 else (why, ""))
+
+
 def test_the_shell_globs_a_bare_token_for_real():
     got = replay.replay(["python3", "t.py", "--moe-layer-freq", "[1]*48"])
     assert got.argv == ("python3", "t.py", "--moe-layer-freq", "[1]*48")  # no file matches in the sandbox's dir

@@ -20,8 +20,8 @@ NO_DASHES = "`ray job submit` has no `--`: the entrypoint starts at the first wo
 def replayed(monkeypatch):
     asked = []
 
-    def replay(tokens, entrypoint=None):
-        asked.append((tuple(tokens), entrypoint))
+    def replay(tokens, entrypoint=None, working_dir=None):
+        asked.append((tuple(tokens), entrypoint, working_dir))
         return replay_mod.Replayed(entrypoint="E", argv=(*tokens, "+"), findings=("replayed",), shell_error="se",
                                    unseen="un")
     monkeypatch.setattr(replay_mod, "replay", replay)
@@ -57,7 +57,7 @@ def test_a_submit_with_its_options_and_entrypoint(replayed):
             job.source_format, job.findings, job.shell_error, job.unseen, job.nodes, job.gpus_per_node) == (
         ("python3", "/root/slime/t.py", "--x", "+"), ("python3", "/root/slime/t.py", "--x"), "E", (("A", "1"),), "/w",
         "slime", "cmd.txt", "ray-submit", ("replayed",), "se", "un", 2, 4)
-    assert replayed == [(("python3", "/root/slime/t.py", "--x"), None)]
+    assert replayed == [(("python3", "/root/slime/t.py", "--x"), None, "/w")]  # the working_dir goes with it
 
 
 @pytest.mark.parametrize(("args", "tokens", "findings"), [

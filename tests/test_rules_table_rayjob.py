@@ -126,8 +126,8 @@ def replayed(monkeypatch):
     """The replay of the entrypoint, recorded: the argv as meant, and one finding naming it."""
     asked = []
 
-    def replay(tokens, entrypoint=None):
-        asked.append((tokens, entrypoint))
+    def replay(tokens, entrypoint=None, working_dir=None):
+        asked.append((tokens, entrypoint, working_dir))
         return replay_mod.Replayed(entrypoint=entrypoint, argv=(*tokens, "--replayed"), findings=("the replay",),
                                    shell_error="err" if "fail" in tokens else "", unseen="gone" if "gone" in tokens
                                    else "")
@@ -151,7 +151,7 @@ def test_a_rayjob_is_read(replayed):
         "python3 /root/slime/train.py --x 1", (("A", "1"), ("B", "2")), "/w", 3, 4, "slime", "0.3.1", "job.yaml",
         "rayjob", ("worker groups differ in GPUs per node ([4, 8]): judged on the narrowest, 4", "the replay"), "", "")
     # the entrypoint is replayed as written (Ray runs the RayJob's own string, not one it built)
-    assert replayed == [(("python3", "/root/slime/train.py", "--x", "1"), "python3 /root/slime/train.py --x 1")]
+    assert replayed == [(("python3", "/root/slime/train.py", "--x", "1"), "python3 /root/slime/train.py --x 1", "/w")]
 
 
 def test_the_head_images_framework_over_the_trainers_path(replayed):

@@ -82,10 +82,10 @@ def read_rayjob(text: str, source: str) -> Job:
         meant = tuple(shlex.split(entry))
     except ValueError as exc:
         raise CaptureFailed(f"{source}: spec.entrypoint is not a shell command ({exc})") from exc
-    played = replay_mod.replay(meant, entry)
+    working_dir = typed.get(runtime_env, "working_dir", str, f"{source}: spec.runtimeEnvYAML")
+    played = replay_mod.replay(meant, entry, working_dir)
     nodes, per_node, findings = shape(spec.get("rayClusterSpec"))
     framework, version = _version(spec.get("rayClusterSpec"))
-    working_dir = typed.get(runtime_env, "working_dir", str, f"{source}: spec.runtimeEnvYAML")
     return Job(argv=played.argv, intended_argv=meant, entrypoint=entry, env=env_vars(runtime_env, source),
                working_dir=working_dir, nodes=nodes, gpus_per_node=per_node,
                framework=framework if framework != "unknown" else framework_of(meant, working_dir),

@@ -7,6 +7,7 @@ bare. Replaying it in the sandbox gives the argv the trainer gets; the differenc
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 import subprocess
 from collections.abc import Sequence
@@ -35,8 +36,18 @@ def trainer_call(run: sandbox.Run) -> tuple[str, ...] | None:
     return next(((cmd, *argv) for cmd, argv in run.calls if cmd in TRAINER_FAKES), None)
 
 
-def replay(tokens: Sequence[str], entrypoint: str | None = None) -> Replayed:
-    """Run the entrypoint as Ray would (sandboxed, fakes on PATH); without a sandbox, split it as POSIX sh would."""
+def launcher_in(tokens: Sequence[str], working_dir: str | None) -> str | None:
+    """The file of the job's working_dir the entrypoint runs (`bash launch.sh ...`, `./launch.sh`), or None: Ray
+    starts the entrypoint in the uploaded working_dir, which the replay does not follow."""
+    if not working_dir or not os.path.isabs(working_dir) or not os.path.isdir(working_dir):
+        return None
+    return next((os.path.join(working_dir, t) for t in tokens[:3] if not t.startswith("-") and not os.path.isabs(t)
+                 and os.path.isfile(os.path.join(working_dir, t))), None)
+
+
+def replay(tokens: Sequence[str], entrypoint: str | None = None, working_dir: str | None = None) -> Replayed:
+    """Run the entrypoint as Ray would (sandboxed, fakes on PATH); without a sandbox, split it as POSIX sh would.
+    working_dir: the job's (`--working-dir`, the runtime env's), named when the entrypoint runs a launcher from it."""
     entry = entrypoint if entrypoint is not None else subprocess.list2cmdline(list(tokens))
     # Bare tokens are knowable only where Ray built the string; a hand-written entrypoint is judged by the replay.
     findings = bare_tokens(tokens) if entry == subprocess.list2cmdline(list(tokens)) else []
@@ -50,7 +61,13 @@ def replay(tokens: Sequence[str], entrypoint: str | None = None) -> Replayed:
     if got is None:
         tail = " | ".join(run.stderr_tail) or "(no output)"
         why = f"the entrypoint never starts python under /bin/sh -c (exit {run.returncode}; output: {tail})"
-        if run.returncode == 127:  # command or file not found: not on this machine, so not the shell's fault
+        launcher = launcher_in(tokens, working_dir)
+        if run.returncode == 127 and launcher:  # a launcher of the working_dir builds the trainer's argv
+            unseen = (f"{why}; the entrypoint runs {launcher} from the job's working_dir, a launcher whose trainer "
+                      f"argv rlcheck does not see from here: capture it with the job's env and the entrypoint's "
+                      f"arguments (rlcheck job capture {launcher} --job-env NAME=VALUE ... -- ARG ...) and pass that "
+                      f"Job with --job")
+        elif run.returncode == 127:  # command or file not found: not on this machine, so not the shell's fault
             unseen = f"{why}; capture the job where that file exists"
         else:
             shell_error = why

@@ -62,7 +62,7 @@ def from_submit(args: list[str], source: str, fmt: str, **shape: Any) -> Job:
     working_dir = opts.get("--working-dir") or runtime_env.get("working_dir")
     if working_dir is not None and not isinstance(working_dir, str):
         raise JobFormatError(f"{source}: runtime env working_dir is {type(working_dir).__name__}, expected a string")
-    played = replay_mod.replay(tokens)
+    played = replay_mod.replay(tokens, working_dir=working_dir)
     return Job(argv=played.argv, intended_argv=tuple(tokens), entrypoint=played.entrypoint,
                env=env_vars(runtime_env, source), working_dir=working_dir,
                framework=framework_of(tuple(tokens), working_dir), source=source, source_format=fmt,
