@@ -246,6 +246,7 @@ TARGETS = {
     "reward_worker": ("rlcheck/reward/worker.py", ["test_rules_table_reward_worker.py"]),
     # the pool judged with stand-in processes on real pipes (test_reward_pool.py's real processes take a minute)
     "reward_pool": ("rlcheck/reward/pool.py", ["test_rules_table_reward_pool.py"]),
+    "reward_procs": ("rlcheck/reward/procs.py", ["test_rules_table_reward_procs.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
