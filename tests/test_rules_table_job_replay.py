@@ -124,9 +124,10 @@ def test_a_launcher_of_the_working_dir_is_named_with_how_to_capture_it(ran, tmp_
            "; output: bash: go.sh: No such file or directory)")
     assert (got.shell_error, got.unseen) == (("", f"{why}; the entrypoint runs {tmp_path}/go.sh from the job's "
                                               f"working_dir, a launcher whose trainer argv rlcheck does not see from "
-                                              f"here: capture it with the job's env (rlcheck job capture "
-                                              f"{tmp_path}/go.sh --job-env NAME=VALUE ...) and pass that Job with "
-                                              f"--job") if returncode == 127 else (why, ""))
+                                              f"here: capture it with the job's env and the entrypoint's "
+                                              f"arguments (rlcheck job capture {tmp_path}/go.sh --job-env "
+                                              f"NAME=VALUE ... -- ARG ...) and pass that Job with --job")
+                                             if returncode == 127 else (why, ""))
 
 
 def test_the_shell_globs_a_bare_token_for_real():
