@@ -188,8 +188,8 @@ H200_TEXT = (hardware.DATA_DIR / "h200.toml").read_text(encoding="utf-8")
 
 @pytest.mark.parametrize(("text", "message"), [
     ("name = ", "cannot read profile: "),
-    (H200_TEXT.replace('cpu_arch = "x86_64"\n', ""), "missing"),
-    (H200_TEXT + '\n[[alternatives]]\nfield = "hbm_gib"\nvalue = 140.4\n', "missing"),
+    (H200_TEXT.replace('cpu_arch = "x86_64"\n', ""), "missing field(s) ['cpu_arch']"),
+    (H200_TEXT + '\n[[alternatives]]\nfield = "hbm_gib"\nvalue = 140.4\n', "missing field(s) ['source']"),
     (H200_TEXT + '\n[[alternatives]]\nfield = "hbm_gib"\nvalue = "140"\nsource = "x"\n', "value='140'"),
     (H200_TEXT.replace('name = "h200"', 'name = "h300"'), "name='h300' must equal the file name 'h200'"),
     (H200_TEXT.replace('compute_capability = "9.0"', 'compute_capability = "9"'), "compute_capability='9'"),
@@ -253,3 +253,11 @@ def test_a_profile_is_a_frozen_record():
     with pytest.raises(dataclasses.FrozenInstanceError):
         H200.hbm_gib = 1.0  # type: ignore[misc]
     assert isinstance(HardwareProfile.__dataclass_fields__["thresholds"].default_factory(), Thresholds)
+
+
+def test_a_profile_file_reads_as_utf8_whatever_the_locales_codec(tmp_path, monkeypatch):
+    import io
+    # a Latin-1 locale: text opened without an encoding would decode with it
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "latin-1")
+    text = H200_TEXT.replace('gpu_model = "NVIDIA H200 141GB HBM3e (SXM)"', 'gpu_model = "NVIDIA H200 (Hopper, café)"')
+    assert hardware.load_profiles(_write(tmp_path, text))["h200"].gpu_model == "NVIDIA H200 (Hopper, café)"

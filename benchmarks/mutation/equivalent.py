@@ -19,6 +19,14 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.recipes.deltas.x_node_shape__mutmut_3":
         "per_node > width -> >=: at per_node == width the node count is actor GPUs // width = the same nodes and the "
         "same GPUs per node, and the GPUs divide whole nodes, so nothing is refused either",
+    # rlcheck/hardware.py
+    **{f"rlcheck.hardware.xǁHardwareProfileǁfloor_measured__mutmut_{n}": "the default of a floor with no provenance "
+       "entry changed from 'measured' to None / another word: only 'public' makes a floor WARN, and no default is "
+       "'public', so every floor without an entry still FAILs below it" for n in (2, 4, 5, 6)},
+    "rlcheck.hardware.x__profile_from_toml__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    **{f"rlcheck.hardware.x__profile_from_toml__mutmut_{n}": "raw.get(...) of gpu_name_patterns / instance_types "
+       "without its () default: both are required fields, so check_fields refuses a file without them before the "
+       "default could be read" for n in (41, 43, 50, 52)},
     # rlcheck/job/typed.py
     "rlcheck.job.typed.x_load_yaml_all__mutmut_9":
         "yaml.parse(text, Loader=SafeLoader) -> yaml.parse(text): the loaders share one scanner and parser, so the "
