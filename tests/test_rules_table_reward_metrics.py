@@ -261,3 +261,9 @@ def test_rules_reward_metrics_share_is_rounded_to_6_decimals() -> None:
     for reason in (None, None, "timeout"):
         m.reward_replied(reason)
     assert "rlcheck_reward_fallback_share 0.333333" in m.render(POOL).splitlines()
+
+
+@pytest.mark.parametrize(("pairs", "text"), [([], ""), ([("a", "1")], '{a="1"}'),
+                                              ([("a", "1"), ("b", 'x"y')], '{a="1",b="x\\"y"}')])
+def test_rules_reward_metrics_labels(pairs: list[tuple[str, str]], text: str) -> None:
+    assert metrics._labels(pairs) == text
