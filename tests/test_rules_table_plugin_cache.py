@@ -245,3 +245,140 @@ def test_a_run_is_kept_only_when_it_ended_as_its_own_verdicts_say(raised, enforc
         stash[plugin_cache.enforced_key] = failure if isinstance(enforced, str) else enforced
     call = types.SimpleNamespace(excinfo=None if failure is None else types.SimpleNamespace(value=failure))
     assert ReproCache._judged(types.SimpleNamespace(stash=stash), call) is judged  # type: ignore[arg-type]
+
+
+# --- collection: each reproducer's key, and a kept entry's stand-in in its place ------------------------------------
+TERMS = {"packages": "P", "rlcheck": "R", "python": "3.12", "source": "S", "hardware": "not used"}
+
+
+@pytest.fixture
+def kept_cache(monkeypatch, tmp_path):
+    """The cache on in tmp_path, every test collected here a reproducer, its terms fixed."""
+    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(plugin_cache, "kind_of_item", lambda item: "reproducer")
+    repro = ReproCache(_config(None), no_cache=False)  # type: ignore[arg-type]
+    repro.terms = lambda item: dict(TERMS)  # type: ignore[method-assign]
+    return repro
+
+
+def test_a_reproducer_without_a_kept_entry_stays_and_gets_its_key(request, kept_cache):
+    other = types.SimpleNamespace(nodeid="reproducers/test_y.py::test_y")  # no pytest.Function: left alone
+    items = [other, request.node]
+    kept_cache.replace_kept(items)
+    assert items == [other, request.node]
+    assert request.node.stash[plugin_cache.entry_key] == (cache.key_of(request.node.nodeid, TERMS), TERMS)
+    assert plugin_cache.note_key not in request.node.stash
+
+
+def test_a_reproducer_with_a_kept_entry_is_replaced_in_place_by_its_stand_in(request, kept_cache):
+    key = cache.key_of(request.node.nodeid, TERMS)
+    kept_cache.store.save(request.node.nodeid, key, TERMS, [_payload(Status.FAIL)])
+    first = types.SimpleNamespace(nodeid="x")
+    items = [first, request.node]
+    kept_cache.replace_kept(items)
+    assert items[0] is first and isinstance(items[1], CachedVerdicts)
+    assert (items[1].nodeid, items[1].entry.payloads) == (request.node.nodeid, (_payload(Status.FAIL),))
+
+
+def test_a_corrupt_entry_is_named_and_the_reproducer_runs(request, kept_cache):
+    path = kept_cache.store.path(request.node.nodeid, cache.key_of(request.node.nodeid, TERMS))
+    path.parent.mkdir(parents=True)
+    path.write_text("{}")
+    items = [request.node]
+    kept_cache.replace_kept(items)
+    assert items == [request.node]
+    assert request.node.stash[plugin_cache.note_key] == (
+        f"ignored a corrupt entry for {request.node.nodeid} ({path}: not an rlcheck cache entry (KeyError: 'body')); "
+        "it ran again")
+
+
+def test_collection_leaves_every_item_alone_with_the_cache_off_or_for_other_kinds(request, monkeypatch, tmp_path):
+    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path))
+    off = ReproCache(_config(None), no_cache=True)  # type: ignore[arg-type]
+    items = [request.node]
+    off.replace_kept(items)
+    monkeypatch.setattr(plugin_cache, "kind_of_item", lambda item: "check")
+    ReproCache(_config(None), no_cache=False).replace_kept(items)  # type: ignore[arg-type]
+    assert items == [request.node] and plugin_cache.entry_key not in request.node.stash
+
+
+# --- the report: reused, kept, or why not ---------------------------------------------------------------------------
+NODEID = "reproducers/test_x.py::test_x"
+
+
+def _ran(*payloads: dict, key: bool = True, note: str = ""):
+    stash = pytest.Stash()
+    if key:
+        stash[plugin_cache.entry_key] = ("k" * 32, TERMS)
+    if payloads:
+        stash[verdicts_key] = [json.dumps(p) for p in payloads]
+    if note:
+        stash[plugin_cache.note_key] = note
+    return types.SimpleNamespace(stash=stash, nodeid=NODEID)
+
+
+def _call(when: str = "call", raised: BaseException | None = None):
+    return types.SimpleNamespace(when=when, excinfo=None if raised is None else types.SimpleNamespace(value=raised))
+
+
+@pytest.fixture
+def on(monkeypatch, tmp_path):
+    monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path))
+    return ReproCache(_config(None), no_cache=False)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("status", [Status.PASS, Status.WARN, Status.FAIL])
+def test_a_judged_run_is_kept_and_its_report_says_so(on, status):
+    rep = types.SimpleNamespace()
+    on.record_outcome(_ran(_payload(status)), _call(), rep)
+    assert vars(rep) == {"rlcheck_cache": "kept"}
+    assert on.store.load(NODEID, "k" * 32).payloads == (_payload(status),)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("item", "call"), [
+    (_ran(_payload(Status.UNKNOWN)), _call()),  # could not run: never kept
+    (_ran(_payload(Status.PASS), _payload(Status.SKIP)), _call()),
+    (_ran(), _call()),  # recorded no verdict
+    (_ran(_payload(Status.PASS)), _call(raised=RuntimeError("ray died"))),  # crashed after its verdict
+    (_ran(_payload(Status.PASS), key=False), _call()),  # no key: not a reproducer, or the cache was off
+    (_ran(_payload(Status.PASS)), _call("setup")),
+    (_ran(_payload(Status.PASS)), _call("teardown")),
+])
+def test_a_run_that_is_no_judgement_of_its_own_is_not_kept(on, item, call):
+    rep = types.SimpleNamespace()
+    on.record_outcome(item, call, rep)
+    assert vars(rep) == {}
+    assert on.store.load(NODEID, "k" * 32) is None
+
+
+def test_a_run_failed_by_its_own_verdict_is_kept(on):
+    failure = pytest.fail.Exception("FAIL repro_x: s")
+    item = _ran(_payload(Status.FAIL))
+    item.stash[plugin_cache.enforced_key] = failure
+    rep = types.SimpleNamespace()
+    on.record_outcome(item, _call(raised=failure), rep)
+    assert vars(rep) == {"rlcheck_cache": "kept"}
+
+
+def test_the_corrupt_entrys_note_goes_on_the_calls_report_only(on):
+    item = _ran(_payload(Status.UNKNOWN), note="ignored a corrupt entry")
+    setup, call = types.SimpleNamespace(), types.SimpleNamespace()
+    on.record_outcome(item, _call("setup"), setup)
+    on.record_outcome(item, _call(), call)
+    assert (vars(setup), vars(call)) == ({}, {"rlcheck_cache_note": "ignored a corrupt entry"})
+
+
+def test_a_stand_ins_report_says_reused(on, request):
+    stand_in = ReproCache._stand_in(request.node, _entry(_payload(Status.PASS)))
+    rep = types.SimpleNamespace()
+    on.record_outcome(stand_in, _call(), rep)
+    assert vars(rep) == {"rlcheck_cache": "reused"}
+
+
+def test_a_run_that_cannot_be_kept_says_why_on_its_report(on, tmp_path):
+    on.store.root = tmp_path / "a file"
+    on.store.root.write_text("")
+    rep = types.SimpleNamespace()
+    on.record_outcome(_ran(_payload(Status.PASS)), _call(), rep)
+    assert list(vars(rep)) == ["rlcheck_cache_note"]
+    assert rep.rlcheck_cache_note.startswith(f"could not keep {NODEID} in {tmp_path / 'a file'}: [Errno 17] ")

@@ -84,6 +84,10 @@ class ReproCache:
 
     @pytest.hookimpl(trylast=True)  # after -k / -m deselection
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.replace_kept(items)
+
+    def replace_kept(self, items: list[pytest.Item]) -> None:
+        """Each reproducer gets its key; one whose entry was kept is replaced (in place) by its stand-in."""
         if not self.enabled:
             return
         for i, item in enumerate(items):
@@ -110,8 +114,13 @@ class ReproCache:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
         rep = yield
+        self.record_outcome(item, call, rep)
+        return rep
+
+    def record_outcome(self, item: pytest.Item, call: pytest.CallInfo[None], rep: Any) -> None:
+        """On the test's report (carried from an xdist worker): its verdicts reused or kept, or why not."""
         if call.when != "call":
-            return rep
+            return
         if note_key in item.stash:
             rep.rlcheck_cache_note = item.stash[note_key]
         if isinstance(item, CachedVerdicts):
@@ -125,7 +134,6 @@ class ReproCache:
                     rep.rlcheck_cache = "kept"
                 except OSError as exc:
                     rep.rlcheck_cache_note = f"could not keep {item.nodeid} in {self.store.root}: {exc}"
-        return rep
 
     @staticmethod
     def _judged(item: pytest.Item, call: pytest.CallInfo[None]) -> bool:
