@@ -32,6 +32,8 @@ TEXT = b"line one\nKeyError: 'x'\n" * 50
     (b"\xfd7zXZ\x00\x00\x04", "xz"), (b"\xfd7zXZ\x00", "xz"), (b"\xfd7zXZ\x01", "plain"), (b"\xfd7zXY\x00", "plain"),
     (b"\x28\xb5\x2f\xfd\x24", "zstd"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"\x28\xb5\x2f\xfe", "plain"),
     (b"\x28\xb5\x2f", "plain"), (b"", "plain"), (b"2026-12-03 INFO", "plain"),
+    # a longer head (a caller's own read) is judged on its first bytes alone
+    (b"BZh9" + BZ2_BLOCK + b"rest", "bz2"), (b"\x1f\x8b\x08" + b"\x00" * 20, "gzip"),
 ])
 def test_sniff_each_magic_and_its_near_misses(head, fmt):
     assert scan_input.sniff(head) == fmt
@@ -74,6 +76,20 @@ def test_decompressed_reads_the_stream_once_and_only_its_head_to_sniff():
     source = io.BytesIO(gzip.compress(TEXT))
     assert scan_input._read_head(source) == gzip.compress(TEXT)[:scan_input.HEAD_BYTES]
     assert source.tell() == scan_input.HEAD_BYTES == 10
+
+
+@pytest.mark.parametrize("step", [1, 3, 7, 10, 64])
+def test_read_head_takes_the_head_and_not_a_byte_more_however_the_bytes_arrive(step):
+    data = bytes(range(40))
+    source = _Trickle(data, step)
+    assert scan_input._read_head(source) == data[:10]  # type: ignore[arg-type]
+    assert source.read() == data[10:]
+
+
+def test_prefixed_hands_on_what_a_pipe_has_without_waiting_to_fill_its_buffer():
+    # one read of the stream underneath, as a live pipe gives it: a line is scanned as it arrives
+    rest = io.BufferedReader(_Trickle(b"abcdefgh", 3))
+    assert scan_input._Prefixed(b"", rest).readinto(bytearray(100)) == 3  # type: ignore[arg-type]
 
 
 def test_decompressed_hands_lines_to_a_line_reader():
@@ -148,6 +164,14 @@ def test_expand_keeps_files_stdin_and_missing_paths_as_given(tmp_path):
     (tmp_path / "a.log").write_text("x")
     paths = ["-", str(tmp_path / "a.log"), str(tmp_path / "missing.log")]
     assert list(scan_input.expand(paths)) == [Entry(path=p) for p in paths]
+
+
+def test_expand_dash_is_stdin_even_beside_a_directory_named_dash(tmp_path, monkeypatch):
+    (tmp_path / "-").mkdir()
+    (tmp_path / "-" / "a.log").write_text("x")
+    monkeypatch.chdir(tmp_path)
+    assert list(scan_input.expand(["-"])) == [Entry(path="-")]
+    assert list(scan_input.expand(["./-"])) == [Entry(path="./-/a.log")]
 
 
 def test_expand_walks_a_tree_sorted_and_nested(tmp_path):

@@ -866,4 +866,17 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.plugin.cache.xǁReproCacheǁpytest_unconfigure__mutmut_1":
         'image_facts.switch_off("") -> switch_off(None): the switch is only read as true or false (folder() is off '
         "when it is set), and None and the empty text are both false",
+    # rlcheck/scan_input.py
+    "rlcheck.scan_input.x__read_head__mutmut_3":
+        "the head's loop also runs with the head full (<= for <): it then reads 0 bytes, gets b'' and stops",
+    **{f"rlcheck.scan_input.x_decompressed__mutmut_{n}":
+       "the read buffer's size changed (8 KiB default, 40 bytes, 2 MiB, 3**20 bytes): it sets how many bytes each "
+       "read asks the stream for, never which bytes are read or in what order" for n in (9, 14, 15, 16)},
+    **{f"rlcheck.scan_input.x_decompressed__mutmut_{n}":
+       "typing.cast(None, x) for cast(BinaryIO, x): cast returns x unchanged whatever type it names"
+       for n in (20, 27, 40, 53, 65)},
+    **{f"rlcheck.scan_input.x_decompressed__mutmut_{n}":
+       'the reader\'s mode "rb" left out or None: BZ2File and LZMAFile read by default, and GzipFile without a mode '
+       "takes the file object's, which the buffered reader over _Prefixed (no mode of its own) lacks, so 'rb'"
+       for n in (32, 34, 47, 60)},
 }
