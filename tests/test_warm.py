@@ -83,3 +83,15 @@ def test_warm_run_that_meets_torch_fork_poisoning_is_repeated_cold():
 def test_warm_cold_skips_the_server():
     done = warm.python("print(1)", preload=PRELOAD, env=env(), timeout_s=30, cold=True)
     assert done.stdout == "1\n" and done.argv[0] == sys.executable and not warm._SERVERS
+
+
+def test_warm_server_ends_without_the_interpreter_teardown_of_its_imports(tmp_path):
+    """What the server imported is never torn down (torch's, Megatron's and SGLang's took 7-10 s each after the
+    summary): an exit handler of a preloaded module does not run when the server stops."""
+    marker = tmp_path / "teardown ran"
+    (tmp_path / "slow_teardown.py").write_text(f"import atexit, pathlib\n"
+                                               f"atexit.register(pathlib.Path({str(marker)!r}).touch)\n")
+    server = warm.Server(("slow_teardown",), env(PYTHONPATH=str(tmp_path)))
+    assert server.wait_ready(30)
+    server.stop()
+    assert (server.proc.returncode, marker.exists()) == (0, False)

@@ -138,7 +138,10 @@ def main(modules: list[str]) -> int:
         return 3
     _send(proto_fd, {"ready": os.getpid()})
     _serve(proto_fd)
-    return 0
+    # Nothing is left to finish (every message went out with os.write, the children are gone): the interpreter's own
+    # teardown of torch, Megatron or SGLang took 7-10 s a server at the end of a preflight, after its summary.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
