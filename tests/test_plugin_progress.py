@@ -80,10 +80,13 @@ def test_progress_off_and_refused_values(pytester: pytest.Pytester):
     assert "--progress-s=-1: seconds >= 0" in refused.stderr.str()
 
 
-def test_progress_while_conftest_files_load_before_the_session(pytester: pytest.Pytester):
-    """The start-up is covered too: a conftest.py that takes seconds to import (as one importing the stack does)."""
-    pytester.makeconftest('import time\ntime.sleep(3)\npytest_plugins = ["rlcheck.plugin"]')
+def test_progress_while_conftest_files_load_and_after_the_summary(pytester: pytest.Pytester):
+    """The start-up is covered (a conftest.py that takes seconds to import, as one importing the stack does, here
+    holding the GIL as a C extension's import does), and so is what stops after the summary (warm interpreters)."""
+    pytester.makeconftest("import ctypes\nctypes.PyDLL(None).sleep(3)\npytest_plugins = ['rlcheck.plugin']\n"
+                          "def pytest_unconfigure(config):\n    ctypes.PyDLL(None).sleep(2)\n")
     pytester.makepyfile(test_quick="def test_quick():\n    pass\n")
     result = pytester.runpytest_subprocess("--progress-s=1", "--hardware=none", "-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["rlcheck: starting (* s since the run began)", "*1 passed*"])
+    result.stdout.fnmatch_lines(["rlcheck: starting (* s since the run began)", "*1 passed*",
+                                 "rlcheck: finishing: stopping what the run started (* s since the run began)"])
     assert result.ret == 0

@@ -7,7 +7,8 @@ A reproducer that starts Ray, or collection that imports the stack, can take a m
 speak, so neither an import holding the GIL nor a starved interpreter on a loaded host keeps it quiet (a thread of
 pytest's did: 12 s of silence with a 5 s interval). `--progress-s=0` turns it off. It starts as soon as pytest has
 read its arguments (before conftest.py files load and before the configure hooks detect the hardware), counts the
-first silence from the interpreter's start, and stops once the session's fixtures are torn down, before the summary.
+first silence from the interpreter's start, and stops after the last unconfigure hook (the summary is written by then;
+what stops after it, warm interpreters, is still covered).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = ["DEFAULT_S", "Heartbeat", "ProgressPlugin", "Writer", "process_starte
 
 DEFAULT_S = 5.0
 """Below the 10 s a user waits before wondering."""
+FINISHING = "finishing: stopping what the run started"
 STOP_S = 2.0
 """How long the session's end waits for the writer to go (it ends at once on end of input)."""
 
@@ -100,9 +102,12 @@ class ProgressPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.send("spoke", time.monotonic())
 
-    @pytest.hookimpl(trylast=True)  # after the session's fixtures (a Ray head) are torn down, before the summary
+    @pytest.hookimpl(trylast=True)  # after the session's fixtures and its Ray head are torn down
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        self.writer.stop()
+        # What still comes after the summary (stopping warm interpreters) is covered too; the writer stops with the
+        # configuration's cleanup, after every unconfigure hook.
+        self.send("spoke", time.monotonic())
+        self.send("phase", FINISHING)
 
 
 PLUGIN_NAME = "rlcheck-progress"
