@@ -177,7 +177,7 @@ def test_shims_put_a_recording_stand_in_for_every_fake_and_the_exit_hook(tmp_pat
         assert shim.stat().st_mode & 0o777 == 0o755
     assert (tmp_path / "bin" / "bash_env").read_text(encoding="utf-8") == sandbox._BASH_ENV
     assert sandbox.FAKES == ("ray", "python", "python3", "pkill", "nvidia-smi", "sleep", "aws", "kubectl", "curl",
-                             "wget", "hf", "huggingface-cli", "nc")
+                             "wget", "hf", "huggingface-cli", "nc", "pip", "pip3")
 
 
 def _record(*docs) -> str:

@@ -9,7 +9,7 @@ launched from when that holds it (SLIME users run `bash scripts/run-x.sh` from t
 root (the nearest parent with .git), else its own directory: relative `source ./scripts/models/x.sh` resolves.
 The commands a launch would use to reach the cluster, the GPUs or the network (FAKES: a script waiting `until curl
 -sf http://teacher/health_generate` goes on at once, as does one waiting `until nc -z HEAD 6379`: the port is
-"open"; an `hf download` downloads nothing) are shims on PATH that
+"open"; an `hf download` downloads nothing, a `pip install` installs nothing) are shims on PATH that
 record their argv and exit 0. The user's variables (--job-env) join the sandbox's own environment, which is
 otherwise empty.
 Output is read up to a cap (its tail kept), the call record up to a cap, both decoded with replacement.
@@ -38,7 +38,7 @@ from pathlib import Path
 from rlcheck.job import bounded, confine
 
 FAKES = ("ray", "python", "python3", "pkill", "nvidia-smi", "sleep", "aws", "kubectl", "curl", "wget", "hf",
-         "huggingface-cli", "nc")
+         "huggingface-cli", "nc", "pip", "pip3")
 TIMEOUT_S = 30.0
 REAP_TIMEOUT_S = 10.0
 """How long a command whose output closed may take to exit before it is killed (it closed its output and lives on)."""
