@@ -157,6 +157,13 @@ EQUIVALENT: dict[str, str] = {
         'header "content-length" -> "CONTENT-LENGTH": Starlette\'s Headers.get lowercases the key',
     "rlcheck.reward.payload.x_read_body__mutmut_9":
         'default Content-Length "" -> "XXXX": both fail isdigit(), so both mean "not declared"',
+    # rlcheck/reward/metrics.py
+    **{f"rlcheck.reward.metrics.xǁHistogramǁrender__mutmut_{n}": _STRICT.format(
+        "zip(bounds + ['+Inf'], counts, strict=True): __init__ makes one count per bound and one for +Inf")
+       for n in (6, 9, 17)},
+    **{f"rlcheck.reward.metrics.xǁServiceMetricsǁrender__mutmut_{n}":
+       'the series key of an unlabelled gauge "" -> "XXXX": _gauge reads a key only when the gauge has a label'
+       for n in (16, 33, 45, 58, 70)},
     # rlcheck/reward/config.py
     **{f"rlcheck.reward.config.x_cpu_quota__mutmut_{n}":
        'the "max" test of cpu.max\'s first field changed (fields[1], "XXmaxXX", "MAX"): a "max" that reaches int() '
