@@ -71,5 +71,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         warm.prewarm(sglang_flags.SGLANG_PRELOAD, sglang_flags.sglang_env())
 
 
+started_ahead_key = pytest.StashKey[bool]()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The first reproducer to run starts the children that reproducer modules start ahead (their start_ahead,
+    rlcheck.repro.ahead): by then the session's Ray is up (started at collection they competed with it), and they
+    fill the cores that the reproducers before theirs leave idle while they wait on a warm interpreter or a Ray job."""
+    session = item.session
+    if session.stash.get(started_ahead_key, False) or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    session.stash[started_ahead_key] = True
+    modules = {id(x.module): x.module for x in session.items if isinstance(x, pytest.Function)}
+    for module in modules.values():
+        if callable(start := getattr(module, "start_ahead", None)):
+            start(session)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     warm.stop_all()

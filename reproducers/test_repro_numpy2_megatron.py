@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from pathlib import Path
 
 import pytest
 
@@ -107,18 +108,29 @@ READS = {"test_repro_numpy2_megatron": ("numpy-2", "numpy-1"),
 """The children each test reads."""
 
 
-@pytest.fixture(scope="module")
-def saves(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Ahead[Saved]:
-    """The children of this module's tests in this session, started at once by the first of them
-    (rlcheck.repro.ahead: one after another they left a core idle)."""
-    folder = tmp_path_factory.mktemp("numpy2-megatron")
+saves_key = pytest.StashKey[Ahead[Saved]]()
+
+
+def start_ahead(session: pytest.Session) -> Ahead[Saved]:
+    """The children of this module's tests in this session, made once and started together (rlcheck.repro.ahead): by
+    the first reproducer to run (reproducers/conftest.py), so that they fill the cores the reproducers before them
+    leave idle, else by the first of these tests. Under xdist each test starts its own."""
+    if (ahead := session.stash.get(saves_key, None)) is not None:
+        return ahead
+    folder = session.config._tmp_path_factory.mktemp("numpy2-megatron")  # the tmp_path_factory fixture's own
     found = {key: dirs for key, names in RUNS.items() if not isinstance(dirs := side_dirs(*names), Verdict)}
     ahead = Ahead({key: (lambda key=key, dirs=dirs: save_preprocess(dirs, folder, key)) for key, dirs in found.items()})
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects every test: each test starts its own
-        return ahead
-    names = [item.name for item in request.session.items
-             if isinstance(item, pytest.Function) and item.path == request.path]
-    return ahead.start(key for name in names for key in READS.get(name, ()))
+    session.stash[saves_key] = ahead
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # there every worker collects every test
+        names = [item.name for item in session.items
+                 if isinstance(item, pytest.Function) and item.path.name == Path(__file__).name]
+        ahead.start(key for name in names for key in READS.get(name, ()))
+    return ahead
+
+
+@pytest.fixture
+def saves(request: pytest.FixtureRequest) -> Ahead[Saved]:
+    return start_ahead(request.session)
 
 
 def test_repro_numpy2_megatron(record_verdict, record_reproduction, saves):
