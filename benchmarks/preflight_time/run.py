@@ -133,8 +133,11 @@ def main(argv: list[str] | None = None) -> int:
                      "the reproducers run the real SGLang, Megatron and uvicorn in child processes: Megatron and "
                      "SGLang children are forked from one warm interpreter per package set "
                      "(rlcheck.process.warm), side-directory children start cold; independent children of one "
-                     "reproducer run concurrently; with -n auto each xdist worker starts its own Ray and warm "
+                     "reproducer run concurrently, and numpy2-megatron's four start with the first reproducer "
+                     "(rlcheck.repro.ahead); with -n auto each xdist worker starts its own Ray and warm "
                      "interpreters on first use",
+                     "the progress lines come from a writer process of their own (rlcheck.plugin.heartbeat), which "
+                     "needs no GIL of pytest's; longest_silence_s counts up to the process's exit, after the summary",
                      "the machine is shared with other sessions: compare the main job with the stack import of "
                      "the same run (ratio_to_baseline), not across runs"]}
     path = results_file.write("preflight_time", doc)
