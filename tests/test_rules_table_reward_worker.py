@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,3 +130,40 @@ def test_rules_reward_worker_serve_ends_on_a_broken_pipe() -> None:
             raise OSError("gone")
 
     assert worker.serve(_Broken(), _scorer) is None  # type: ignore[arg-type, func-returns-value]
+
+
+def _in_child(conn: Any, hard_limit: int | None) -> None:
+    """In a forked child: the worker's set-up steps, then what the kernel says of them."""
+    import ctypes
+    import resource
+
+    if hard_limit is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (hard_limit, hard_limit))
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (hard_limit, hard_limit + 1))
+            conn.send("may raise hard limits")  # CAP_SYS_RESOURCE: nothing is refused here
+            return
+        except ValueError:
+            pass
+        worker._limit_memory(2 * hard_limit)  # above the hard limit: refused by the kernel, and let be
+        conn.send(resource.getrlimit(resource.RLIMIT_AS))
+        return
+    worker._die_with_parent()
+    sig = ctypes.c_int(0)
+    ctypes.CDLL(None, use_errno=True).prctl(2, ctypes.byref(sig), 0, 0, 0)  # PR_GET_PDEATHSIG
+    conn.send(sig.value)
+
+
+@pytest.mark.parametrize(("hard_limit", "seen"), [(None, signal.SIGKILL), (3 << 30, (3 << 30, 3 << 30))])
+def test_rules_reward_worker_setup_steps(hard_limit: int | None, seen: object) -> None:
+    ctx = multiprocessing.get_context("fork")
+    ours, theirs = ctx.Pipe()
+    proc = ctx.Process(target=_in_child, args=(theirs, hard_limit))
+    proc.start()
+    proc.join(30)
+    assert proc.exitcode == 0  # a refused limit is no error
+    assert ours.poll(1)
+    got = ours.recv()
+    if got == "may raise hard limits":
+        pytest.skip("this process may raise its hard limits: the kernel refuses nothing")
+    assert got == seen
