@@ -3,11 +3,11 @@
 A thread of pytest's own interpreter needs its GIL to write; an import of a C extension (a large shared library
 loading from a cold disk) or a starved interpreter among many threads on a loaded host held it for up to 12 s
 (measured on the cold main job with a 5 s interval). This process holds no lock of pytest's: rlcheck.plugin.progress
-starts it as `python -I heartbeat.py EVERY_S STARTED`, its stdout the terminal pytest saved before capturing, and
+starts it as `python -I -S heartbeat.py EVERY_S STARTED`, its stdout the terminal pytest saved before capturing, and
 feeds it one JSON array a line on stdin: ["start", t, nodeid], ["finish", nodeid], ["spoke", t], ["phase", text]
 (t from time.monotonic(), one clock for every process of the machine). It ends at end of input (pytest closed the
 pipe, or died) or once its parent is gone, and leaves Ctrl-C to pytest. The standard library only: it starts in
-milliseconds.
+milliseconds (no site-packages: -S).
 """
 
 from __future__ import annotations

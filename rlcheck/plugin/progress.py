@@ -58,7 +58,7 @@ class Writer:
     """The writer process (rlcheck.plugin.heartbeat) and the pipe that tells it what runs."""
 
     def __init__(self, every_s: float, out_fd: int, started: float) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-I", heartbeat.__file__, f"{every_s!r}", f"{started!r}"],
+        self.proc = subprocess.Popen([sys.executable, "-I", "-S", heartbeat.__file__, f"{every_s!r}", f"{started!r}"],
                                      stdin=subprocess.PIPE, stdout=out_fd, stderr=subprocess.DEVNULL)
         assert self.proc.stdin is not None
         self.fd = self.proc.stdin.fileno()
