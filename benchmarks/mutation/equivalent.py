@@ -157,6 +157,17 @@ EQUIVALENT: dict[str, str] = {
         'header "content-length" -> "CONTENT-LENGTH": Starlette\'s Headers.get lowercases the key',
     "rlcheck.reward.payload.x_read_body__mutmut_9":
         'default Content-Length "" -> "XXXX": both fail isdigit(), so both mean "not declared"',
+    # rlcheck/reward/results.py
+    "rlcheck.reward.results.x_content_key__mutmut_5": 'codec "ascii" -> "ASCII": codec names are case-insensitive',
+    "rlcheck.reward.results.xǁScoringResultsǁscoring__mutmut_16":
+        "_done_at.pop(key) -> pop(None) when a scoring starts: a key is in _done_at only while its entry holds a kept "
+        "outcome (_expire and the bound drop both together, an outcome not kept never enters it), and such a key is "
+        "reused, never started again, so there is nothing to drop",
+    "rlcheck.reward.results.xǁScoringResultsǁ_expire__mutmut_12":
+        "_entries.pop(key, None) -> pop(key): a key in _done_at always has its entry (the same invariant), so the "
+        "default is never used",
+    "rlcheck.reward.results.xǁScoringResultsǁ_expire__mutmut_15":
+        "popitem(last=False) -> popitem(last=None): None is false, the same oldest item",
     # rlcheck/reward/metrics.py
     **{f"rlcheck.reward.metrics.xǁHistogramǁrender__mutmut_{n}": _STRICT.format(
         "zip(bounds + ['+Inf'], counts, strict=True): __init__ makes one count per bound and one for +Inf")
