@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import types
+from pathlib import Path
 
 import pytest
 
@@ -328,3 +329,30 @@ def test_an_empty_framework_or_baseline_is_not_given(tmp_path):
     context = options.run_context(_given(tmp_path, hardware="h200", baseline="", framework=""))  # type: ignore[arg-type]
     assert context.hardware_evidence == "h200: given with --hardware"
     assert context.framework == options.resolve(None)
+
+
+def test_with_nothing_declared_or_importable_the_jobs_own_framework_is_judged(tmp_path, monkeypatch):
+    monkeypatch.setattr(options, "resolve", lambda declared: declared or Installed(framework=None))
+    job = str(Path(__file__).parent / "data" / "jobs" / "rayjob.yaml")
+    context = options.run_context(_given(tmp_path, framework=None, job=job))  # type: ignore[arg-type]
+    assert context.framework == Installed(framework="slime", version="0.2.4",
+                                          source=f"stated by the job: rayjob {job}")
+
+
+def test_the_job_format_given_reaches_the_capture(tmp_path):
+    path = tmp_path / "launch.txt"  # detection cannot tell this one's format
+    path.write_text(json.dumps({"argv": ARGV}))
+    context = options.run_context(_given(tmp_path, job=str(path), job_format="argv-json"))  # type: ignore[arg-type]
+    assert (context.job_format, context.job.argv if context.job else None) == ("argv-json", tuple(ARGV))
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"job_env": ["TABLE_UNSET_IN_THIS_SHELL"]},
+     "--job-env TABLE_UNSET_IN_THIS_SHELL: not set in this environment; give NAME=VALUE or export it"),
+    ({"job_arg": ["p2p"]}, "{path}: a argv-json file takes no arguments"),
+])
+def test_the_job_env_and_arguments_given_reach_the_capture(tmp_path, values, message):
+    path = tmp_path / "launch.json"
+    path.write_text(json.dumps({"argv": ARGV}))
+    assert _usage(options.run_context, _given(tmp_path, job=str(path), **values)).startswith(
+        message.format(path=path))
