@@ -147,6 +147,13 @@ TARGETS = {
                                                            "test_rules_table_e2e_slime_metrics.py"]),
     "e2e_replay": ("rlcheck/e2e/replay.py", ["test_replay.py", "test_watch_incidents.py",
                                              "test_rules_table_e2e_replay.py"]),
+    # one case's run on Ray and its verdicts (the job client and the clock recorded: test_e2e_harness.py runs Ray)
+    "e2e_runner": ("rlcheck/e2e/runner.py", ["test_rules_table_e2e_runner.py", "test_e2e_reward_side.py"]),
+    "e2e_baselines": ("rlcheck/e2e/baselines.py", ["test_rules_table_e2e_baselines.py"]),
+    # what is kept per image (results/mutation_repro.json; test_repro_cache.py's pytester runs judge the plugin's use)
+    "repro_cache": ("rlcheck/repro/cache.py", ["test_rules_table_repro_cache.py"]),
+    "repro_image_facts": ("rlcheck/repro/image_facts.py", ["test_rules_table_repro_image_facts.py",
+                                                           "test_image_facts.py"]),
     "history": ("rlcheck/history.py", ["test_history.py", "test_history_band.py", "test_history_fleet.py",
                                        "test_rules_table_history.py", "test_rules_table_history_draw.py"]),
     "history_band": ("rlcheck/history_band.py", ["test_history_band.py", "test_rules_table_history.py"]),
