@@ -5,9 +5,9 @@ The pytester runs in tests/test_plugin.py and tests/test_plugin_job.py show the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import types
-from pathlib import Path
 
 import pytest
 
@@ -333,10 +333,11 @@ def test_an_empty_framework_or_baseline_is_not_given(tmp_path):
 
 def test_with_nothing_declared_or_importable_the_jobs_own_framework_is_judged(tmp_path, monkeypatch):
     monkeypatch.setattr(options, "resolve", lambda declared: declared or Installed(framework=None))
-    job = str(Path(__file__).parent / "data" / "jobs" / "rayjob.yaml")
-    context = options.run_context(_given(tmp_path, framework=None, job=job))  # type: ignore[arg-type]
-    assert context.framework == Installed(framework="slime", version="0.2.4",
-                                          source=f"stated by the job: rayjob {job}")
+    job = tmp_path / "captured.json"  # `rlcheck job capture` output of a RayJob whose image is slimerl/slime:v0.3.1
+    job.write_text(json.dumps(dataclasses.replace(_job("slime"), framework_version="0.3.1").to_dict()))
+    context = options.run_context(_given(tmp_path, framework=None, job=str(job)))  # type: ignore[arg-type]
+    assert context.framework == Installed(framework="slime", version="0.3.1",
+                                          source=f"stated by the job: job-json {job}")
 
 
 def test_the_job_format_given_reaches_the_capture(tmp_path):
