@@ -357,3 +357,18 @@ def test_the_job_env_and_arguments_given_reach_the_capture(tmp_path, values, mes
     path.write_text(json.dumps({"argv": ARGV}))
     assert _usage(options.run_context, _given(tmp_path, job=str(path), **values)).startswith(
         message.format(path=path))
+
+
+@pytest.mark.parametrize(("requested", "declared"), [("h200", True), ("gb300", True), ("auto", False),
+                                                     ("none", False)])
+def test_a_named_profile_is_a_claim_about_this_machine_auto_and_none_are_not(requested, declared):
+    assert _context(hardware_requested=requested).declared is declared
+
+
+@pytest.mark.parametrize(("fields", "subject"), [
+    ({}, "qwen3-4b-colocated"),
+    ({"job_path": "launch.sh", "job_format": "bash"}, "job launch.sh (bash)"),
+    ({"job_path": "", "job_format": "bash"}, "qwen3-4b-colocated"),
+])
+def test_the_subject_is_the_recipe_or_the_job_file_and_its_format(fields, subject):
+    assert _context(**fields).subject == subject
