@@ -139,7 +139,7 @@ def procs(monkeypatch):
 def test_the_writer_is_the_heartbeat_script_isolated_fed_on_a_pipe_that_never_blocks(procs):
     writer = Writer(2.5, 9, 123.25)
     (proc,) = procs
-    assert proc.args == [sys.executable, "-I", heartbeat.__file__, "2.5", "123.25"]
+    assert proc.args == [sys.executable, "-I", "-S", heartbeat.__file__, "2.5", "123.25"]
     assert proc.kwargs == {"stdin": subprocess.PIPE, "stdout": 9, "stderr": subprocess.DEVNULL}
     assert writer.fd == proc.stdin.fileno()
     assert os.get_blocking(writer.fd) is False
@@ -214,21 +214,24 @@ def test_the_plugin_tells_the_writer_each_phase_start_finish_and_output(procs, m
     config = _config()
     plugin = ProgressPlugin(config, 3.0)  # type: ignore[arg-type]
     (proc,) = procs
-    assert proc.args[3:] == ["3.0", "42.5"] and proc.kwargs["stdout"] == 1
+    assert proc.args[-2:] == ["3.0", "42.5"] and proc.kwargs["stdout"] == 1
     assert config.cleanups == [plugin.writer.stop]
     before = time.monotonic()
     plugin.pytest_sessionstart(None)  # type: ignore[arg-type]
     plugin.pytest_runtest_logstart("checks/test_x.py::test_x", None)
     plugin.pytest_runtest_logreport(None)  # type: ignore[arg-type]
     plugin.pytest_runtest_logfinish("checks/test_x.py::test_x", None)
-    after = time.monotonic()
     plugin.pytest_sessionfinish(None)  # type: ignore[arg-type]
+    after = time.monotonic()
+    assert not proc.stdin.closed  # the writer stays through the unconfigure hooks: the config's cleanup stops it
+    plugin.writer.stop()
     events = proc.events()
     assert [e[:1] + e[2:] for e in events] == [["phase"], ["phase"], ["start", "checks/test_x.py::test_x"], ["spoke"],
-                                               ["finish"]]
+                                               ["finish"], ["spoke"], ["phase"]]
     assert events[0] == ["phase", "starting"] and events[1] == ["phase", "collecting and starting"]
     assert events[4] == ["finish", "checks/test_x.py::test_x"]
-    assert before <= events[2][1] <= events[3][1] <= after
+    assert events[6] == ["phase", "finishing: stopping what the run started"]
+    assert before <= events[2][1] <= events[3][1] <= events[5][1] <= after
 
 
 # --- when a run gets a writer ---------------------------------------------------------------------------------------
