@@ -108,12 +108,21 @@ def test_each_node_says_whether_it_answered_or_ray_was_not_reached():
     assert cluster._nodes_answer(unreached, _inputs(unreached)) == [evaluate_reachable(unreached)]
 
 
-@pytest.mark.parametrize(("gpus", "status"), [(8.0, Status.PASS), (4.0, Status.FAIL)])
-def test_the_recipes_gpus_against_the_ones_ray_advertises(gpus, status):
+@pytest.mark.parametrize(("gpus", "status", "summary"), [
+    (8.0, Status.PASS, "16 GPU(s) on 3 alive node(s); recipe qwen3-4b-colocated asks for 16"),
+    (4.0, Status.FAIL, "8 GPU(s) on 3 alive node(s); recipe qwen3-4b-colocated asks for 16: its placement group "
+                       "would wait forever"),
+])
+def test_the_recipes_gpus_against_the_ones_ray_advertises(gpus, status, summary):
     fanout = FanoutResult(address="a", connected=True, tried="t",
                           nodes=(_answer(HEAD), _answer(_node("w1", gpus=gpus)), _answer(_node("w22", gpus=gpus))))
     verdict = cluster._cluster_gpus(fanout, _inputs(fanout))
-    assert verdict.status is status and "16" in verdict.summary
+    assert (verdict.status, verdict.summary) == (status, summary)
+
+
+def test_a_per_node_check_that_names_no_reason_says_there_is_no_node():
+    judge = cluster.per_node(lambda f, o, p: Verdict(status=Status.PASS, summary=""), select=lambda n: False)
+    assert [(v.status, v.summary) for v in judge(FANOUT, _inputs())] == [(Status.SKIP, "no node to judge")]
 
 
 @pytest.fixture
