@@ -29,16 +29,17 @@ def validate(site_dir: str, **env: str) -> subproc.Completed:
 def test_fix_driver_guard_pth_lets_the_gpu_less_driver_validate(tmp_path):
     assert driver_guard.main(["--install", "--site-packages", str(tmp_path)]) == 0
     assert (tmp_path / driver_guard.PTH_NAME).exists()
-    unguarded = validate("-", CUDA_DEVICE_MAX_CONNECTIONS="1")
-    guarded = validate(str(tmp_path), CUDA_DEVICE_MAX_CONNECTIONS="1", RLCHECK_WORKER_CAPABILITY="9.0")
+    unguarded, guarded = subproc.concurrently(  # two cold interpreters, each on a core
+        lambda: validate("-", CUDA_DEVICE_MAX_CONNECTIONS="1"),
+        lambda: validate(str(tmp_path), CUDA_DEVICE_MAX_CONNECTIONS="1", RLCHECK_WORKER_CAPABILITY="9.0"))
     assert "Found no NVIDIA driver" in unguarded.stderr
     assert "RESULT validate_args completed" in guarded.stdout, guarded.tail()
 
 
 def test_fix_driver_guard_keeps_hoppers_connection_assert(tmp_path):
     driver_guard.main(["--install", "--site-packages", str(tmp_path)])
-    hopper = validate(str(tmp_path), RLCHECK_WORKER_CAPABILITY="9.0")
-    blackwell = validate(str(tmp_path), RLCHECK_WORKER_CAPABILITY="10.3")
+    hopper, blackwell = subproc.concurrently(lambda: validate(str(tmp_path), RLCHECK_WORKER_CAPABILITY="9.0"),
+                                             lambda: validate(str(tmp_path), RLCHECK_WORKER_CAPABILITY="10.3"))
     assert "require setting the environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1" in hopper.stderr
     assert "RESULT validate_args completed" in blackwell.stdout, blackwell.tail()
 
