@@ -20,11 +20,15 @@ def test_dump_keeps_key_order_and_long_values_unfolded():
     assert yaml.safe_load(text) == DOC
 
 
-def test_dump_folds_only_past_120_columns():
-    words = " ".join(["word"] * 40)  # 199 characters: folded at the first space past 120 columns
-    text = yaml_text.dump({"k": words})
-    assert text == f"k: {' '.join(['word'] * 24)}\n  {' '.join(['word'] * 16)}\n"
-    assert yaml.safe_load(text) == {"k": words}
+@pytest.mark.parametrize(("a_count", "text"), [
+    # "k: " and the a's, then " b" ends at column 120 (kept whole) or 121 (the next space breaks the line)
+    (115, f"k: {'a' * 115} b c\n"), (116, f"k: {'a' * 116} b\n  c\n"),
+])
+@pytest.mark.parametrize("many", [False, True])
+def test_dump_folds_only_past_120_columns(a_count, text, many):
+    value = f"{'a' * a_count} b c"
+    got = yaml_text.dump_all([{"k": value}]) if many else yaml_text.dump({"k": value})
+    assert got == text and yaml.safe_load(got) == {"k": value}
 
 
 def test_dump_all_writes_each_document_in_order():

@@ -897,4 +897,8 @@ EQUIVALENT: dict[str, str] = {
        'the reader\'s mode "rb" left out or None: BZ2File and LZMAFile read by default, and GzipFile without a mode '
        "takes the file object's, which the buffered reader over _Prefixed (no mode of its own) lacks, so 'rb'"
        for n in (32, 34, 47, 60)},
+    # rlcheck/deploy/yaml_text.py
+    **{f"rlcheck.deploy.yaml_text.x_{name}__mutmut_3":
+       "safe_dump(sort_keys=False) -> sort_keys=None: PyYAML sorts only when sort_keys is true, and None is not"
+       for name in ("dump", "dump_all")},
 }
