@@ -89,6 +89,7 @@ def test_is_flag_as_argparse_tells_an_option_from_a_negative_number(token, is_fl
     (["python3.11", "a.py", "b.py", "--lr"], ["--lr"]),
     (["train.py", "--lr"], ["--lr"]),
     (["pythonic", "--lr"], ["--lr"]),  # a first token named python*, even without options
+    (["python3", "python3", "train", "--lr"], ["train", "--lr"]),  # every leading python* token, then no script
     (["torchrun", "train.py"], ["torchrun", "train.py"]),  # not python: left as is
     (["-1", "python3"], ["-1", "python3"]),
     ([], []),
@@ -321,6 +322,11 @@ def test_slime_has_no_pre_parse_of_prefixes():
                                                                      "without a word (parse_known_args)")]),
     (["--router-policy", "x", "y"], []),  # an opaque prefix keeps its loose values, and is not judged
     (["stray", "--lr", "1"], [("stray", "stray", "'stray': a value no option takes")]),
+    # after a stray value the options are still read and judged
+    (["stray", "--seed", "3.5"], [("stray", "stray", "'stray': a value no option takes"),
+                                  ("--seed", "type", "--seed 3.5: invalid int value (the parser exits; g declares "
+                                                     "type=int)")]),
+    (["--lr=1", "2"], [("2", "stray", "'2': a value no option takes")]),  # --flag=value takes nothing after it
 ])
 def test_values_as_argparse_gives_them(argv, expected):
     assert found(argv) == expected
@@ -405,6 +411,8 @@ def test_custom_generate_path_counts_under_miles_only():
      [("--sglang-tensor-parallel-size", "twice", "--sglang-tp-size 1 then --sglang-tensor-parallel-size 2: one "
                                                  "option given twice; the last wins: 2")]),
     (["--lr", "1", "--lr=2"], [("--lr", "twice", "--lr 1 then --lr 2: one option given twice; the last wins: 2")]),
+    (["--two", "1", "2", "--two", "3", "4"], [("--two", "twice", "--two 1 2 then --two 3 4: one option given twice; "
+                                                                 "the last wins: 3 4")]),
 ])
 def test_twice_with_different_values(argv, expected):
     assert found(argv) == expected
@@ -605,6 +613,7 @@ def test_unreleased_branch_options(argv, expected):
     ("--zzzzzz", "--abcdef", False), ("--abcdxy", "--abcdef", True), ("xy--abcdef", "--abcdef", True),
     ("--abcdefxy", "--abcdef", True), ("--xyabcdef", "--abcdef", True), ("-", "--a", True), ("", "--a", False),
     ("--a-b-c-d", "--a-x-y-d", True), ("--a-b-c-d", "--x-y-z-d", False),
+    ("--a", "--bbb", False), ("--a", "--b-b", False),  # three edits, the first a change
 ])
 def test_misspells_at_most_two_edits(name, flag, within):
     assert fa._misspells(name, flag) is within

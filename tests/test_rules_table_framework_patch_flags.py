@@ -6,7 +6,10 @@ functions' add_arguments; each rule on both sides, each option in its whole shap
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -257,6 +260,23 @@ def test_component_from_patch_files_first_wins_sorted(tmp_path):
     assert pf.component([first, second], "name-x", "repo@sha") == {
         "name": "name-x", "source": "repo@sha",
         "options": [shape("--a-first", "str", "patch: a.py"), shape("--z-last", "int", "patch: a.py")]}
+
+
+def test_component_reads_a_patch_as_utf_8_whatever_the_locales_codec(tmp_path):
+    """A patch is UTF-8 under any locale: in an ASCII locale (LC_ALL=C without Python's UTF-8 mode) a no-break space
+    (a copy from a web page) would read as two replacement characters, and the option after it would be lost."""
+    patch = tmp_path / "megatron.patch"
+    patch.write_bytes(_diff("a.py", "+p.add_argument(\u00a0'--spaced', type=int)").encode("utf-8"))
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    code = ("import json, locale, sys; from rlcheck.framework import patch_flags as pf; "
+            "print(locale.getpreferredencoding(False)); print(json.dumps(pf.component([pf.Path(sys.argv[1])], 'n', "
+            "'s')))")
+    done = subprocess.run([sys.executable, "-c", code, str(patch)], env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    codec, component = done.stdout.splitlines()
+    assert codec == "ANSI_X3.4-1968"  # the child's locale codec is ASCII: the rule is judged where it matters
+    assert json.loads(component)["options"] == [shape("--spaced", "int", "patch: a.py")]
 
 
 def test_main_prints_the_component(tmp_path, capsys):

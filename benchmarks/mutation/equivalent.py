@@ -788,10 +788,13 @@ EQUIVALENT: dict[str, str] = {
        "a valued option's value when it is the last word or past it: no word is left for an entrypoint, so "
        "`ray job submit` has no entrypoint is raised before any option's value is read" for n in (29, 31)},
     # rlcheck/framework/patch_flags.py
-    **{f"rlcheck.framework.patch_flags.x_component__mutmut_{n}":
-       'a patch read with encoding "utf-8" -> "UTF-8", None or left out (the locale\'s, UTF-8 or another '
-       "ASCII-compatible codec): codec names are case-insensitive, and every flag and kind read from a patch is ASCII "
-       "(the patterns match ASCII only), which each of those codecs decodes alike" for n in (3, 5, 8)},
+    "rlcheck.framework.patch_flags.x_component__mutmut_8":
+       'a patch read with encoding "utf-8" -> "UTF-8": codec names are case-insensitive (Python looks both up as the '
+       "one utf_8 codec)",
+    # rlcheck/framework/argv.py
+    "rlcheck.framework.argv.x_evaluate__mutmut_24":
+       'a PASS verdict\'s details joined with "XX\\nXX" instead of "\\n": a PASS has no finding, so its notes hold at '
+       "most one line (every opaque option named in one), and one line joins alike with any separator",
     # rlcheck/framework/schema.py
     **{f"rlcheck.framework.schema.x__flags__mutmut_{n}":
        'a component read with encoding "utf-8" -> None or "UTF-8": codec names are case-insensitive, and the '
