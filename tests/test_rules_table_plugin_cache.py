@@ -257,7 +257,8 @@ def kept_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(plugin_cache, "kind_of_item", lambda item: "reproducer")
     repro = ReproCache(_config(None), no_cache=False)  # type: ignore[arg-type]
-    repro.terms = lambda item: dict(TERMS)  # type: ignore[method-assign]
+    repro.asked = []  # type: ignore[attr-defined]
+    repro.terms = lambda item: repro.asked.append(item) or dict(TERMS)  # type: ignore[method-assign,attr-defined]
     return repro
 
 
@@ -265,7 +266,7 @@ def test_a_reproducer_without_a_kept_entry_stays_and_gets_its_key(request, kept_
     other = types.SimpleNamespace(nodeid="reproducers/test_y.py::test_y")  # no pytest.Function: left alone
     items = [other, request.node]
     kept_cache.replace_kept(items)
-    assert items == [other, request.node]
+    assert items == [other, request.node] and kept_cache.asked == [request.node]
     assert request.node.stash[plugin_cache.entry_key] == (cache.key_of(request.node.nodeid, TERMS), TERMS)
     assert plugin_cache.note_key not in request.node.stash
 
@@ -284,9 +285,12 @@ def test_a_corrupt_entry_is_named_and_the_reproducer_runs(request, kept_cache):
     path = kept_cache.store.path(request.node.nodeid, cache.key_of(request.node.nodeid, TERMS))
     path.parent.mkdir(parents=True)
     path.write_text("{}")
-    items = [request.node]
+    after = pytest.Function.from_parent(request.node.parent, name="test_after_it", callobj=lambda: None)
+    kept_cache.store.save(after.nodeid, cache.key_of(after.nodeid, TERMS), TERMS, [_payload(Status.PASS)])
+    items = [request.node, after]
     kept_cache.replace_kept(items)
-    assert items == [request.node]
+    assert items[0] is request.node
+    assert isinstance(items[1], CachedVerdicts)  # the reproducers after a corrupt entry are still looked up
     assert request.node.stash[plugin_cache.note_key] == (
         f"ignored a corrupt entry for {request.node.nodeid} ({path}: not an rlcheck cache entry (KeyError: 'body')); "
         "it ran again")
