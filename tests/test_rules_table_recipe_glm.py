@@ -32,7 +32,11 @@ def test_the_computing_dsa_layers_are_1_to_3_then_every_fourth():
     (30, 3, 0, None, [0, 15, 15]),  # a stage given 0 layers keeps 0
 ])
 def test_megatrons_pipeline_split(layers, pp, first, last, sizes):
-    assert glm.stage_sizes(layers, pp, first, last) == sizes
+    got = glm.stage_sizes(layers, pp, first, last)
+    # whole layers, as the pp-split verdict names each stage's first layer (19, never 19.0)
+    assert got == sizes and [type(n) for n in got] == [int] * len(sizes)
+    assert [str(n) for n in glm.stage_starts(layers, pp, first, last)] == [
+        str(1 + sum(sizes[:i])) for i in range(len(sizes))]
     assert glm.stage_starts(layers, pp, first, last) == [1 + sum(sizes[:i]) for i in range(len(sizes))]
 
 
@@ -41,6 +45,8 @@ def test_megatrons_pipeline_split(layers, pp, first, last, sizes):
     (30, 2, 10, 10, "pp split 10/.../10 of 30 layers on PP 2: 10 layer(s) left for 0 stage(s) not given"),
     (30, 3, 20, 20, "pp split 20/.../20 of 30 layers on PP 3: -10 layer(s) left for 1 stage(s) not given"),
     (30, 3, 15, 15, "pp split 15/.../15 of 30 layers on PP 3: 0 layer(s) left for 1 stage(s) not given"),
+    (30, 2, 30, None, "pp split 30/.../- of 30 layers on PP 2: 0 layer(s) left for 1 stage(s) not given"),
+    (30, 2, None, 30, "pp split -/.../30 of 30 layers on PP 2: 0 layer(s) left for 1 stage(s) not given"),
     (30, 4, None, 10, "pp split -/.../10 of 30 layers on PP 4: the 20 layers left do not divide evenly over the 3 "
                       "stage(s) not given"),
     (30, 4, 7, None, "pp split 7/.../- of 30 layers on PP 4: the 23 layers left do not divide evenly over the 3 "

@@ -27,6 +27,13 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.hardware.x__profile_from_toml__mutmut_{n}": "raw.get(...) of gpu_name_patterns / instance_types "
        "without its () default: both are required fields, so check_fields refuses a file without them before the "
        "default could be read" for n in (41, 43, 50, 52)},
+    # rlcheck/recipes/glm.py
+    "rlcheck.recipes.glm.x_stage_sizes__mutmut_38":
+        "the stage size shared when no stage is left 0 -> 1: no stage is left only when first and last are both given "
+        "on PP 2, whose split [first, last] has no middle stage to take it",
+    "rlcheck.recipes.glm.x_glm_recipe__mutmut_44": "Reward(rm_type='deepscaler') left out: Reward's default rm_type "
+                                                   "is deepscaler",
+    "rlcheck.recipes.glm.x_glm_recipe__mutmut_67": "max_tokens_per_gpu=8192 left out: Rollout's default is 8192",
     # rlcheck/job/typed.py
     "rlcheck.job.typed.x_load_yaml_all__mutmut_9":
         "yaml.parse(text, Loader=SafeLoader) -> yaml.parse(text): the loaders share one scanner and parser, so the "
