@@ -8,10 +8,12 @@ readings are judged in test_rules_table_reward_pool.py. Processes here are this 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from multiprocessing import forkserver
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,3 +126,40 @@ def test_rules_reward_procs_forkserver_preloads_the_scorers(monkeypatch: pytest.
     assert started == [str(os.getpid())]  # the forkserver follows this process's death
     assert procs.FRONT_PID_ENV == "RLCHECK_REWARD_FRONT_PID"
     assert procs._CTX.get_start_method() == "forkserver"
+
+
+class _Context:
+    """The forkserver context's stand-in: a real pipe, a process that records how it was made and started."""
+
+    def __init__(self) -> None:
+        self.made: list[dict[str, Any]] = []
+        self.pipes: list[tuple[Any, Any]] = []
+
+    def Pipe(self, duplex: bool = True) -> tuple[Any, Any]:  # noqa: N802 - multiprocessing's name
+        pipe = multiprocessing.Pipe(duplex=duplex)
+        self.pipes.append((duplex, pipe))
+        return pipe
+
+    def Process(self, **kwargs: Any) -> Any:  # noqa: N802 - multiprocessing's name
+        made = self.made
+
+        class _Made:
+            pid = 4321
+
+            def start(self) -> None:
+                made.append({**kwargs, "started": True})
+
+        return _Made()
+
+
+def test_rules_reward_procs_start_hands_the_process_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = _Context()
+    monkeypatch.setattr(procs, "_CTX", ctx)
+    scorer = procs.ScorerProcess.start("boxed", 123)
+    [(duplex, (ours, theirs))] = ctx.pipes
+    assert duplex is True
+    assert ctx.made == [{"target": procs.worker_main, "args": (theirs, "boxed", 123), "daemon": True,
+                         "name": "rlcheck-scorer", "started": True}]
+    assert theirs.closed and not ours.closed  # its death reads as EOF on our end
+    assert (scorer.conn, scorer.pid, scorer.ready) == (ours, 4321, False)
+    ours.close()

@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -67,10 +68,12 @@ SERVED = [
 
 @pytest.mark.parametrize(("labels", "sent"), SERVED)
 def test_rules_reward_worker_serve_replies(labels: tuple[str, ...], sent: tuple[float | None, str]) -> None:
+    before = time.perf_counter()
     [reply] = _serve([(7, "R", labels), None])
+    elapsed = time.perf_counter() - before
     job_id, value, error, scoring_s, cpu_s = reply
     assert (job_id, value, error) == (7, *sent)
-    assert isinstance(scoring_s, float) and scoring_s >= 0
+    assert isinstance(scoring_s, float) and 0 <= scoring_s <= elapsed  # its own wall time, within the test's
     assert isinstance(cpu_s, float) and cpu_s > 0  # the process's CPU time so far
 
 
@@ -167,3 +170,76 @@ def test_rules_reward_worker_setup_steps(hard_limit: int | None, seen: object) -
     if got == "may raise hard limits":
         pytest.skip("this process may raise its hard limits: the kernel refuses nothing")
     assert got == seen
+
+
+class _Libc:
+    """ctypes.CDLL's stand-in: a libc whose prctl calls are recorded, none at all, or one without prctl."""
+
+    def __init__(self, fails: str) -> None:
+        self.fails, self.calls = fails, []
+
+    def __call__(self, name: object, use_errno: bool = False) -> object:
+        assert (name, use_errno) == (None, True)
+        if self.fails == "no libc":
+            raise OSError("no libc")
+        return object() if self.fails == "no prctl" else self
+
+    def prctl(self, *args: object) -> int:
+        self.calls.append(args)
+        return 0
+
+
+SETUP_FAILURES = [
+    # how libc fails ("": it does not), what setrlimit raises, /proc/self/oom_score_adj cannot be written
+    ("", None, False),
+    ("no libc", ValueError("not allowed to raise maximum limit"), True),
+    ("no prctl", OSError("denied"), False),
+]
+
+
+@pytest.mark.parametrize(("no_libc", "rlimit_error", "no_oom_file"), SETUP_FAILURES)
+def test_rules_reward_worker_main_in_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_libc: str,
+                                            rlimit_error: Exception | None, no_oom_file: bool) -> None:
+    """worker_main's set-up, each step recorded instead of done to this test's process; a step that fails is let
+    be (not Linux, a lower hard limit, no /proc), and the process still scores."""
+    import builtins
+    import resource
+
+    libc = _Libc(no_libc)
+    limits: list[tuple[int, tuple[int, int]]] = []
+    handlers: list[tuple[int, object]] = []
+    real_open = builtins.open
+
+    def setrlimit(which: int, pair: tuple[int, int]) -> None:
+        limits.append((which, pair))
+        if rlimit_error is not None:
+            raise rlimit_error
+
+    def fake_open(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if path == "/proc/self/oom_score_adj":
+            if no_oom_file:
+                raise PermissionError("read-only /proc")
+            assert args == ("w",) and kwargs == {"encoding": "ascii"}
+            return real_open(tmp_path / "oom_score_adj", "w", encoding="ascii")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(worker.ctypes, "CDLL", libc)
+    monkeypatch.setattr(worker.resource, "setrlimit", setrlimit)
+    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(worker.signal, "signal", lambda sig, handler: handlers.append((sig, handler)))
+    ours, theirs = multiprocessing.Pipe(duplex=True)
+    ours.send((1, "\\boxed{7}", ("7",)))
+    ours.send(None)
+    worker.worker_main(theirs, "boxed", 900)
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert libc.calls == ([] if no_libc else [(1, signal.SIGKILL, 0, 0, 0)])  # PR_SET_PDEATHSIG
+    assert worker._PR_SET_PDEATHSIG == 1
+    assert limits == [(resource.RLIMIT_AS, (900, 900))]
+    assert (tmp_path / "oom_score_adj").exists() is not no_oom_file
+    if not no_oom_file:
+        assert (tmp_path / "oom_score_adj").read_text() == "1000"
+    assert handlers == [(signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, signal.SIG_IGN)]
+    ready, pid, cpu_s = ours.recv()
+    assert (ready, pid) == ("ready", os.getpid()) and isinstance(cpu_s, float)
+    assert ours.recv()[:3] == (1, 1.0, "")
+    assert not ours.poll()
