@@ -164,6 +164,16 @@ EQUIVALENT: dict[str, str] = {
         'header "content-length" -> "CONTENT-LENGTH": Starlette\'s Headers.get lowercases the key',
     "rlcheck.reward.payload.x_read_body__mutmut_9":
         'default Content-Length "" -> "XXXX": both fail isdigit(), so both mean "not declared"',
+    # rlcheck/reward/procs.py, worker.py
+    **{f"rlcheck.reward.procs.xǁScorerProcessǁcpu_now__mutmut_{n}":
+       "schedstat's encoding changed (None, absent: the locale's UTF-8; \"ASCII\"): the file is ASCII digits and "
+       "spaces, read alike in any ASCII-compatible codec" for n in (2, 4, 6)},
+    "rlcheck.reward.procs.xǁScorerProcessǁcpu_now__mutmut_10":
+        "ns / 1e9 -> ns / 1000000001.0: one part in 1e9, 1 ns per CPU second, far below the 10 ms the pool's timers "
+        "look again at",
+    "rlcheck.reward.worker.x_serve__mutmut_6":
+        'value\'s first value None -> "": never sent (an error sends None, no error means score_any\'s float was '
+        "assigned)",
     # rlcheck/reward/results.py
     "rlcheck.reward.results.x_content_key__mutmut_5": 'codec "ascii" -> "ASCII": codec names are case-insensitive',
     "rlcheck.reward.results.xǁScoringResultsǁscoring__mutmut_16":
