@@ -1,11 +1,12 @@
 """What the reproducers share in a session: one warm interpreter per package set (rlcheck.process.warm).
 
-Once collection has picked the tests, the warm interpreters of the package sets they use start importing in the
-background (Megatron's arguments in the GPU-less driver environment, SGLang's server_args), so the first
-reproducer that needs one mostly finds it ready (under xdist, where every worker collects every test, each
-starts on first use instead). Every run is still its own forked child process. The Ray head whose /bin/sh is the
-other shell (ray-argv-loss) is a session fixture started on first use: started at collection it competed with
-the session's own Ray head for the two cores and, on a loaded machine, made that one miss its start deadline.
+Once collection has picked the tests and the session's Ray is up (rlcheck.plugin.resources after_early_ray), the warm
+interpreters of the package sets they use start importing in the background (Megatron's arguments in the GPU-less
+driver environment, SGLang's server_args), so the first reproducer that needs one mostly finds it ready (under
+xdist, where every worker collects every test, each starts on first use instead). Every run is still its own forked
+child process. The Ray head whose /bin/sh is the other shell (ray-argv-loss) is a session fixture started on first
+use: started at collection it competed with the session's own Ray head for the two cores and, on a loaded machine,
+made that one miss its start deadline.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from rlcheck.cluster.local_ray import EmbeddedRay, RayEndpoints
-from rlcheck.plugin.resources import EarlyRay
+from rlcheck.plugin.resources import EarlyRay, after_early_ray
 from rlcheck.probes.recipe import sglang_flags
 from rlcheck.process import warm
 from rlcheck.repro import megatron_args
@@ -65,10 +66,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     items = [item for item in session.items
              if isinstance(item, pytest.Function) and not (quick and item.get_closest_marker("slow"))]
     modules = {item.path.stem for item in items}
+    # once the session's Ray is up: beside its start they made it miss Ray's own deadline on a loaded host
     if modules & MEGATRON_DRIVER:
-        warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(), megatron_args.RUNTIME)
+        after_early_ray(session.config, lambda: warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(),
+                                                             megatron_args.RUNTIME))
     if modules & SGLANG:
-        warm.prewarm(sglang_flags.SGLANG_PRELOAD, sglang_flags.sglang_env())
+        after_early_ray(session.config, lambda: warm.prewarm(sglang_flags.SGLANG_PRELOAD, sglang_flags.sglang_env()))
 
 
 started_ahead_key = pytest.StashKey[bool]()

@@ -132,3 +132,49 @@ def test_the_job_agent_is_awaited_once_whoever_asks_and_again_after_a_failure(mo
     ray.ensure_jobs()
     ray.ensure_jobs(timeout_s=5)
     assert calls == [90.0, 90.0]
+
+
+@pytest.mark.parametrize("error", [None, EmbeddedRayError("embedded Ray exited before it was ready")])
+def test_what_waits_for_the_start_runs_once_it_ended_well_or_not(error):
+    release = threading.Event()
+    ray = FakeRay(release=release, error=error)
+    early = resources.EarlyRay(ray)
+    early.then(lambda: ray.events.append("queued before the start"))
+    early.begin()
+    early.then(lambda: ray.events.append("queued while it starts"))
+    assert ray.events == []
+    release.set()
+    early.thread.join(10)
+    early.then(lambda: ray.events.append("called at once"))
+    assert ray.events == ["start jobs=True", "queued before the start", "queued while it starts", "called at once"]
+
+
+def _stashed(**attrs):
+    """What after_early_ray and the collection hook read of a config (a worker's: no Ray starts early there)."""
+    return types.SimpleNamespace(stash=pytest.Stash(), option=types.SimpleNamespace(collectonly=False), **attrs)
+
+
+def early_ray_of(config):
+    return config.stash.get(resources.early_key, None)
+
+
+def test_after_early_ray_waits_for_the_decision_then_runs_at_once_without_one():
+    config, called = _stashed(workerinput={}), []
+    resources.after_early_ray(config, lambda: called.append("registered at collection"))
+    assert called == []  # the decision (this plugin's trylast pytest_collection_finish) is still to come
+    resources.pytest_collection_finish(types.SimpleNamespace(config=config, items=[]))
+    assert called == ["registered at collection"]
+    assert early_ray_of(config) is None
+    resources.after_early_ray(config, lambda: called.append("registered later"))
+    assert called == ["registered at collection", "registered later"]
+
+
+def test_after_early_ray_goes_to_the_started_ray():
+    release = threading.Event()
+    config, ray = _stashed(), FakeRay(release=release)
+    config.stash[resources.early_key] = early = resources.EarlyRay(ray).begin()
+    resources.after_early_ray(config, lambda: ray.events.append("after the start"))
+    assert ray.events == []
+    release.set()
+    early.end()
+    assert ray.events == ["start jobs=True", "after the start", "stop"]

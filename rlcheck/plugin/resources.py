@@ -6,7 +6,7 @@ import dataclasses
 import importlib.util
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -48,12 +48,28 @@ class EarlyRay:
         self.endpoints: RayEndpoints | None = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._start, name="rlcheck-early-ray", daemon=True)
+        self._after: list[Callable[[], object]] | None = []
+        """What waits for the start to end (None once it ended)."""
+        self._lock = threading.Lock()
 
     def _start(self) -> None:
         try:
             self.endpoints = self.ray.start(jobs=self.jobs)
         except BaseException as exc:  # given to the fixture that takes it, which fails with it
             self.error = exc
+        finally:
+            with self._lock:
+                after, self._after = self._after or [], None
+            for call in after:
+                call()
+
+    def then(self, call: Callable[[], object]) -> None:
+        """Call once the start has ended, well or not (at once when it has), in the start's thread."""
+        with self._lock:
+            if self._after is not None:
+                self._after.append(call)
+                return
+        call()
 
     def begin(self) -> EarlyRay:
         self.thread.start()
@@ -75,6 +91,24 @@ class EarlyRay:
 
 
 early_key = pytest.StashKey[EarlyRay]()
+pending_key = pytest.StashKey[list[Callable[[], object]]]()
+decided_key = pytest.StashKey[bool]()
+
+
+def after_early_ray(config: pytest.Config, call: Callable[[], object]) -> None:
+    """Call once the session's embedded Ray, started at collection, is up or failed; at once where none starts early.
+
+    For what else starts cold at collection (the reproducers' warm interpreters): beside it, Ray's raylet missed
+    Ray's own 30 s registration deadline at load 15-25 (ray/_private/node.py), and every cluster check was UNKNOWN.
+    Called before the decision (a conftest.py's pytest_collection_finish runs before this plugin's), it waits for it.
+    """
+    early = config.stash.get(early_key, None)
+    if early is not None:
+        early.then(call)
+    elif config.stash.get(decided_key, False):
+        call()
+    else:
+        config.stash.setdefault(pending_key, []).append(call)
 
 
 def wants_early_ray(config: pytest.Config, items: list[pytest.Item]) -> bool:
@@ -97,8 +131,18 @@ def wants_early_ray(config: pytest.Config, items: list[pytest.Item]) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if wants_early_ray(session.config, session.items):  # its job agent is awaited by local_ray, when a test uses it
-        session.config.stash[early_key] = EarlyRay(EmbeddedRay(), jobs=False).begin()
+    config = session.config
+    pending = config.stash.get(pending_key, [])
+    config.stash[pending_key] = []
+    if wants_early_ray(config, session.items):  # its job agent is awaited by local_ray, when a test uses it
+        early = EarlyRay(EmbeddedRay(), jobs=False)
+        for call in pending:
+            early.then(call)
+        config.stash[early_key] = early.begin()
+    else:
+        for call in pending:
+            call()
+    config.stash[decided_key] = True
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
