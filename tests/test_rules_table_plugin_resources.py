@@ -103,6 +103,72 @@ def test_an_early_ray_still_starting_after_the_wait_is_an_error_naming_the_wait(
     assert not early.thread.is_alive() and ray.calls == [("start", True), "stop"]
 
 
+def test_the_end_waits_for_the_start_a_bounded_time_then_stops_it_anyway():
+    hold = threading.Event()
+    ray = _Ray(hold=hold)
+    early = EarlyRay(ray).begin()
+    try:
+        early.end(join_s=0.1)
+        assert ray.calls == [("start", True), "stop"]
+        assert early.thread.is_alive()  # stopped while its start still waited: the wait was bounded
+    finally:
+        hold.set()
+        early.thread.join(10)
+
+
+@pytest.mark.parametrize("fails", [None, EmbeddedRayError("the head did not answer")])
+def test_what_waits_for_the_start_runs_in_order_in_the_starts_thread_once_it_ended(fails):
+    hold = threading.Event()
+    early = EarlyRay(_Ray(hold=hold, fails=fails)).begin()
+    ran: list[tuple[str, str, bool]] = []
+
+    def waiter(name: str):
+        return lambda: ran.append((name, threading.current_thread().name, early.endpoints is not None))
+    early.then(waiter("warm interpreters"))
+    early.then(waiter("second"))
+    assert ran == []
+    hold.set()
+    early.thread.join(10)
+    assert ran == [("warm interpreters", "rlcheck-early-ray", fails is None), ("second", "rlcheck-early-ray",
+                                                                                 fails is None)]
+    early.then(waiter("late"))  # after the start ended: at once, in the caller's thread
+    assert ran[2] == ("late", threading.current_thread().name, fails is None)
+    early.end()
+
+
+def _session_config(early: EarlyRay | None = None, decided: bool = False):
+    stash = pytest.Stash()
+    if early is not None:
+        stash[resources.early_key] = early
+    if decided:
+        stash[resources.decided_key] = True
+    return types.SimpleNamespace(stash=stash)
+
+
+def test_after_early_ray_waits_for_the_early_ray_when_one_starts():
+    hold = threading.Event()
+    early = EarlyRay(_Ray(hold=hold)).begin()
+    ran: list[str] = []
+    resources.after_early_ray(_session_config(early), lambda: ran.append("called"))  # type: ignore[arg-type]
+    assert ran == []
+    hold.set()
+    early.thread.join(10)
+    assert ran == ["called"]
+    early.end()
+
+
+def test_after_early_ray_calls_at_once_when_none_starts_early_and_waits_for_the_decision_before_it():
+    ran: list[str] = []
+    decided = _session_config(decided=True)
+    resources.after_early_ray(decided, lambda: ran.append("at once"))  # type: ignore[arg-type]
+    assert ran == ["at once"] and resources.pending_key not in decided.stash
+    undecided = _session_config()
+    first, second = (lambda: ran.append("first")), (lambda: ran.append("second"))
+    resources.after_early_ray(undecided, first)  # type: ignore[arg-type]
+    resources.after_early_ray(undecided, second)  # type: ignore[arg-type]
+    assert ran == ["at once"] and undecided.stash[resources.pending_key] == [first, second]
+
+
 def test_the_sessions_end_stops_the_early_ray_only_when_there_is_one():
     ray = _Ray()
     session = types.SimpleNamespace(config=types.SimpleNamespace(stash=pytest.Stash()))
@@ -141,6 +207,9 @@ REPRO = "reproducers/test_repro_x.py::test_repro_x"
     ([_test(REPRO, "local_ray")], _config("ray://head:10001"), True),
     ([_test(CHECK, "check_inputs"), _test(REPRO, "local_ray")], _config(), True),
     ([_test(CHECK, "check_inputs")], _config(), False),
+    # an item that has no fixtures (a doctest, a plugin's own item) among them: its neighbours decide
+    ([types.SimpleNamespace(path=Path("/project/checks/x.txt"), nodeid="checks/x.txt::x"), _test(CHECK, "local_ray")],
+     _config(), True),
     ([_test(CHECK)], _config(), False),
     ([], _config(), False),
     # a self-test run (any item that is no check or reproducer), an xdist worker, --collect-only: first use starts it

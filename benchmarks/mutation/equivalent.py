@@ -921,4 +921,10 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.deploy.yaml_text.x_{name}__mutmut_3":
        "safe_dump(sort_keys=False) -> sort_keys=None: PyYAML sorts only when sort_keys is true, and None is not"
        for name in ("dump", "dump_all")},
+    # rlcheck/plugin/resources.py
+    "rlcheck.plugin.resources.x_require_ray__mutmut_6":
+        "found = False -> None where find_spec raised: it is only read by `if not found`, and both are false",
+    "rlcheck.plugin.resources.x_wants_early_ray__mutmut_10":
+        'getattr(config.option, "collectonly", False) -> default None: the value is only read as true or false, and '
+        "both defaults are false",
 }
