@@ -74,6 +74,8 @@ def found(argv: list[str], on: Schema = TOY) -> list[tuple[str, str, str]]:
 @pytest.mark.parametrize(("token", "is_flag"), [
     ("--lr", True), ("-u", True), ("-", False), ("x", False), ("-1", False), ("-12", False), ("-1.5", False),
     ("-.5", False), ("-1.", True), ("-1e-6", True), ("-1x", True), ("--1", True),
+    # a space before any `=`: argparse takes the token for a positional argument
+    ("--load-format dummy", False), ("-x y", False), ("--a b=c", False), ("--a=b c", True), ("--a=", True),
 ])
 def test_is_flag_as_argparse_tells_an_option_from_a_negative_number(token, is_flag):
     assert fa._is_flag(token) is is_flag
@@ -322,6 +324,10 @@ def test_slime_has_no_pre_parse_of_prefixes():
                                                                      "without a word (parse_known_args)")]),
     (["--router-policy", "x", "y"], []),  # an opaque prefix keeps its loose values, and is not judged
     (["stray", "--lr", "1"], [("stray", "stray", "'stray': a value no option takes")]),
+    (["--flag", "--lr 1"], [("--lr 1", "stray", "'--lr 1': a value no option takes (one token holding a space: "
+                                               "argparse reads it as a value, not an option; quoted as one word "
+                                               "where two were meant?)")]),
+    (["--flag", "x y"], [("x y", "stray", "'x y': a value no option takes")]),  # not option-shaped: no hint
     # after a stray value the options are still read and judged
     (["stray", "--seed", "3.5"], [("stray", "stray", "'stray': a value no option takes"),
                                   ("--seed", "type", "--seed 3.5: invalid int value (the parser exits; g declares "

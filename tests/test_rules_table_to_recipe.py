@@ -33,6 +33,12 @@ def _job(*argv: str, **fields) -> Job:
     (["--a="], {"--a": ""}),
     (["train.py", "-x", "5", "--a", "-1"], {"--a": "-1"}),  # one dash is a value, not a flag
     (["--a", "--b", "v"], {"--a": "", "--b": "v"}),
+    # one token holding a space is a value to argparse, not an option (quoted as one word where two were meant)
+    (["--a", "--b v", "--c"], {"--a": "--b v", "--c": ""}),
+    (["--c", "--b v"], {"--c": "--b v"}),
+    (["--b v"], {}),
+    (["--a=x y"], {"--a": "x y"}),  # the space after `=`: the option --a with the value "x y"
+    (["--a b=c"], {}),
 ])
 def test_flags_read_each_flags_last_value(argv, values):
     assert Flags(argv).values == values
@@ -240,6 +246,9 @@ def test_placement_defaults_and_stated_values():
     (["--sglang-a", "1", "--sglang-a", "2", "--sglang-b="], (("a", "2"), ("b", ""))),
     (["--tp", "2", "-sglang-a", "1"], ()),
     (["--sglang-x", "5"], (("x", "5"),)),  # the value is the last word
+    (["--sglang-load-format dummy"], ()),  # one token with a space: a value to argparse, no option
+    (["--sglang-a", "--sglang-b c"], (("a", "--sglang-b c"),)),
+    (["--sglang-a=b c"], (("a", "b c"),)),
 ])
 def test_sglang_flags_keep_each_ones_last_value(argv, flags):
     assert to_recipe.sglang_flags(argv) == flags

@@ -41,7 +41,10 @@ class Finding:
 
 
 def _is_flag(token: str) -> bool:
-    return token.startswith("-") and len(token) > 1 and not _NEGATIVE.match(token)
+    """argparse reads the token as an option (not a negative number; no space before any `=`: argparse takes
+    `--sglang-load-format dummy`, one token, for a positional argument)."""
+    return (token.startswith("-") and len(token) > 1 and not _NEGATIVE.match(token)
+            and " " not in token.partition("=")[0])
 
 
 def holds(when: tuple[str, str] | None, tokens: Sequence[str], schema: Schema) -> bool:
@@ -318,7 +321,9 @@ def judge(argv: list[str] | tuple[str, ...], schema: Schema) -> tuple[list[Findi
     while i < len(tokens):
         token = tokens[i]
         if not _is_flag(token):
-            findings.append(Finding(flag=token, problem="stray", text=f"{token!r}: a value no option takes"))
+            spaced = " (one token holding a space: argparse reads it as a value, not an option; quoted as one word "
+            findings.append(Finding(flag=token, problem="stray", text=f"{token!r}: a value no option takes" + (
+                spaced + "where two were meant?)" if token.startswith("-") and " " in token else "")))
             i += 1
             continue
         count += 1

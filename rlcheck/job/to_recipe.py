@@ -30,17 +30,23 @@ class Reading:
     """fact -> why the argv does not give it; the registry makes the checks that need it UNKNOWN with it."""
 
 
+def is_option(token: str) -> bool:
+    """argparse reads the token as an option: it starts with `--` and holds no space before any `=` (argparse takes
+    `--sglang-load-format dummy`, one token, for a positional argument, and so a value another option can take)."""
+    return token.startswith("--") and " " not in token.partition("=")[0]
+
+
 class Flags:
     """The last value of each `--flag` (also `--flag=value`); a flag with no value maps to ''."""
 
     def __init__(self, argv: Sequence[str]) -> None:
         self.values: dict[str, str] = {}
         for i, token in enumerate(argv):
-            if not token.startswith("--"):
+            if not is_option(token):
                 continue
             name, eq, value = token.partition("=")
             nxt = argv[i + 1] if i + 1 < len(argv) else None
-            self.values[name] = value if eq else (nxt if nxt is not None and not nxt.startswith("--") else "")
+            self.values[name] = value if eq else (nxt if nxt is not None and not is_option(nxt) else "")
 
     def has(self, flag: str) -> bool:
         return flag in self.values
@@ -151,10 +157,10 @@ def _placement(flags: Flags, job: Job) -> Placement:
 def sglang_flags(argv: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
     out: dict[str, str | None] = {}
     for i, token in enumerate(argv):
-        if token.startswith("--sglang-"):
+        if token.startswith("--sglang-") and is_option(token):
             name, eq, value = token[len("--sglang-"):].partition("=")
             nxt = argv[i + 1] if i + 1 < len(argv) else None
-            out[name] = value if eq else (nxt if nxt is not None and not nxt.startswith("--") else None)
+            out[name] = value if eq else (nxt if nxt is not None and not is_option(nxt) else None)
     return tuple(out.items())
 
 
