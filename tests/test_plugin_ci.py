@@ -167,11 +167,34 @@ def test_passing_check_without_verdict_is_still_unknown(project):
     result.stdout.fnmatch_lines(["UNKNOWN image_silent: the test recorded no verdict"])
 
 
-def test_dry_run_without_hardware_renders_each_case_on_every_hardware_it_fits(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pytest", "testcases/test_e2e.py", "--dry-run", "--hardware=none",
-                           f"--report-dir={tmp_path}", "-p", "no:cacheprovider", "-q"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
-    out = done.stdout
+DECLARED = [("slime==0.3.1", "v0.3.1"), ("slime==main", "main"), (None, "v0.2.4")]
+
+
+@pytest.fixture(scope="module")
+def dry_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str | None, subprocess.CompletedProcess[str]]:
+    """`pytest testcases/test_e2e.py --dry-run`: without hardware (key "none"), and on h200 for each declared SLIME of
+    DECLARED; independent children, run side by side (each in its own report folder)."""
+    argvs: dict[str | None, list[str]] = {"none": ["--hardware=none"]}
+    for declared, _ in DECLARED:
+        argvs[declared] = ["--hardware=h200", "-k", "qwen3-4b-colocated",
+                           *([f"--framework={declared}"] if declared else [])]
+    children = {}
+    for key, args in argvs.items():
+        folder = tmp_path_factory.mktemp("dry-run")
+        with (folder / "out").open("w") as out, (folder / "err").open("w") as err:  # files: no pipe fills and waits
+            children[key] = (folder, subprocess.Popen(
+                [sys.executable, "-m", "pytest", "testcases/test_e2e.py", "--dry-run", *args, f"--report-dir={folder}",
+                 "-p", "no:cacheprovider", "-q"], cwd=ROOT, stdout=out, stderr=err, text=True))
+    done = {}
+    for key, (folder, child) in children.items():
+        child.wait(timeout=300)
+        done[key] = subprocess.CompletedProcess(child.args, child.returncode, (folder / "out").read_text(),
+                                                (folder / "err").read_text())
+    return done
+
+
+def test_dry_run_without_hardware_renders_each_case_on_every_hardware_it_fits(dry_runs):
+    out = dry_runs["none"].stdout
     for hw in ("h100", "h200", "b200", "b300", "gb200", "gb300"):
         assert f"SKIP    e2e[qwen3-4b-colocated]: dry run, nothing ran: renders for {hw}:" in out, out[-3000:]
     assert "SKIP    e2e[glm5.2-gb300]: dry run, nothing ran: renders for gb300:" in out
@@ -180,12 +203,9 @@ def test_dry_run_without_hardware_renders_each_case_on_every_hardware_it_fits(tm
     assert "needs a hardware profile" not in out
 
 
-@pytest.mark.parametrize(("declared", "table"), [("slime==0.3.1", "v0.3.1"), ("slime==main", "main"), (None, "v0.2.4")])
-def test_dry_run_plans_the_milestones_of_the_declared_slime(tmp_path, declared, table):
-    args = [f"--framework={declared}"] if declared else []
-    done = subprocess.run([sys.executable, "-m", "pytest", "testcases/test_e2e.py", "--dry-run", "--hardware=h200",
-                           "-k", "qwen3-4b-colocated", *args, f"--report-dir={tmp_path}", "-p", "no:cacheprovider",
-                           "-q"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+@pytest.mark.parametrize(("declared", "table"), DECLARED)
+def test_dry_run_plans_the_milestones_of_the_declared_slime(dry_runs, declared, table):
+    done = dry_runs[declared]
     assert f"milestones x 3 loops (SLIME {table} log lines)" in done.stdout, done.stdout[-3000:]
 
 
