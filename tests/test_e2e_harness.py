@@ -8,6 +8,8 @@ hang ends within its phase timeout + 5 s; crashes, dead workers and broken invar
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,17 +31,24 @@ TIGHT = slime_log.Deadlines(placement_s=PHASE_TIMEOUT_S, startup_s=PHASE_TIMEOUT
 def run(local_ray, tmp_path, fault: str = "", recipe_id: str = "qwen3-30b-a3b-disaggregated", loops: int = 3,
         argv_extra: tuple[str, ...] = (), deadlines: slime_log.Deadlines = DEADLINES,
         version: str = slime_log.DEFAULT_VERSION, shape: str = "") -> tuple[e2e.CaseRun, object]:
+    argv, env_vars, watcher = case(fault, recipe_id, loops, argv_extra, deadlines, version, shape)
+    result = e2e.run_case(local_ray.dashboard_url, argv, watcher,
+                          log_path=tmp_path / "job.log", runtime_env={"env_vars": env_vars})
+    return result, e2e.verdict_for("case", result, loops)
+
+
+def case(fault: str = "", recipe_id: str = "qwen3-30b-a3b-disaggregated", loops: int = 3,
+         argv_extra: tuple[str, ...] = (), deadlines: slime_log.Deadlines = DEADLINES,
+         version: str = slime_log.DEFAULT_VERSION, shape: str = "") -> tuple[list[str], dict[str, str], Watcher]:
+    """The stand-in's argv and environment for a case, and the watcher that judges its log."""
     recipe = recipes.get(recipe_id)
     recipe = recipe.replace(rollout=dataclasses.replace(recipe.rollout, num_rollout=loops))
     argv = [sys.executable, str(STANDIN), *recipe.argv()[2:], *argv_extra]
-    env = {"env_vars": {"RLCHECK_STANDIN_FAULT": fault, "RLCHECK_STANDIN_PHASE_S": "0.05",
-                        "RLCHECK_STANDIN_SLIME": version, "RLCHECK_STANDIN_SHAPE": shape}}
+    env_vars = {"RLCHECK_STANDIN_FAULT": fault, "RLCHECK_STANDIN_PHASE_S": "0.05",
+                "RLCHECK_STANDIN_SLIME": version, "RLCHECK_STANDIN_SHAPE": shape}
     milestones, invariants = slime_log.plan(version, deadlines, [*recipe.argv(), *argv_extra])
     traits = catalog.job_traits([*recipe.argv(), *argv_extra])
-    watcher = Watcher(milestones, loops, invariants=invariants, traits=traits)
-    result = e2e.run_case(local_ray.dashboard_url, argv, watcher,
-                          log_path=tmp_path / "job.log", runtime_env=env)
-    return result, e2e.verdict_for("case", result, loops)
+    return argv, env_vars, Watcher(milestones, loops, invariants=invariants, traits=traits)
 
 
 @pytest.mark.slow
@@ -52,10 +61,19 @@ def test_e2e_harness_clean_run_passes_with_all_milestones(local_ray, tmp_path, v
 
 
 RUNTIME_FAILURES = sorted(catalog.load_catalog())
+REAL_JOBS = ("cuda-oom", "sparse-mla-bwd-nan", "ray-actor-died", "kv-pool-truncation", "uncatalogued")
+"""The entries injected into a real Ray job: one per role (a cause, a consequence, the invariant and the fallback)
+and the one tied to a job trait. Every other entry's line goes through the same watcher without a job (below)."""
+
+
+def test_e2e_harness_real_jobs_cover_every_role_of_the_catalogue():
+    assert set(REAL_JOBS) <= set(RUNTIME_FAILURES)
+    assert {catalog.get(f).role for f in REAL_JOBS} == {catalog.get(f).role for f in RUNTIME_FAILURES}
+    assert {catalog.get(f).only_when for f in RUNTIME_FAILURES} - {""} <= {catalog.get(f).only_when for f in REAL_JOBS}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("failure_id", RUNTIME_FAILURES)
+@pytest.mark.parametrize("failure_id", REAL_JOBS)
 def test_e2e_harness_reports_each_catalogued_failure(local_ray, tmp_path, failure_id):
     # An entry tied to a job trait is reported on a job that has it (sparse attention: SGLang's nsa backend).
     trait = catalog.get(failure_id).only_when
@@ -72,11 +90,71 @@ def test_e2e_harness_reports_each_catalogued_failure(local_ray, tmp_path, failur
     assert result.job_status == "STOPPED" and result.stopped_s < bound_s
 
 
+def standin_lines(fault: str, deadlines: slime_log.Deadlines = DEADLINES) -> tuple[list[str], Watcher]:
+    """The lines the stand-in prints for a one-loop case up to the hang its fault ends in (run as a plain child with
+    RLCHECK_STANDIN_HANG_EXITS, it exits there), and the watcher run() would judge them with."""
+    argv, env_vars, watcher = case(fault=fault, loops=1, deadlines=deadlines)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env_vars, "RLCHECK_STANDIN_HANG_EXITS": "1"})
+    assert done.returncode == 0 and not done.stderr, done.stderr[-3000:]
+    return done.stdout.split("\n")[:-1], watcher
+
+
+def feed_as_run_case(watcher: Watcher, lines: list[str]) -> float:
+    """Each line as run_case feeds it (the deadline checked before and after it, an empty line skipped), on a clock
+    that moves 10 ms a line; the clock at the last line."""
+    at_s = 0.0
+    for line in lines:
+        at_s += 0.01
+        if line and not watcher.check(at_s):
+            watcher.feed(line, at_s)
+        watcher.check(at_s)
+    return at_s
+
+
+def pure_verdict(watcher: Watcher):
+    run_ = e2e.CaseRun(job_id="", end=watcher.ended, job_status="", phase_times=watcher.phase_times(),
+                       tail=list(watcher.tail)[-30:], log_path="job.log", stopped_s=0.0)
+    return e2e.verdict_for("case", run_, 1)
+
+
+@pytest.fixture(scope="module")
+def standin_known_lines() -> list[str]:
+    """What the stand-in prints under `known:<id>` before that entry's line: its milestones of loop 0 and the
+    signature stamp. They are the same for every entry (its fault_line, printed last, is the only part that depends
+    on it), so they are read once."""
+    failure_id = next(f for f in RUNTIME_FAILURES if f not in REAL_JOBS)
+    lines, _ = standin_lines(f"known:{failure_id}")
+    assert lines[-1] == catalog.get(failure_id).examples[0], lines[-3:]
+    assert lines[-2].startswith("rlcheck-standin: signature at "), lines[-3:]
+    return lines[:-1]
+
+
+@pytest.mark.parametrize("failure_id", [f for f in RUNTIME_FAILURES if f not in REAL_JOBS])
+def test_e2e_harness_watcher_names_each_catalogued_failure_from_the_standins_lines(standin_known_lines, failure_id):
+    """The stand-in's lines for `known:<id>`, fed as run_case feeds them (each line after the deadline check, on a
+    clock that moves 10 ms a line): a cause ends the watch at its line, a consequence once PENDING_S have passed."""
+    _, _, watcher = case(fault=f"known:{failure_id}", loops=1)
+    at_s = feed_as_run_case(watcher, [*standin_known_lines, catalog.get(failure_id).examples[0]])
+    if catalog.get(failure_id).role == "consequence":
+        assert watcher.ended is None and watcher.check(at_s + watch.PENDING_S - 0.01) == []
+        watcher.check(at_s + watch.PENDING_S)
+    assert watcher.ended is not None and watcher.ended.kind == "failure", watcher.ended
+    verdict = pure_verdict(watcher)
+    assert verdict.status is Status.FAIL and verdict.failure_id == failure_id, verdict.render()
+    assert verdict.summary.startswith(f"{failure_id} at loop 0: "), verdict.summary
+
+
+HANGS = [("placement-group", "placement-group-oversubscribed"), ("train-actor-ready", "sglang-health-hang"),
+         ("weights-synced", None), ("rollout", None), ("ref_log_probs", None), ("actor_train", None), ("train", None),
+         ("update_weights", None)]
+REAL_HANGS = ("placement-group", "train-actor-ready", "update_weights")
+"""Hung in a real Ray job: the first phase (its own deadline), one with a hypothesis, the last of a loop. The others
+hang the same stand-in and watcher, without a job (below)."""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("milestone", "failure_id"), [
-    ("placement-group", "placement-group-oversubscribed"), ("train-actor-ready", "sglang-health-hang"),
-    ("weights-synced", None), ("rollout", None), ("ref_log_probs", None), ("actor_train", None), ("train", None),
-    ("update_weights", None)])
+@pytest.mark.parametrize(("milestone", "failure_id"), [h for h in HANGS if h[0] in REAL_HANGS])
 def test_e2e_harness_hang_ends_within_its_phase_timeout(local_ray, tmp_path, milestone, failure_id):
     # The job's own start (Ray starting the driver) is not under test: only the hung phase gets a tight deadline.
     deadlines = TIGHT if milestone == "placement-group" else dataclasses.replace(TIGHT, placement_s=30)
@@ -86,6 +164,25 @@ def test_e2e_harness_hang_ends_within_its_phase_timeout(local_ray, tmp_path, mil
     waited = float(result.end.line.split("(waited ")[1].split(" s")[0])
     assert PHASE_TIMEOUT_S <= waited <= PHASE_TIMEOUT_S + 5
     assert verdict.failure_id == failure_id
+
+
+@pytest.mark.parametrize(("milestone", "failure_id"), [h for h in HANGS if h[0] not in REAL_HANGS])
+def test_e2e_harness_watcher_times_out_each_hung_phase_at_its_deadline(milestone, failure_id):
+    """The stand-in's lines up to its hang before the milestone, fed as run_case feeds them: nothing is due before the
+    phase's deadline; at it, a timeout of that milestone."""
+    lines, watcher = standin_lines(f"hang:{milestone}", dataclasses.replace(TIGHT, placement_s=30))
+    feed_as_run_case(watcher, lines)
+    assert watcher.ended is None and watcher.check(watcher.last_progress_s + PHASE_TIMEOUT_S - 0.01) == []
+    watcher.check(watcher.last_progress_s + PHASE_TIMEOUT_S)
+    verdict = pure_verdict(watcher)
+    assert verdict.status is Status.FAIL and watcher.ended is not None and watcher.ended.kind == "timeout"
+    assert watcher.ended.name == milestone, watcher.ended
+    assert float(watcher.ended.line.split("(waited ")[1].split(" s")[0]) == PHASE_TIMEOUT_S
+    assert verdict.failure_id == failure_id
+
+
+def test_e2e_harness_real_hangs_and_the_rest_are_every_phase():
+    assert set(REAL_HANGS) < {m for m, _ in HANGS}
 
 
 @pytest.mark.slow

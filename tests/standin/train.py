@@ -14,6 +14,9 @@ wrong the way a real run does:
     zero-reward | kl | truncation | nan-loss   metric lines that break the in-run invariants
     long-line:<chars>    one line of that many characters (an echoed prompt) as each loop's rollout starts
 
+$RLCHECK_STANDIN_HANG_EXITS (any value) makes every hang an exit (status 0) instead, so a test can read the lines
+printed before it without a job or a wait.
+
 $RLCHECK_STANDIN_SHAPE sets the metrics every loop prints, as comma-separated field=value pairs of
 slime_lines.LoopShape (reward, kl, kl_loss, loss, truncated_ratio): edge values such as reward=-0.5 (a healthy run whose
 mean reward is negative), kl=-1e-10 (rounding at step 0), loss=inf or truncated_ratio=0.2 (at the bound).
@@ -74,6 +77,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def hang() -> None:
+    if os.environ.get("RLCHECK_STANDIN_HANG_EXITS"):  # what comes before a hang, read without a job or a wait
+        sys.exit(0)
     time.sleep(600)
 
 
