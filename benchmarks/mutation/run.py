@@ -212,6 +212,10 @@ TARGETS = {
     "deploy_render": ("rlcheck/deploy/render.py", ["test_rules_table_render.py"]),
     "deploy_yaml_text": ("rlcheck/deploy/yaml_text.py", ["test_rules_table_yaml_text.py"]),
     # the verdict type and the pytest plugin's plumbing (results/mutation_plugin.json)
+    # the bounded waits and child processes every check's "could not run" verdict rests on
+    "process_reach": ("rlcheck/process/reach.py", ["test_rules_table_process.py"]),
+    "process_wait": ("rlcheck/process/wait.py", ["test_rules_table_process.py", "test_wait.py"]),
+    "process_subproc": ("rlcheck/process/subproc.py", ["test_rules_table_process.py", "test_wait.py"]),
     "verdict": ("rlcheck/verdict.py", ["test_verdict.py", "test_rules_table_verdict.py"]),
     "option_table": ("rlcheck/option_table.py", ["test_options_table.py", "test_rules_table_option_table.py"]),
     # the pytester runs of tests/test_plugin*.py take seconds each: the rule tables call the functions directly
