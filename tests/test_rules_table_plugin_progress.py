@@ -41,6 +41,7 @@ def boot_clock(monkeypatch):
 
 @pytest.mark.parametrize(("age_s", "started"), [
     (10.0, 990.0),
+    (0.5, 999.5),
     (0.0, 1000.0),
     (60.0, 940.0),  # a minute: still this run's own start-up
     (61.0, 1000.0),  # older: it ran other things before this pytest run
@@ -252,6 +253,9 @@ def test_a_run_gets_one_writer_unless_off_or_an_xdist_worker(procs, monkeypatch,
     progress._start(config, every_s)  # type: ignore[arg-type]
     assert list(config.pluginmanager.plugins) == (["rlcheck-progress"] if registered else [])
     assert len(procs) == int(registered)
+    if registered:
+        assert isinstance(config.pluginmanager.plugins["rlcheck-progress"], ProgressPlugin)
+        assert procs[0].args[-2] == repr(every_s)
     progress._start(config, every_s)  # type: ignore[arg-type]  # configure after the early hook: not a second one
     assert len(procs) == int(registered)
 
