@@ -156,25 +156,39 @@ DEAD_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the N
                "latest NVIDIA driver is installed and running.")
 
 
+@pytest.fixture(scope="module")
+def dead_driver_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, int, str]]:
+    """`pytest checks/test_gpu.py` on a node whose nvidia-smi says the driver is dead, with --hardware=h200 and with
+    --hardware=auto: two independent children, run side by side. By hardware: (their folder, exit code, stdout)."""
+    root = Path(__file__).resolve().parents[1]
+    children = {}
+    for hardware in ("h200", "auto"):
+        folder = tmp_path_factory.mktemp(f"dead-driver-{hardware}")
+        (folder / "said.txt").write_text(DEAD_DRIVER + "\n")
+        _fake_nvidia_smi(folder / "bin", f"cat {folder}/said.txt\nexit 9")
+        env = {**os.environ, "PATH": f"{folder / 'bin'}:{os.environ['PATH']}"}
+        with (folder / "stdout").open("w") as out:  # a file: no pipe fills and waits
+            children[hardware] = (folder, subprocess.Popen(
+                [sys.executable, "-m", "pytest", "checks/test_gpu.py", f"--hardware={hardware}",
+                 f"--report-dir={folder / 'out'}", "-p", "no:cacheprovider"], cwd=root, env=env, stdout=out,
+                stderr=subprocess.DEVNULL, text=True))
+    return {hardware: (folder, child.wait(timeout=600), (folder / "stdout").read_text())
+            for hardware, (folder, child) in children.items()}
+
+
 @pytest.mark.parametrize(("hardware", "ret", "line"), [
     ("h200", 1, "rlcheck NO-GO: 1 of 1 judged blocking check(s); 3 not applicable (SKIP) for recipe * on hardware "
                 "h200: gpu_node_inventory * FAIL"),
     ("auto", 2, "rlcheck NO-GO: 2 of 2 judged blocking check(s); 3 not applicable (SKIP) for recipe * on hardware "
                 "none: hardware_detection UNKNOWN; gpu_node_inventory * UNKNOWN"),
 ])
-def test_plugin_dead_driver_node_is_never_go(tmp_path, hardware, ret, line):
+def test_plugin_dead_driver_node_is_never_go(dead_driver_runs, hardware, ret, line):
     """The node of the field report: nvidia-smi exits 9 with the driver's words and shows no device. The GPU checks
     that need a GPU skip, and the declared profile (or the driver that is there but does not answer) is NO-GO."""
-    root = Path(__file__).resolve().parents[1]
-    (tmp_path / "said.txt").write_text(DEAD_DRIVER + "\n")
-    _fake_nvidia_smi(tmp_path / "bin", f"cat {tmp_path}/said.txt\nexit 9")
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
-    done = subprocess.run([sys.executable, "-m", "pytest", "checks/test_gpu.py", f"--hardware={hardware}",
-                           f"--report-dir={tmp_path / 'out'}", "-p", "no:cacheprovider"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == ret, done.stdout[-3000:]
-    assert any(fnmatch.fnmatch(x, line) for x in done.stdout.splitlines()), done.stdout[-3000:]
-    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    folder, returncode, stdout = dead_driver_runs[hardware]
+    assert returncode == ret, stdout[-3000:]
+    assert any(fnmatch.fnmatch(x, line) for x in stdout.splitlines()), stdout[-3000:]
+    doc = json.loads((folder / "out" / "report.json").read_text())
     inventory = next(v for v in doc["verdicts"] if v["check_id"] == "gpu_node_inventory")
     assert "couldn't communicate with the NVIDIA driver" in inventory["summary"]
     assert doc["go"] is False
