@@ -212,6 +212,8 @@ TARGETS = {
     "deploy_render": ("rlcheck/deploy/render.py", ["test_rules_table_render.py"]),
     "deploy_yaml_text": ("rlcheck/deploy/yaml_text.py", ["test_rules_table_yaml_text.py"]),
     # the verdict type and the pytest plugin's plumbing (results/mutation_plugin.json)
+    # the exit codes of `rlcheck preflight`, `rlcheck slurm` (a broken rlcheck never drains a node) and `history`
+    "cli_run": ("rlcheck/cli_run.py", ["test_rules_table_cli_run.py"]),
     # the bounded waits and child processes every check's "could not run" verdict rests on
     "process_reach": ("rlcheck/process/reach.py", ["test_rules_table_process.py"]),
     "process_wait": ("rlcheck/process/wait.py", ["test_rules_table_process.py", "test_wait.py"]),

@@ -1,0 +1,216 @@
+"""Rule table for the commands rlcheck runs outside a checkout (rlcheck.cli_run): what `rlcheck preflight` hands
+pytest, the Slurm prolog's exit code and words (a broken rlcheck never drains a node), and `rlcheck history`'s exit
+code for each way a trend cannot be judged (exit 2, every unreadable report named)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import rlcheck.checks
+from rlcheck import cli, cli_run, history
+from rlcheck.preflight import slurm
+from rlcheck.verdict import Status, Verdict
+
+CHECKS = str(Path(rlcheck.checks.__file__).parent)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rlcheck")
+    sub = parser.add_subparsers(dest="command")
+    for add in (cli_run.add_preflight, cli_run.add_slurm, cli_run.add_history):
+        add(sub)
+    return parser
+
+
+# --- preflight -------------------------------------------------------------------------------------------------------
+
+
+def test_isolation_args_keep_the_run_to_the_packages_checks():
+    assert cli_run.isolation_args("/pkg/checks") == [
+        "-c", os.devnull, "--rootdir=/pkg/checks", "--confcutdir=/pkg/checks", "-p", "rlcheck.plugin",
+        "-p", "no:cacheprovider", "-ra"]
+
+
+@pytest.mark.parametrize(("argv", "code"), [
+    (["preflight"], 0),
+    (["preflight", "--hardware", "h200", "-k", "image", "--job", "x.sh"], 1),
+    (["preflight", "-x"], 5),
+    (["preflight", "--", "checks"], 2),
+])
+def test_preflight_runs_the_packaged_checks_with_the_users_arguments_last(monkeypatch, argv, code):
+    asked = []
+
+    def main(args):
+        asked.append(args)
+        return code
+
+    monkeypatch.setattr("pytest.main", main)
+    assert cli.main(argv) == code  # every argument after `preflight` is pytest's, options included
+    assert asked == [[CHECKS, *cli_run.isolation_args(CHECKS), *argv[1:]]]
+
+
+# --- slurm -----------------------------------------------------------------------------------------------------------
+
+
+def _verdict(status: Status) -> Verdict:
+    return Verdict(status=status, summary=f"s {status.value}", check_id="node_gpus")
+
+
+@pytest.fixture
+def acted(monkeypatch):
+    """slurm.act recorded; it answers exit code 3 and two lines."""
+    calls = []
+
+    def act(verdicts, phase, nodename, scontrol="scontrol"):
+        calls.append((verdicts, phase, nodename, scontrol))
+        return slurm.Outcome(exit_code=3, lines=("line one", "line two"))
+
+    monkeypatch.setattr(slurm, "act", act)
+    monkeypatch.setenv("SLURMD_NODENAME", "gpu-07")
+    return calls
+
+
+def test_slurm_acts_on_the_tier_run_here(monkeypatch, acted, capsys):
+    from rlcheck.deploy import levels
+
+    judged = [_verdict(Status.FAIL)]
+    asked = []
+    monkeypatch.setattr(levels, "judge_here", lambda *a: asked.append(a) or judged)
+    args = _parser().parse_args(["slurm", "prolog", "--level", "standard", "--hardware", "h200", "--budget-s", "50",
+                                 "--scontrol", "/usr/bin/scontrol"])
+    assert args.func(args) == 3
+    assert asked == [("standard", "h200", args.recipe, 50.0)]
+    assert acted == [(judged, "prolog", "gpu-07", "/usr/bin/scontrol")]
+    assert capsys.readouterr().err == "line one\nline two\n"
+
+
+def test_slurm_acts_on_a_recorded_report_about_this_node(monkeypatch, acted, tmp_path):
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"created": "x"}), encoding="utf-8")
+    seen = []
+    monkeypatch.setattr(slurm, "own_verdicts", lambda text, source, names: seen.append((text, source, names)) or [])
+    monkeypatch.setattr(cli_run.socket, "gethostname", lambda: "host-7")
+    args = _parser().parse_args(["slurm", "epilog", "--report", str(report)])
+    assert args.func(args) == 3
+    assert seen == [(report.read_text(), str(report), ("gpu-07", "host-7"))]
+    assert acted == [([], "epilog", "gpu-07", "scontrol")]
+
+
+@pytest.mark.parametrize("phase", ["prolog", "epilog"])
+def test_slurm_with_rlcheck_itself_broken_keeps_the_node_up(monkeypatch, acted, capsys, phase):
+    from rlcheck.deploy import levels
+
+    def broken(*a):
+        raise RuntimeError("no NVML here")
+
+    monkeypatch.setattr(levels, "judge_here", broken)
+    args = _parser().parse_args(["slurm", phase])
+    assert args.func(args) == 0 and acted == []
+    assert capsys.readouterr().err == f"rlcheck slurm {phase}: could not judge this node, node stays up: no NVML here\n"
+
+
+def test_slurm_unreadable_report_keeps_the_node_up(acted, capsys, tmp_path):
+    args = _parser().parse_args(["slurm", "prolog", "--report", str(tmp_path / "missing.json")])
+    assert args.func(args) == 0 and acted == []
+    assert capsys.readouterr().err.startswith("rlcheck slurm prolog: could not judge this node, node stays up: ")
+
+
+def test_slurm_defaults():
+    args = _parser().parse_args(["slurm", "prolog"])
+    assert (args.level, args.budget_s, args.report, args.scontrol) == ("quick", None, None, "scontrol")
+
+
+# --- history ---------------------------------------------------------------------------------------------------------
+
+
+def _history(series: int = 1, errors: tuple[str, ...] = ()) -> history.History:
+    point = history.Point(created="2026-12-01T00:00:00", path="a.json", status="PASS", figure=700.0, unit="TFLOP/s")
+    return history.History(series=tuple(history.Series(check_id=f"c{i}", node="n", points=(point,))
+                                        for i in range(series)), runs=3, errors=errors)
+
+
+@pytest.fixture
+def loaded(monkeypatch):
+    state = {"history": _history(), "asked": [], "drawn": None}
+
+    def load(path, *, check, node, last):
+        state["asked"].append((path, check, node, last))
+        if isinstance(state["history"], Exception):
+            raise state["history"]
+        return state["history"]
+
+    monkeypatch.setattr(history, "load", load)
+    monkeypatch.setattr(history, "plot", lambda found, path: state["drawn"])
+    return state
+
+
+def _run(*argv: str) -> int:
+    args = _parser().parse_args(["history", *argv])
+    return int(args.func(args))
+
+
+@pytest.mark.parametrize("last", ["0", "-1"])
+def test_history_last_below_one_is_refused(loaded, capsys, last):
+    assert _run("d", "--last", last) == 2 and loaded["asked"] == []
+    assert capsys.readouterr().err == f"rlcheck history: --last {last}: a whole number >= 1\n"
+
+
+def test_history_asks_for_what_the_options_say(loaded, capsys):
+    assert _run("d", "--check", "gpu_bf16_gemm", "--node", "n1", "--last", "1") == 0
+    assert loaded["asked"] == [(Path("d"), "gpu_bf16_gemm", "n1", 1)]
+    assert capsys.readouterr().out == history.render_text(loaded["history"])
+    _run("d")
+    assert loaded["asked"][-1] == (Path("d"), None, None, 5)
+
+
+def test_history_json(loaded, capsys):
+    assert _run("d", "--json") == 0
+    assert json.loads(capsys.readouterr().out) == history.to_json(loaded["history"])
+
+
+def test_history_folder_that_cannot_be_judged(loaded, capsys):
+    loaded["history"] = history.HistoryError("d: no such folder")
+    assert _run("d") == 2
+    assert capsys.readouterr().err == "rlcheck history: d: no such folder\n"
+
+
+@pytest.mark.parametrize(("argv", "wanted"), [
+    ((), "any verdict"),
+    (("--check", "c9"), "--check c9"),
+    (("--node", "n9"), "--node n9"),
+    (("--check", "c9", "--node", "n9"), "--check c9 --node n9"),
+])
+def test_history_nothing_matching_is_exit_2_naming_what_was_asked(loaded, capsys, argv, wanted):
+    loaded["history"] = _history(series=0)
+    assert _run("d", *argv) == 2
+    assert capsys.readouterr().err == f"rlcheck history: nothing matches {wanted} in 3 readable run(s) of d\n"
+
+
+@pytest.mark.parametrize(("drawn", "code", "said"), [
+    (Path("t.png"), 0, "rlcheck history: wrote t.png\n"),
+    (None, 2, "rlcheck history: no PNG: no verdict has a measured figure (TFLOP/s, GB/s), or matplotlib is not "
+              "installed\n"),
+])
+def test_history_png(loaded, capsys, drawn, code, said):
+    loaded["drawn"] = drawn
+    assert _run("d", "--png", "t.png") == code
+    assert capsys.readouterr().err == said
+
+
+def test_history_png_of_nothing_matching_stays_exit_2(loaded, capsys):
+    loaded["history"], loaded["drawn"] = _history(series=0), Path("t.png")
+    assert _run("d", "--png", "t.png") == 2
+
+
+@pytest.mark.parametrize("series", [0, 1])
+def test_history_unreadable_reports_are_named_and_exit_2(loaded, capsys, series):
+    loaded["history"] = _history(series=series, errors=("d/a.json: bad", "d/b.json: worse"))
+    assert _run("d") == 2
+    err = capsys.readouterr().err
+    assert err.endswith("rlcheck history: unreadable report d/a.json: bad\n"
+                        "rlcheck history: unreadable report d/b.json: worse\n")
