@@ -56,6 +56,18 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel installed, for the tests that only run what it holds (each in a folder of its own,
+    outside the venv); the python's path."""
+    venv_dir = tmp_path_factory.mktemp("installed") / "venv"
+    python = _fresh_venv(venv_dir)
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
+                           "-q", str(wheel)], capture_output=True, text=True, timeout=300, env=_clean_env())
+    assert done.returncode == 0, done.stderr[-3000:]
+    return python
+
+
 def test_wheel_carries_every_data_file_the_checks_and_the_entry_point(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     data = {p.relative_to(ROOT).as_posix() for p in (ROOT / "rlcheck" / "data").rglob("*")
@@ -80,17 +92,14 @@ def test_wheel_declares_its_license_and_carries_the_license_text(wheel):
     assert "Apache License" in text and "Version 2.0" in text
 
 
-def test_installed_wheel_runs_the_preflight_from_an_empty_directory(wheel, tmp_path):
-    python = _fresh_venv(tmp_path / "venv")
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                           "-q", str(wheel)], capture_output=True, text=True, timeout=300, env=_clean_env())
-    assert done.returncode == 0, done.stderr[-3000:]
+def test_installed_wheel_runs_the_preflight_from_an_empty_directory(installed, tmp_path):
+    venv_dir = installed.parents[1]
     empty = tmp_path / "empty"
     empty.mkdir()
-    where = subprocess.run([str(python), "-c", "import rlcheck; print(rlcheck.__file__)"], cwd=empty,
+    where = subprocess.run([str(installed), "-c", "import rlcheck; print(rlcheck.__file__)"], cwd=empty,
                            capture_output=True, text=True, env=_clean_env(), check=True).stdout
-    assert where.startswith(str(tmp_path / "venv")), f"rlcheck imported from {where}, not the installed wheel"
-    run = subprocess.run([str(tmp_path / "venv" / "bin" / "rlcheck"), "preflight", "-k", "image or recipe",
+    assert where.startswith(str(venv_dir)), f"rlcheck imported from {where}, not the installed wheel"
+    run = subprocess.run([str(venv_dir / "bin" / "rlcheck"), "preflight", "-k", "image or recipe",
                           "--hardware=h200"], cwd=empty, capture_output=True, text=True,
                          timeout=400, env=_clean_env())
     assert "rlcheck GO" in run.stdout or "rlcheck NO-GO" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
@@ -100,10 +109,8 @@ def test_installed_wheel_runs_the_preflight_from_an_empty_directory(wheel, tmp_p
     assert sorted(p.name for p in empty.iterdir()) == ["rlcheck-report"]
 
 
-def test_repository_conftest_and_the_entry_point_do_not_register_the_plugin_twice(wheel, tmp_path):
-    python = _fresh_venv(tmp_path / "venv")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
-                    str(wheel)], capture_output=True, text=True, timeout=300, env=_clean_env(), check=True)
+def test_repository_conftest_and_the_entry_point_do_not_register_the_plugin_twice(installed, tmp_path):
+    python = installed
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(ROOT / "conftest.py", project)
