@@ -91,8 +91,8 @@ def test_e2e_harness_reports_each_catalogued_failure(local_ray, tmp_path, failur
 
 
 def standin_lines(fault: str, deadlines: slime_log.Deadlines = DEADLINES) -> tuple[list[str], Watcher]:
-    """The lines the stand-in prints for a one-loop case up to the hang its fault ends in (run as a plain child with
-    RLCHECK_STANDIN_HANG_EXITS, it exits there), and the watcher run() would judge them with."""
+    """The lines the stand-in prints for a one-loop case, to its end or to the hang its fault ends in (run as a plain
+    child with RLCHECK_STANDIN_HANG_EXITS, it exits there), and the watcher run() would judge them with."""
     argv, env_vars, watcher = case(fault=fault, loops=1, deadlines=deadlines)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120,
                           env={**os.environ, **env_vars, "RLCHECK_STANDIN_HANG_EXITS": "1"})
@@ -181,20 +181,35 @@ def test_e2e_harness_watcher_times_out_each_hung_phase_at_its_deadline(milestone
     assert verdict.failure_id == failure_id
 
 
-def test_e2e_harness_real_hangs_and_the_rest_are_every_phase():
-    assert set(REAL_HANGS) < {m for m, _ in HANGS}
+def test_e2e_harness_real_hangs_and_faults_are_among_the_cases():
+    assert set(REAL_HANGS) < {m for m, _ in HANGS} and set(REAL_BROKEN) < {f for f, _, _ in BROKEN}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("fault", "failure_id", "fragment"), [
+BROKEN = [
     ("dead-worker", "ray-actor-died", "ActorDiedError"),
     ("zero-reward", "reward-silent-zero", "invariant broken at loop 0: reward-silent-zero"),
     ("truncation", "kv-pool-truncation", "invariant broken at loop 0: kv-pool-truncation"),
     ("kl", None, "step-0 train/ppo_kl = 0.03"),
     ("nan-loss", None, "step 0 train/loss = nan"),
-])
+]
+REAL_BROKEN = ("dead-worker", "zero-reward")
+"""In a real Ray job: the worker that dies (the job ends by itself) and one broken invariant. The other invariants
+are broken by the same stand-in and judged by the same watcher without a job (below)."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fault", "failure_id", "fragment"), [b for b in BROKEN if b[0] in REAL_BROKEN])
 def test_e2e_harness_dead_worker_and_invariants(local_ray, tmp_path, fault, failure_id, fragment):
     _, verdict = run(local_ray, tmp_path, fault=fault, loops=1)
+    assert verdict.status is Status.FAIL and verdict.failure_id == failure_id and fragment in verdict.summary, \
+        verdict.render()
+
+
+@pytest.mark.parametrize(("fault", "failure_id", "fragment"), [b for b in BROKEN if b[0] not in REAL_BROKEN])
+def test_e2e_harness_watcher_judges_each_broken_invariant_from_the_standins_lines(fault, failure_id, fragment):
+    lines, watcher = standin_lines(fault)
+    feed_as_run_case(watcher, lines)
+    verdict = pure_verdict(watcher)
     assert verdict.status is Status.FAIL and verdict.failure_id == failure_id and fragment in verdict.summary, \
         verdict.render()
 
