@@ -85,6 +85,7 @@ def test_an_impossible_value_is_refused_naming_the_field(build, message):
     lambda: Parallelism(tp=2, sequence_parallel=True, pp=2, pp_first_layers=1, pp_last_layers=1),
     lambda: dataclasses.replace(PLACEMENT, colocate=False, rollout_num_gpus=1),
     lambda: Optimizer(adam_beta1=0.0, adam_beta2=0.999),
+    lambda: Optimizer(adam_beta1=0.999, adam_beta2=0.0),
     lambda: Reward(rm_type="remote_rm", rm_url="https://rm/score"),
     lambda: Reward(rm_type="random", rm_url="http://rm"),
     lambda: BASE.replace(framework="miles", save_interval=1, sglang=(("log-level", "info"), ("x1", None)),
