@@ -1,0 +1,319 @@
+"""Rule table for rlcheck's command line (rlcheck.cli): each command's exit code (0 judged and clean, 1 judged and
+found, 2 could not judge) and its words for every way it ends, run in-process through cli.main: a scan's three
+outcomes, a stale generated doc, a recipe or hardware the renderer does not know, a watch with a bad option, a
+capture that fails or is refused, and the guard that turns a broken data file, a missing extra, a closed pipe or a
+full disk into one line and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from rlcheck import catalog, cli, hardware
+from rlcheck.deploy import yaml_text
+from rlcheck.job import capture, job
+from rlcheck.preflight import docs
+
+# --- the exit codes --------------------------------------------------------------------------------------------------
+
+
+def test_the_exit_codes():
+    assert (cli.EXIT_CLEAN, cli.EXIT_FOUND, cli.EXIT_UNJUDGED, cli.EXIT_USAGE) == (0, 1, 2, 2)
+
+
+def test_a_usage_error_exits_2_with_the_usage(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["no-such-command"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: rlcheck") and "rlcheck: error: argument command: invalid choice" in err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out == f"rlcheck {cli.installed_version()}\n"
+
+
+def test_scan_alone_builds_only_its_own_parser():
+    parser = cli.build_parser("scan")
+    assert list(parser._subparsers._group_actions[0].choices) == ["scan"]
+    assert set(cli.build_parser("render")._subparsers._group_actions[0].choices) >= {"scan", "render", "job", "watch"}
+
+
+# --- scan ------------------------------------------------------------------------------------------------------------
+
+
+def _example_line() -> str:
+    known = catalog.load_catalog()
+    entry = next(e for e in known.values() if e.examples)
+    return entry.examples[0]
+
+
+@pytest.mark.parametrize(("text", "code"), [("all fine\nstep 1 done\n", 0), (None, 1)])
+def test_scan_found_or_clean(tmp_path, capsys, text, code):
+    log = tmp_path / "job.log"
+    log.write_text(text if text is not None else f"x\n{_example_line()}\n", encoding="utf-8")
+    assert cli.main(["scan", str(log)]) == code
+    capsys.readouterr()
+
+
+def test_scan_of_a_path_it_cannot_read_could_not_judge(tmp_path, capsys):
+    assert cli.main(["scan", str(tmp_path / "missing.log")]) == 2
+    assert "missing.log" in capsys.readouterr().err
+
+
+def test_scan_json(tmp_path, capsys):
+    log = tmp_path / "job.log"
+    log.write_text(f"{_example_line()}\n", encoding="utf-8")
+    assert cli.main(["scan", "--json", str(log)]) == 1
+    assert json.loads(capsys.readouterr().out)
+
+
+def test_scan_with_an_empty_catalogue_could_not_judge(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(catalog, "load_catalog", lambda: {})
+    (tmp_path / "a.log").write_text("x\n")
+    assert cli.main(["scan", str(tmp_path / "a.log")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"rlcheck scan: broken data file: {catalog.DATA_DIR}: no [[failure]] entry in any *.toml file\n"
+
+
+# --- catalog ---------------------------------------------------------------------------------------------------------
+
+
+def test_catalog_lists_each_entry_on_one_line(capsys):
+    known = catalog.load_catalog()
+    assert cli.main(["catalog"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    first = min(known.values(), key=lambda e: (e.layer, e.id))
+    assert len(lines) == len(known) and lines[0] == f"{first.id:32} {first.layer:9} {first.severity:9} {first.title}"
+
+
+def test_catalog_json_and_markdown(capsys):
+    assert cli.main(["catalog", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == set(catalog.load_catalog())
+    assert set(next(iter(doc.values()))) == {"layer", "severity", "title", "check", "reproducer"}
+
+
+
+def test_catalog_markdown_is_the_docs_page(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "catalog_markdown", lambda known: f"PAGE of {len(known)}\n")
+    assert cli.main(["catalog", "--markdown"]) == 0
+    assert capsys.readouterr().out == f"PAGE of {len(catalog.load_catalog())}\n"
+
+
+# --- docs ------------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    """A checkout whose generated page is what the catalogue makes (a stand-in text: the generator has its own
+    tests) and whose README carries the checks table."""
+    from rlcheck.preflight.docs import with_checks_table
+
+    monkeypatch.setattr(cli, "catalog_markdown", lambda known: "# Known failures (generated)\n")
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "docs").mkdir()
+    readme = with_checks_table((root / "README.md").read_text(encoding="utf-8"))
+    (tmp_path / "README.md").write_text(readme, encoding="utf-8")
+    (tmp_path / cli.DOCS_PAGE).write_text("# Known failures (generated)\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_docs_current_is_clean(checkout, capsys):
+    assert cli.main(["docs", "--root", str(checkout)]) == 0 and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("how", ["edited", "missing"])
+def test_docs_stale_is_found_then_written(checkout, capsys, how):
+    page = checkout / cli.DOCS_PAGE
+    if how == "missing":
+        page.unlink()
+    else:
+        page.write_text("old\n", encoding="utf-8")
+    assert cli.main(["docs", "--root", str(checkout)]) == 1
+    assert capsys.readouterr().err == f"rlcheck docs: {page} is stale: run `rlcheck docs --write`\n"
+    assert cli.main(["docs", "--root", str(checkout), "--write"]) == 0
+    assert capsys.readouterr().out == f"rlcheck docs: wrote {page}\n"
+    assert page.read_text() == "# Known failures (generated)\n"
+    assert cli.main(["docs", "--root", str(checkout)]) == 0
+
+
+def test_docs_stale_readme_table(checkout, capsys):
+    readme = checkout / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    table = text[text.index(docs.BEGIN):text.index(docs.END)]
+    row = next(line for line in table.splitlines() if line.startswith("| `"))
+    readme.write_text(text.replace(row, row + " edited", 1), encoding="utf-8")
+    assert cli.main(["docs", "--root", str(checkout)]) == 1
+    assert capsys.readouterr().err == f"rlcheck docs: {readme} is stale: run `rlcheck docs --write`\n"
+
+
+# --- render ----------------------------------------------------------------------------------------------------------
+
+
+def test_render_a_known_recipe(capsys):
+    assert cli.main(["render", "qwen3-4b-colocated", "--hardware", "h200"]) == 0
+    assert json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["render", "no-such", "--hardware", "h200"], "rlcheck render: unknown recipe 'no-such'; valid: "),
+    (["render", "qwen3-4b-colocated", "--hardware", "z9"], "rlcheck render: unknown hardware 'z9'; valid: "),
+])
+def test_render_refuses_what_it_does_not_know(capsys, argv, said):
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err.startswith(said)
+
+
+def test_render_of_a_recipe_that_does_not_fit_the_hardware(monkeypatch, capsys):
+    from rlcheck.deploy import render
+    from rlcheck.recipes.deltas import NotForHardware
+
+    def document(recipe, hw, image):
+        raise NotForHardware("needs 8 GPUs per node")
+
+    monkeypatch.setattr(render, "document", document)
+    assert cli.main(["render", "qwen3-4b-colocated", "--hardware", "h200"]) == 2
+    assert capsys.readouterr().err == ("rlcheck render: qwen3-4b-colocated does not fit h200: needs 8 GPUs per "
+                                       "node\n")
+
+
+# --- watch -----------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--loops", "0"], "rlcheck watch: --loops 0: a whole number >= 1\n"),
+    (["--loops", "-2"], "rlcheck watch: --loops -2: a whole number >= 1\n"),
+    (["--case", "nope"], "rlcheck watch: unknown case 'nope'; valid: "),
+    (["--framework", "nonsense==="], "rlcheck watch: "),
+])
+def test_watch_refuses_a_bad_option(tmp_path, capsys, argv, said):
+    assert cli.main(["watch", "--replay", str(tmp_path / "x.log"), *argv]) == 2
+    assert capsys.readouterr().err.startswith(said)
+
+
+@pytest.mark.parametrize("code", [0, 1, 2])
+def test_watch_exits_as_the_replay_ended(monkeypatch, tmp_path, capsys, code):
+    from rlcheck.e2e import replay
+
+    asked = []
+    report = {"exit_code": code, "verdict": {"kind": "k"}}
+    monkeypatch.setattr(replay, "replay", lambda path, **kw: asked.append((path, kw)) or report)
+    monkeypatch.setattr(replay, "render_text", lambda r: "TEXT")
+    assert cli.main(["watch", "--replay", str(tmp_path / "x.log"), "--loops", "1"]) == code
+    assert capsys.readouterr().out == "TEXT\n"
+    assert asked == [(tmp_path / "x.log", {"loops": 1, "case": None, "version": None})]
+    assert cli.main(["watch", "--replay", str(tmp_path / "x.log"), "--json"]) == code
+    assert json.loads(capsys.readouterr().out) == report
+
+
+# --- job -------------------------------------------------------------------------------------------------------------
+
+
+def _job() -> job.Job:
+    return job.Job(argv=("python3", "train.py", "--lr", "1"), intended_argv=("python3", "train.py", "--lr", "1"),
+                   entrypoint="", env=(), working_dir=None, nodes=1, gpus_per_node=8, framework="slime",
+                   framework_version=None, source="s", source_format="argv-json", findings=("f1", "f2"))
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    state = {"result": _job(), "asked": []}
+
+    def capture_fn(path, fmt, env, args):
+        state["asked"].append((path, fmt, env, args))
+        if isinstance(state["result"], Exception):
+            raise state["result"]
+        return state["result"]
+
+    monkeypatch.setattr(capture, "capture", capture_fn)
+    return state
+
+
+def test_job_show_writes_the_job_and_its_findings(captured, capsys, monkeypatch):
+    monkeypatch.setenv("RLC_TOKEN", "v")
+    assert cli.main(["job", "show", "x.sh", "--job-env", "A=1", "--job-env", "RLC_TOKEN", "--", "p2p", "-x"]) == 0
+    out = capsys.readouterr()
+    assert out.out == job.json_dumps(captured["result"])
+    assert out.err == "rlcheck job: finding: f1\nrlcheck job: finding: f2\n"
+    assert captured["asked"] == [(Path("x.sh") if isinstance(captured["asked"][0][0], Path) else "x.sh", None,
+                                  (("A", "1"), ("RLC_TOKEN", "v")), ["p2p", "-x"])]
+
+
+def test_job_capture_writes_the_file(captured, capsys, tmp_path):
+    out = tmp_path / "job.json"
+    assert cli.main(["job", "capture", "x.sh", "-o", str(out)]) == 0
+    assert out.read_text() == job.json_dumps(captured["result"])
+    err = capsys.readouterr().err
+    assert err.startswith(f"rlcheck job: wrote {out} (4 argv tokens; judge it with --job {out})\n")
+
+
+def test_job_capture_without_a_file_writes_stdout(captured, capsys):
+    assert cli.main(["job", "capture", "x.sh"]) == 0
+    assert capsys.readouterr().out == job.json_dumps(captured["result"])
+
+
+def test_job_refused_is_a_usage_error(captured, capsys):
+    captured["result"] = capture.JobFormatError("x.sh: not a launch")
+    assert cli.main(["job", "show", "x.sh"]) == 2
+    assert capsys.readouterr().err == "rlcheck job: x.sh: not a launch\n"
+
+
+def test_job_that_could_not_be_captured_is_found_with_its_secrets_scrubbed(captured, capsys):
+    captured["result"] = capture.CaptureFailed("x.sh: stopped at --wandb-key abcdef0123456789abcdef0123456789abcdef01")
+    assert cli.main(["job", "show", "x.sh"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("rlcheck job: could not capture: x.sh: stopped at --wandb-key ")
+    assert "abcdef0123456789abcdef0123456789abcdef01" not in err
+
+
+def test_job_env_of_a_variable_not_set_is_a_usage_error(captured, capsys, monkeypatch):
+    monkeypatch.delenv("RLC_NOT_SET", raising=False)
+    assert cli.main(["job", "show", "x.sh", "--job-env", "RLC_NOT_SET"]) == 2
+    assert "RLC_NOT_SET: not set in this environment" in capsys.readouterr().err
+
+
+def test_job_options_after_the_double_dash_are_the_scripts(captured, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["job", "show", "x.sh", "--bogus"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --bogus (a script's own arguments go after --" in capsys.readouterr().err
+
+
+# --- the guard -------------------------------------------------------------------------------------------------------
+
+
+def _raising(exc: BaseException):
+    def func(args):
+        raise exc
+
+    return func
+
+
+@pytest.mark.parametrize(("command", "raised", "said"), [
+    ("render", catalog.CatalogError("bad toml"), "rlcheck render: broken data file: bad toml\n"),
+    ("render", hardware.ProfileError("bad profile"), "rlcheck render: broken data file: bad profile\n"),
+    ("render", yaml_text.YamlMissing("install PyYAML"), "rlcheck render: install PyYAML\n"),
+    ("scan", BrokenPipeError(), "rlcheck scan: the output was closed before all of it was written (broken pipe)\n"),
+    ("scan", OSError(28, "No space left on device"), "rlcheck scan: could not write the output: No space left on "
+                                                     "device\n"),
+    ("scan", OSError("no strerror"), "rlcheck scan: could not write the output: no strerror\n"),
+])
+def test_the_guard_says_one_line_and_exits_2(capsys, command, raised, said):
+    assert cli._guarded(command, _raising(raised), argparse.Namespace()) == 2
+    assert capsys.readouterr().err == said
+
+
+def test_the_scan_guard_lets_a_profile_error_through():
+    with pytest.raises(hardware.ProfileError):  # the scanner reads no profile: a bug, not a data file
+        cli._guarded("scan", _raising(hardware.ProfileError("x")), argparse.Namespace())
+
+
+@pytest.mark.parametrize("code", [0, 1, 2])
+def test_the_guard_passes_the_commands_code(code):
+    assert cli._guarded("catalog", lambda args: code, argparse.Namespace()) == code
