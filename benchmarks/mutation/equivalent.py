@@ -927,6 +927,9 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.plugin.resources.x_wants_early_ray__mutmut_10":
         'getattr(config.option, "collectonly", False) -> default None: the value is only read as true or false, and '
         "both defaults are false",
+    "rlcheck.plugin.resources.x_after_early_ray__mutmut_8":
+        "config.stash.get(decided_key, False) -> default None: the value is only read as true or false, and both "
+        "defaults are false",
     # rlcheck/plugin/progress.py
     "rlcheck.plugin.progress.x_process_started__mutmut_23":
         "0.0 <= age -> 0.0 < age: at age 0 both branches give clock() (clock() - 0.0 and clock())",
