@@ -3,6 +3,8 @@
 Proves, without a GPU cluster: a clean run passes with every milestone of 3 loops; every catalogued
 failure injected into the job's log is reported with its catalogue id and the job is stopped; every
 hang ends within its phase timeout + 5 s; crashes, dead workers and broken invariants end in verdicts.
+A real job runs for each role of entry, kind of hang and kind of end; the other entries, hangs and invariants
+are judged by the same watcher fed the stand-in's own lines as run_case feeds them (no job, no wait).
 """
 
 from __future__ import annotations
