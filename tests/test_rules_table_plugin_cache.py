@@ -24,9 +24,11 @@ OFF = ("no cache folder of this user's alone: RLCHECK_CACHE_DIR is empty, or the
 
 
 @pytest.fixture(autouse=True)
-def _facts_back_on():
+def _facts_switch_kept():
+    """The image facts' switch as this test run had it (a run with --no-cache keeps it off)."""
+    before = image_facts._off
     yield
-    image_facts.switch_off("")
+    image_facts.switch_off(before)
 
 
 def _payload(status: Status, summary: str = "s") -> dict:
