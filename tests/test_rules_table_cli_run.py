@@ -214,3 +214,63 @@ def test_history_unreadable_reports_are_named_and_exit_2(loaded, capsys, series)
     err = capsys.readouterr().err
     assert err.endswith("rlcheck history: unreadable report d/a.json: bad\n"
                         "rlcheck history: unreadable report d/b.json: worse\n")
+
+
+# --- what each command's --help says ---------------------------------------------------------------------------------
+
+HELP = {
+    "preflight": "run the preflight checks shipped in the package (pytest + GO / NO-GO)",
+    "slurm": "Slurm prolog / epilog: the quick per-node tier; drains this node on FAIL",
+    "history": "per-check and per-node trends over the reports kept with --history DIR",
+}
+PREFLIGHT_DESCRIPTION = ("Every argument after `preflight` goes to pytest: --hardware, --recipe, --job, --ray-address, "
+                         "--report-dir, -k, --junitxml, ... (`rlcheck preflight --help`: pytest's help with rlcheck's "
+                         "options)")
+# (option strings, dest, metavar, default, type, choices, help, required, nargs); the shared options' help is the
+# options table's (tests/test_rules_table_option_table.py): here only that they are these
+OPTIONS = {
+    "preflight": [((), "pytest_args", "PYTEST_ARGS", None, None, None, None, True, "...")],
+    "slurm": [
+        ((), "phase", None, None, None, ("prolog", "epilog"), None, True, None),
+        (("--level",), "level", None, "quick", None, ("quick", "standard", "long"), "table", False, None),
+        (("--budget-s",), "budget_s", "S", None, "float", None, "table", False, None),
+        (("--hardware",), "hardware", "NAME", "auto", None, None, "table", False, None),
+        (("--recipe",), "recipe", "ID", "qwen3-4b-colocated", None, None, "table", False, None),
+        (("--report",), "report", "REPORT_JSON", None, "Path", None,
+         "act on a recorded report.json (e.g. this node's last preflight) instead of running checks", False, None),
+        (("--scontrol",), "scontrol", "PATH", "scontrol", None, None, "the scontrol to drain with", False, None),
+    ],
+    "history": [
+        ((), "dir", "DIR", None, "Path", None, "the --history folder", True, None),
+        (("--check",), "check", "ID", None, None, None, "only this check id (e.g. gpu_bf16_gemm)", False, None),
+        (("--node",), "node", "NODE", None, None, None, "only this node's verdicts", False, None),
+        (("--last",), "last", "N", 5, "int", None,
+         "compare each figure with the median of the last N good (PASS) runs before it (default: 5)", False, None),
+        (("--png",), "png", "FILE", None, "Path", None, "also draw the measured figures over the runs", False, None),
+        (("--json",), "json", None, False, None, None, "machine-readable output", False, 0),
+    ],
+}
+
+
+def test_each_commands_options_and_help():
+    from rlcheck import option_table
+
+    parser = argparse.ArgumentParser(prog="rlcheck")
+    sub = parser.add_subparsers(dest="command")
+    for add in (cli_run.add_preflight, cli_run.add_slurm, cli_run.add_history):
+        add(sub)
+    assert {a.dest: a.help for a in sub._choices_actions} == HELP
+    shared = {o.flag: o.help for o in (option_table.LEVEL, option_table.BUDGET_S, option_table.HARDWARE,
+                                       option_table.RECIPE)}
+    for name, expected in OPTIONS.items():
+        got = [(tuple(a.option_strings), a.dest, a.metavar, a.default, getattr(a.type, "__name__", a.type),
+                tuple(a.choices) if a.choices else None,
+                "table" if a.option_strings and shared.get(a.option_strings[0]) == a.help else a.help,
+                a.required, a.nargs)
+               for a in sub.choices[name]._actions if a.dest != "help"]
+        assert got == expected, name
+    assert sub.choices["preflight"].description == PREFLIGHT_DESCRIPTION
+    assert sub.choices["slurm"].description is None and sub.choices["history"].description is None
+    defaults = {name: sub.choices[name].get_default("func") for name in OPTIONS}
+    assert defaults == {"preflight": cli_run.cmd_preflight, "slurm": cli_run.cmd_slurm,
+                        "history": cli_run.cmd_history}
