@@ -348,6 +348,25 @@ EQUIVALENT: dict[str, str] = {
         'check_id.split("_", 1)[0] -> split("_")[0]: the first part (the area) is the same',
     "rlcheck.preflight.slurm.x_own_verdicts__mutmut_38":
         'check_id.split("_", 1)[0] -> split("_", 2)[0]: the first part (the area) is the same',
+    # rlcheck/e2e/runner.py
+    **{f"rlcheck.e2e.runner.x__label_value__mutmut_{n}":
+       "the label's value cut at its closing quote with split('\"', 2) or split('\"') instead of split('\"', 1): the "
+       "part before the first quote is the same whatever the number of splits" for n in (6, 16)},
+    **{f"rlcheck.e2e.runner.x_reward_counts__mutmut_{n}":
+       "a comment line (#...) skipped only when it has no space, or when it starts with 'XX#XX': a comment read on "
+       "has a series part starting with '#', which no series read below matches, so it counts nothing either way"
+       for n in (6, 9)},
+    "rlcheck.e2e.runner.x_run_case__mutmut_25":
+       "tail_done starts as None instead of False: it is only read as a truth value until it is set True",
+    "rlcheck.e2e.runner.x_run_case__mutmut_34":
+       'the log opened with encoding "UTF-8" instead of "utf-8": codec names are case-insensitive',
+    # rlcheck/repro/cache.py
+    "rlcheck.repro.cache.x_source_term__mutmut_20":
+       'a source decoded as "UTF-8" instead of "utf-8": codec names are case-insensitive',
+    **{f"rlcheck.repro.cache.xǁStoreǁsave__mutmut_{n}":
+       'an entry written with encoding None, left out or "UTF-8" instead of "utf-8": json.dump writes ASCII only '
+       "(ensure_ascii), which the locale's codec (an ASCII superset on every POSIX system) writes as the same bytes, "
+       "and codec names are case-insensitive" for n in (56, 59, 63)},
     # rlcheck/e2e/watch.py
     "rlcheck.e2e.watch.x__shown__mutmut_1":
         "<= SUPPORTING_SHOWN -> <: at exactly SUPPORTING_SHOWN numbers, the first SUPPORTING_SHOWN - 1 and the last "
@@ -935,4 +954,8 @@ EQUIVALENT: dict[str, str] = {
         "0.0 <= age -> 0.0 < age: at age 0 both branches give clock() (clock() - 0.0 and clock())",
     "rlcheck.plugin.progress.xǁWriterǁ__init____mutmut_17":
         "os.set_blocking(fd, False) -> set_blocking(fd, None): the flag is read as true or false, and None is false",
+    # rlcheck/deploy/k8s_manifests.py
+    "rlcheck.deploy.k8s_manifests.x_node_status_daemonset__mutmut_153":
+        "the metrics volume added when its mount or its volume is there (or for and): _metrics gives both or, "
+        "without a metrics_dir, neither",
 }
