@@ -5,6 +5,7 @@ through a recorded job client, every line judged on a clock the test holds, and 
 
 from __future__ import annotations
 
+import codecs
 import queue
 import sys
 import threading
@@ -107,6 +108,12 @@ COUNTS = [
     ("other-series", "rlcheck_reward_pool_idle 2\nprocess_cpu_seconds_total 1\n", {}),
     ("a-series-named-like-a-prefix", "rlcheck_reward_requests_total 7\n", {}),
     ("leading-space-value", " 5\n", {}),
+    # a label's value runs to its closing quote, spaces too; the value is the last word
+    ("label-with-a-space", 'rlcheck_reward_fallbacks_total{reason="no answer"} 2\n', {"fallbacks_no answer": 2.0}),
+    ("label-text-twice", 'rlcheck_reward_requests_total{code="acode="b",x="c"} 1\n', {"code_acode=": 1.0}),
+    ("first-of-two-labels", 'rlcheck_reward_requests_total{code="200",status_code="500"} 9\n', {"code_200": 9.0}),
+    ("garbled-then-good", "rlcheck_reward_scorer_errors_total x\nrlcheck_reward_scorer_timeouts_total 2\n",
+     {"scorer_timeouts_total": 2.0}),
 ]
 
 
@@ -223,13 +230,14 @@ def ray_client(monkeypatch):
 
 
 class Clock:
-    """time for the runner: monotonic() moves one second per reading; sleep() is recorded, never slept."""
+    """time for the runner: monotonic() moves one second per reading (or gives the readings set); sleep() is
+    recorded, never slept."""
 
     def __init__(self) -> None:
-        self.now, self.slept = 100.0, []
+        self.now, self.slept, self.readings = 100.0, [], []
 
     def monotonic(self) -> float:
-        self.now += 1.0
+        self.now = self.readings.pop(0) if self.readings else self.now + 1.0
         return self.now
 
     def sleep(self, seconds: float) -> None:
@@ -256,7 +264,7 @@ def test_poll_logs_pushes_whole_lines_as_they_come_then_the_rest_and_the_end(ray
     lines: queue.Queue[str | None] = queue.Queue()
     runner._poll_logs("http://127.0.0.1:8265", "job1", lines, threading.Event())
     assert _drain(lines) == ["a", "bc", "", "d" + "x" * 2**20, "e", "f", None]
-    assert ray_client.made == ["http://127.0.0.1:8265"]
+    assert ray_client.made == ["http://127.0.0.1:8265"]  # the dashboard asked
     assert ray_client.calls == [("status", "job1"), ("logs", "job1")] * 3
     # the interval grows with the log read so far: 0.25 s plus 50 ms per MB
     assert clock.slept == [0.25 + 0.05 * 3 / 2**20, 0.25 + 0.05 * 7 / 2**20]
@@ -369,7 +377,7 @@ def test_run_case_log_that_ends_lets_the_job_end_and_names_a_waiting_consequence
     held_run.client.logs, held_run.client.statuses = ["one\n\ntwo\nthree"], ["SUCCEEDED"]
     held_run.answers[:] = ["SUCCEEDED"]
     watch = Watch()
-    log = tmp_path / "deep" / "case.log"
+    log = tmp_path / "deep" / "deeper" / "case.log"
     run = runner.run_case("http://d:8265", ["python", "train.py"], watch, log_path=log, runtime_env={"env_vars": {}})
     assert held_run.submitted == [("http://d:8265", ["python", "train.py"], {"env_vars": {}})]
     assert InPlace.started == [{"daemon": True, "args": ("http://d:8265", "raysubmit_7")}]
@@ -379,6 +387,7 @@ def test_run_case_log_that_ends_lets_the_job_end_and_names_a_waiting_consequence
     assert watch.checked == [1.0, 3.0, 4.0, 5.0, 7.0, 8.0, 10.0, 11.0]
     assert watch.finished == 1 and log.read_text() == "one\ntwo\nthree\n"
     assert held_run.awaited == [("raysubmit_7", 60.0)] and ("stop", "raysubmit_7") not in held_run.client.calls
+    assert held_run.client.made == ["http://d:8265", "http://d:8265"]  # the reader's client, then the one that ends it
     assert run == runner.CaseRun(job_id="raysubmit_7", end=None, job_status="SUCCEEDED",
                                  phase_times=[{"rollout": 1.5}], tail=[f"kept {i}" for i in range(10, 40)],
                                  log_path=str(log), stopped_s=1.0)
@@ -425,11 +434,56 @@ def test_run_case_an_overdue_line_is_written_not_fed(held_run, tmp_path):
     assert (run.end, run.stopped_s, held_run.awaited) == (watch.ended, 3.0, [("raysubmit_7", 30.0)])
 
 
-def test_run_case_a_silent_log_still_meets_its_deadline(held_run, tmp_path):
-    InPlace.silent = True  # the reader never answers: the watch waits poll_s at a time and checks each time
+class Lines:
+    """queue for the runner: an empty queue answers at once, recording the wait it was given."""
+
+    Empty = queue.Empty
+    waits: list[float] = []
+
+    class Queue:
+        def __init__(self) -> None:
+            self.items: list[str | None] = []
+
+        def put(self, item: str | None) -> None:
+            self.items.append(item)
+
+        def get(self, timeout: float) -> str | None:
+            Lines.waits.append(timeout)
+            if not self.items:
+                raise queue.Empty
+            return self.items.pop(0)
+
+
+def test_run_case_a_silent_log_still_meets_its_deadline(held_run, tmp_path, monkeypatch):
+    InPlace.silent = True  # the reader never answers: the watch waits poll_s (0.2 s) at a time and checks each time
+    monkeypatch.setattr(runner, "queue", Lines)
+    Lines.waits = []
     held_run.answers[:] = ["STOPPED"]
-    watch = Watch(overdue_at=3.0)
-    run = runner.run_case("u", ["a"], watch, log_path=tmp_path / "silent.log", poll_s=0.001)
-    assert watch.fed == [] and watch.checked == [1.0, 2.0, 3.0] and watch.finished == 0
-    assert (tmp_path / "silent.log").read_text() == "" and run.end is watch.ended and run.stopped_s == 2.0
+    held_run.clock.readings = [100.0, 100.5, 101.0, 101.75, 102.23456]
+    watch = Watch(overdue_at=1.0)
+    run = runner.run_case("u", ["a"], watch, log_path=tmp_path / "silent.log")
+    assert watch.fed == [] and watch.checked == [0.5, 1.0] and watch.finished == 0 and Lines.waits == [0.2, 0.2]
+    assert (tmp_path / "silent.log").read_text() == "" and run.end is watch.ended
+    assert run.stopped_s == 1.235  # from the ending check (1 s in) to the result (2.23456 s in), in ms
     assert Path(run.log_path) == tmp_path / "silent.log"
+
+
+class Written(type(Path())):  # type: ignore[misc]
+    """A log path that records how it was opened."""
+
+    opened: list[dict[str, object]] = []
+
+    def open(self, *args, **kwargs):  # type: ignore[override]
+        Written.opened.append(kwargs)
+        return super().open(*args, **kwargs)
+
+
+def test_run_case_writes_the_log_as_utf_8_whatever_the_locale(held_run, tmp_path):
+    held_run.client.logs, held_run.client.statuses = ["思考 → done\n"], ["SUCCEEDED"]
+    held_run.answers[:] = ["SUCCEEDED"]
+    Written.opened = []
+    log = Written(tmp_path / "case.log")
+    runner.run_case("u", ["a"], Watch(), log_path=log)
+    ((kwargs,),) = [Written.opened]
+    assert codecs.lookup(str(kwargs.get("encoding"))).name == "utf-8"
+    assert log.read_bytes() == "思考 → done\n".encode()

@@ -64,6 +64,9 @@ def test_packages_term_is_the_digest_of_every_distribution_then_the_side_directo
     assert cache.packages_term([str(site)]) == expected
     monkeypatch.setattr(sys, "path", ["", str(site)])
     assert cache.packages_term(None, tmp_path / "no-sides") == sha(f"{site}:torch-2.9")
+    # '' on the path is the working folder for an import, never read as a folder of distributions here
+    monkeypatch.chdir(sides / "numpy-1")
+    assert cache.packages_term(["", str(site)], tmp_path / "no-sides") == sha(f"{site}:torch-2.9")
 
 
 def test_tree_hash_is_every_file_by_relative_path_and_content(tmp_path):
@@ -85,10 +88,11 @@ def test_python_term_names_the_implementation_version_and_machine():
 @pytest.mark.parametrize(("source", "names"), [
     ("import a\nimport b.c as d, e\n", {"a", "b.c", "e"}),
     ("from x.y import z, w\n", {"x.y", "x.y.z", "x.y.w"}),
+    ("import a\nfrom x import y\nfrom p import q\n", {"a", "x", "x.y", "p", "p.q"}),  # every one, in any order
     ("from . import z\nfrom .m import q\nfrom ..n import r\n", set()),
     ("def f():\n    import inner\n", {"inner"}),
     ("x = 1\n", set()),
-], ids=["import", "from", "relative", "nested", "none"])
+], ids=["import", "from", "both", "relative", "nested", "none"])
 def test_imported_names_every_absolute_import(source, names):
     assert cache._imported(source) == names
 
@@ -118,6 +122,17 @@ def test_source_term_is_the_module_its_conftests_and_first_party_imports_by_path
     # given relative to the working folder, the same files
     assert cache.source_term(project / "reproducers" / "deep" / ".." / "deep" / "test_repro_x.py",
                              project / "helpers" / "..") == expected
+
+
+def test_source_term_reads_a_module_that_is_not_utf_8_and_still_follows_its_imports(project):
+    module = project / "reproducers" / "deep" / "test_repro_x.py"
+    module.write_bytes(b"# caf\xe9 (latin-1)\nimport helpers.two\n")
+    files = ["conftest.py", "helpers/one.py", "helpers/two.py", "reproducers/deep/test_repro_x.py"]
+    expected = sha(b"".join(f.encode() + b"\0" + (project / f).read_bytes() + b"\0" for f in files))
+    assert cache.source_term(module, project) == expected
+    (project / "conftest.py").write_bytes(b"# \xff\n")  # the conftest no longer imports a helper; the module does
+    assert cache.source_term(module, project) == sha(b"".join(
+        f.encode() + b"\0" + (project / f).read_bytes() + b"\0" for f in files))
 
 
 def test_source_term_of_a_module_missing_is_its_conftests_only(project):
@@ -187,6 +202,19 @@ def test_store_saves_the_whole_entry_atomically_and_reads_it_back(tmp_path):
     assert again == path and store.load(NODEID, key).payloads == ({"verdict": {"status": "FAIL"}},)
     made = datetime.datetime.fromisoformat(store.load(NODEID, key).made)
     assert made.tzinfo == datetime.UTC and made.microsecond == 0
+
+
+def test_store_writes_beside_the_entry_then_renames(tmp_path, monkeypatch):
+    """The entry is written to a hidden .entry-*.tmp file in the store's own folder (one filesystem: the rename is
+    atomic, and a reader of *.json never meets a half-written entry), then renamed over the entry."""
+    renamed: list[tuple[str, str]] = []
+    rename = cache.os.replace
+    monkeypatch.setattr(cache.os, "replace", lambda src, dst: (renamed.append((src, dst)), rename(src, dst))[1])
+    monkeypatch.setattr(cache.tempfile, "tempdir", str(tmp_path / "elsewhere"))
+    path = cache.Store(tmp_path / "store").save(NODEID, "k", TERMS, [PASSED])
+    ((src, dst),) = renamed
+    assert (Path(src).parent, Path(dst)) == (tmp_path / "store", path)
+    assert Path(src).name.startswith(".entry-") and Path(src).name.endswith(".tmp")
 
 
 def test_store_refuses_to_keep_what_is_never_kept(tmp_path):
