@@ -131,13 +131,14 @@ def test_the_model_argv_of_every_optional_field():
                             "--moe-router-topk", "1", "--moe-ffn-hidden-size", "4", "--moe-layer-freq", "1"]
 
 
-@pytest.mark.parametrize(("model", "name", "layers", "rotary", "freq", "params_b"), [
-    (models.GLM5_2, "GLM-5.2", 78, 8_000_000, "[0]*3+[1]*75", 744.0),
-    (models.GLM5_2_5LAYER, "GLM-5.2_5layer", 5, 8_000_000, "[0]*3+[1]*2", 744.0 * 5 / 78),
-    (models.GLM5, "GLM-5", 78, 1_000_000, "[0]*3+[1]*75", 744.0),
-    (models.glm5(6), "GLM-5_6layer", 6, 1_000_000, "[0]*3+[1]*3", 744.0 * 6 / 78),
+@pytest.mark.parametrize(("build", "name", "layers", "rotary", "freq", "params_b"), [
+    (models.glm5_2, "GLM-5.2", 78, 8_000_000, "[0]*3+[1]*75", 744.0),
+    (lambda: models.glm5_2(5), "GLM-5.2_5layer", 5, 8_000_000, "[0]*3+[1]*2", 744.0 * 5 / 78),
+    (models.glm5, "GLM-5", 78, 1_000_000, "[0]*3+[1]*75", 744.0),
+    (lambda: models.glm5(6), "GLM-5_6layer", 6, 1_000_000, "[0]*3+[1]*3", 744.0 * 6 / 78),
 ])
-def test_the_glm5_variants(model, name, layers, rotary, freq, params_b):
+def test_the_glm5_variants(build, name, layers, rotary, freq, params_b):
+    model = build()  # built here: the module's constants were built once, at import
     assert (model.name, model.num_layers, model.rotary_base, model.moe.layer_freq, model.params_b) == (
         name, layers, rotary, freq, params_b)
     assert (model.hidden_size, model.ffn_hidden_size, model.num_attention_heads, model.vocab_size) == (
@@ -154,6 +155,10 @@ def test_the_glm5_variants(model, name, layers, rotary, freq, params_b):
         extra_after_bias=("--moe-router-bias-update-rate", "0", "--moe-router-load-balancing-type", "seq_aux_loss",
                           "--moe-router-topk-scaling-factor", "2.5", "--moe-aux-loss-coeff", "0", "--moe-router-dtype",
                           "fp32"))
+
+
+def test_the_shipped_glm_models_are_the_builders_defaults():
+    assert (models.GLM5_2, models.GLM5_2_5LAYER, models.GLM5) == (models.glm5_2(), models.glm5_2(5), models.glm5())
 
 
 def test_the_shipped_models_by_name():
