@@ -11,6 +11,7 @@ called as their timers would call them; test_reward_pool.py runs the real proces
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing
 import time
 from collections.abc import Callable, Coroutine
@@ -28,9 +29,10 @@ class _Process:
 
     def __init__(self, pid: int) -> None:
         self.pid, self.killed, self.exitcode = pid, False, None
+        self.joins: list[float | None] = []
 
     def join(self, timeout: float | None = None) -> None:
-        pass
+        self.joins.append(timeout)
 
     def is_alive(self) -> bool:
         return False
@@ -369,6 +371,7 @@ TOP_UP = [
     (2, 1, 1, 3),  # a demoted process: one fresh one more
     (2, 1, 2, 3),  # never past size + max_slow
     (1, 4, 1, 2),
+    (1, 4, 0, 1),  # enough fresh ones: none more
 ]
 
 
@@ -484,4 +487,203 @@ def test_rules_reward_pool_job_finish_once() -> None:
         job.finish(Outcome(status="ok", value=1.0))
         job.finish(Outcome(status="error", value=None))  # a second end changes nothing
         assert future.result().status == "ok" and timer.cancelled()
+    _run(body)
+
+
+def test_rules_reward_pool_timers_fire_their_handlers(caplog: pytest.LogCaptureFixture) -> None:
+    """The timers themselves: demotion, then a deadline that first finds a wait for a core and looks again."""
+    async def body() -> None:
+        pool = _pool(timeout_s=0.05, demote_after_cpu_s=0.02, wall_timeout_s=30.0, max_slow=0)
+        [scorer] = await _ready(pool)
+        task, job = await _running(pool, scorer)
+        await asyncio.sleep(0.1)  # both looked once: no CPU used yet, so each looks again
+        assert not task.done() and not scorer.demoted
+        scorer.cpu = 0.25 + 1.0
+        outcome = await asyncio.wait_for(task, 10)
+        assert scorer.demoted
+        assert (outcome.status, outcome.detail, outcome.worker_pid) == (
+            "timeout", "used 1.00 CPU s, past the 0.05 s CPU budget", scorer.pid)
+        assert 0 <= outcome.scoring_s
+        await _until(lambda: not pool._tasks)  # the reaper ran and was forgotten
+        assert scorer.proc.joins == [0.5]  # type: ignore[attr-defined]  # killed: half a second to end
+    _run(body)
+
+
+def test_rules_reward_pool_queue_wait_timer() -> None:
+    async def body() -> None:
+        pool = _pool(max_queue_wait_s=0.05)
+        pool._loop = asyncio.get_running_loop()
+        outcome = await asyncio.wait_for(pool.score("R", ("L",)), 10)
+        assert (outcome.status, outcome.detail) == ("unavailable", "no scorer process free after 0.05 s")
+    _run(body)
+
+
+def test_rules_reward_pool_died_is_reaped_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    async def body() -> None:
+        pool = _pool()
+        [scorer] = await _ready(pool)
+        before = time.perf_counter()
+        task, job = await _running(pool, scorer)
+        scorer.proc.exitcode = -9  # type: ignore[attr-defined]
+        with caplog.at_level(logging.ERROR, logger="rlcheck.reward"):
+            scorer.theirs.close()
+            outcome = await task
+            await _until(lambda: not pool._tasks)
+        assert outcome.worker_pid == scorer.pid and 0 <= outcome.scoring_s <= time.perf_counter() - before
+        assert [r.getMessage() for r in caplog.records if r.name == "rlcheck.reward"] == [
+            f"rlcheck-reward: scorer process {scorer.pid} ended unexpectedly: killed by signal 9"]
+        assert scorer.proc.joins == [0.5] and scorer.proc.killed  # type: ignore[attr-defined]
+    _run(body)
+
+
+def test_rules_reward_pool_graceful_shutdown_is_not_logged(caplog: pytest.LogCaptureFixture) -> None:
+    async def body() -> None:
+        pool = _pool()
+        [scorer] = await _ready(pool)
+        with caplog.at_level(logging.ERROR, logger="rlcheck.reward"):
+            await pool.close(drain_s=1)
+        assert [r for r in caplog.records if r.name == "rlcheck.reward"] == []
+        assert scorer.proc.joins == [2.0] and not scorer.proc.killed  # type: ignore[attr-defined]
+        assert not pool._tasks
+    _run(body)
+
+
+def test_rules_reward_pool_unexpected_message_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    async def body() -> None:
+        pool = _pool()
+        [scorer] = await _ready(pool)
+        before = time.perf_counter()
+        task, job = await _running(pool, scorer)
+        with caplog.at_level(logging.ERROR, logger="rlcheck.reward"):
+            scorer.theirs.send((job.job_id + 5, 1.0, "", 0.1, 0.5))
+            outcome = await task
+        assert [r.getMessage() for r in caplog.records if r.name == "rlcheck.reward"][:1] == [
+            f"rlcheck-reward: scorer process {scorer.pid} sent an unexpected message ({job.job_id + 5},)"]
+        assert outcome.status == "error"
+        scorer2 = _Scorer.made[-1]
+        await _until(lambda: len(_Scorer.made) == 2)
+        assert scorer2 is not None and 0 <= outcome.scoring_s <= time.perf_counter() - before
+    _run(body)
+
+
+def test_rules_reward_pool_result_carries_its_scoring_time() -> None:
+    async def body() -> None:
+        pool = _pool()
+        [scorer] = await _ready(pool)
+        before = time.perf_counter()
+        task, job = await _running(pool, scorer)
+        scorer.theirs.send((job.job_id, 1.0, "", 0.1, 0.5))
+        outcome = await task
+        assert 0 <= outcome.scoring_s <= time.perf_counter() - before
+        task2, job2 = await _running(pool, scorer)
+        assert job2.job_id == job.job_id + 1  # each job its own id
+        scorer.theirs.send((job2.job_id, 0.0, "", 0.1, 0.6))
+        await task2
+    _run(body)
+
+
+def test_rules_reward_pool_start_waits_for_ready_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool_module, "ensure_forkserver", lambda: None)
+
+    async def body() -> None:
+        pool = _pool(size=2)
+
+        async def answer() -> None:
+            await _until(lambda: len(_Scorer.made) == 2)
+            for scorer in _Scorer.made:
+                scorer.theirs.send((READY, scorer.pid, 0.1))
+
+        helper = asyncio.ensure_future(answer())
+        await asyncio.wait_for(pool.start(timeout_s=10), 15)
+        assert pool.state().idle == 2 and [s.ready for s in _Scorer.made] == [True, True]
+        await helper
+        starts: list[tuple[str, int]] = []
+        def refused(cls: type[_Scorer], backend: str, max_memory_bytes: int) -> _Scorer:
+            starts.append((backend, max_memory_bytes))
+            raise OSError("x")
+
+        monkeypatch.setattr(_Scorer, "start", classmethod(refused))
+        silent = _pool(size=1)
+        with pytest.raises(RuntimeError) as raised:
+            await silent.start(timeout_s=0.1)
+        assert str(raised.value) == ("0/1 scorer processes ready after 0.1 s; last error: cannot start a scorer "
+                                     "process: x")
+        assert starts[0] == ("boxed", 1 << 30)
+        silent.begin_close()
+    _run(body)
+
+
+def test_rules_reward_pool_start_timeout_without_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool_module, "ensure_forkserver", lambda: None)
+
+    async def body() -> None:
+        pool = _pool(size=1)
+        with pytest.raises(RuntimeError) as raised:
+            await pool.start(timeout_s=0.1)  # started, never ready
+        assert str(raised.value) == "0/1 scorer processes ready after 0.1 s; last error: none"
+        pool.begin_close()
+    _run(body)
+
+
+def test_rules_reward_pool_died_before_ready_adds_to_the_failures() -> None:
+    async def body() -> None:
+        pool = _pool()
+        pool._loop = asyncio.get_running_loop()
+        pool._top_up()
+        await _until(lambda: len(_Scorer.made) == 1 and not pool._spawning)
+        pool._spawn_failures = 3
+        _Scorer.made[0].theirs.close()
+        await _until(lambda: pool.state().retired == {"died": 1})
+        assert pool._spawn_failures == 4
+        pool.begin_close()
+    _run(body)
+
+
+def test_rules_reward_pool_starting_counts_spawning_and_unready() -> None:
+    async def body() -> None:
+        pool = _pool()
+        pool._loop = asyncio.get_running_loop()
+        pool._top_up()
+        await _until(lambda: len(_Scorer.made) == 1 and not pool._spawning)
+        pool._spawning = 2
+        assert pool.state().starting == 3
+        pool._spawning = 0
+        pool.begin_close()
+    _run(body)
+
+
+def test_rules_reward_pool_spawn_finished_while_closing_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    gate = threading.Event()
+    real = _Scorer.start.__func__  # type: ignore[attr-defined]
+
+    def held(cls: type[_Scorer], backend: str, max_memory_bytes: int) -> _Scorer:
+        gate.wait(10)
+        return real(cls, backend, max_memory_bytes)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(_Scorer, "start", classmethod(held))
+
+    async def body() -> None:
+        pool = _pool()
+        pool._loop = asyncio.get_running_loop()
+        pool._top_up()
+        pool.begin_close()
+        gate.set()
+        await _until(lambda: pool.state().retired == {"shutdown": 1})
+        assert not pool._procs and _Scorer.made[0].theirs.recv() is None
+    _run(body)
+
+
+def test_rules_reward_pool_dead_send_goes_back_to_the_front() -> None:
+    async def body() -> None:
+        pool = _pool()
+        [scorer] = await _ready(pool)
+        waiting = _Job(50, "W", ("L",), asyncio.get_running_loop().create_future())
+        pool._queue.append(waiting)
+        scorer.theirs.close()
+        job = _Job(51, "R", ("L",), asyncio.get_running_loop().create_future())
+        pool._submit(job)
+        assert list(pool._queue) == [job, waiting]
+        pool.begin_close()
     _run(body)
