@@ -135,3 +135,32 @@ def test_rules_reward_harness_running_server(tmp_path: Path) -> None:
     assert server.stopped is not None
     assert (server.stopped.by_sigterm, server.stopped.returncode) == (True, -signal.SIGTERM)
     assert log_path.is_file()
+
+
+class _Waits:
+    """A child process that records how long each wait() was allowed."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc, self.waits = proc, []  # type: ignore[var-annotated]
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        self.waits.append(timeout)
+        return self.proc.wait(timeout)
+
+
+def test_rules_reward_harness_stop_waits() -> None:
+    child = _Waits(subprocess.Popen(["sleep", "30"], start_new_session=True))
+    server = ServerProcess(proc=child, base_url="", log_path=Path("unused.log"))  # type: ignore[arg-type]
+    assert server.stop().by_sigterm
+    assert child.waits == [10.0, 10]  # the grace for SIGTERM, then 10 s after the group's SIGKILL
