@@ -164,6 +164,11 @@ EQUIVALENT: dict[str, str] = {
         'header "content-length" -> "CONTENT-LENGTH": Starlette\'s Headers.get lowercases the key',
     "rlcheck.reward.payload.x_read_body__mutmut_9":
         'default Content-Length "" -> "XXXX": both fail isdigit(), so both mean "not declared"',
+    # rlcheck/reward/scorers.py
+    **{f"rlcheck.reward.scorers.x_load_scorer__mutmut_{n}":
+       "the slime_math preload test changed (!=, another name): it only imports pylatexenc and sympy early (a broken "
+       "install fails at start); the scorer returned is SCORERS[backend] either way, and importing them for another "
+       "backend changes nothing it scores" for n in (1, 2, 3)},
     # rlcheck/reward/procs.py, worker.py
     **{f"rlcheck.reward.procs.xǁScorerProcessǁcpu_now__mutmut_{n}":
        "schedstat's encoding changed (None, absent: the locale's UTF-8; \"ASCII\"): the file is ASCII digits and "
