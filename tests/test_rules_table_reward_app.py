@@ -382,3 +382,34 @@ def test_rules_reward_app_start_and_stop(caplog: pytest.LogCaptureFixture) -> No
         await service.stop()
         assert service.pool.closed_after_s == 1.05 and service.health_pool.closed_after_s == 1.0  # type: ignore
     asyncio.run(body())
+
+
+def test_rules_reward_app_pool_settings_and_app() -> None:
+    config = ServiceConfig(backend="math_verify", workers=3, max_slow_workers=5, scorer_timeout_s=1.5,
+                           scorer_wall_timeout_s=4.0, demote_after_cpu_s=0.3, max_queue_wait_s=7.0, max_queued=9,
+                           scoring_max_wall_s=20.0, worker_max_memory_bytes=512 * 1024**2)
+    app = create_app(config)
+    pool = app.state.service.pool
+    assert (pool.backend, pool.size, pool.max_slow, pool.timeout_s, pool.demote_after_cpu_s, pool.max_queue_wait_s,
+            pool.max_memory_bytes, pool.wall_timeout_s, pool.max_queued) == (
+        "math_verify", 3, 5, 1.5, 0.3, 7.0, 512 * 1024**2, 20.0, 9)
+    assert app.state.service.health_pool.max_memory_bytes == 512 * 1024**2
+    assert (app.title, app.docs_url, app.redoc_url, app.openapi_url) == ("rlcheck remote_rm reward service", None,
+                                                                         None, None)
+    in_schema = {r.path: r.include_in_schema for r in app.routes}  # type: ignore[attr-defined]
+    assert in_schema == {"/score": True, "/": False, "/health": True, "/metrics": True}
+    assert {r.path: r.endpoint for r in app.routes} == {  # type: ignore[attr-defined]
+        "/score": app.state.service.score, "/": app.state.service.score, "/health": app.state.service.health,
+        "/metrics": app.state.service.render_metrics}
+
+
+def test_rules_reward_app_lifespan_starts_and_stops_the_pools() -> None:
+    async def body() -> None:
+        app = create_app(ServiceConfig(**FAST))
+        service = app.state.service
+        service.pool, service.health_pool = _Pool(OK), _Pool(OK)
+        async with app.router.lifespan_context(app):
+            assert service.pool.started and service.health_pool.started
+            assert not hasattr(service.pool, "closed_after_s")
+        assert service.pool.closed_after_s == 1.05 and service.health_pool.closed_after_s == 1.0
+    asyncio.run(body())
