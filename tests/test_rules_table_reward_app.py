@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -413,3 +414,41 @@ def test_rules_reward_app_lifespan_starts_and_stops_the_pools() -> None:
             assert not hasattr(service.pool, "closed_after_s")
         assert service.pool.closed_after_s == 1.05 and service.health_pool.closed_after_s == 1.0
     asyncio.run(body())
+
+
+def test_rules_reward_app_shutdown_timer_stops_the_waits() -> None:
+    async def body() -> None:
+        service = _service(OK)  # grace min(0.05 s wall timeout, 2.0)
+        service.begin_shutdown()
+        assert 0 <= time.monotonic() - service._last_request < 60  # the quiet period counts from now
+        assert not service._stop_waiting.is_set()
+        await asyncio.wait_for(service._stop_waiting.wait(), 10)  # set by its own timer
+    asyncio.run(body())
+
+
+def test_rules_reward_app_drained_waits_for_requests() -> None:
+    async def body() -> None:
+        service = _service(OK)
+        service.metrics.in_flight = 1
+        waiting = asyncio.ensure_future(service.drained(quiet_s=0.0, max_s=30.0))
+        await asyncio.sleep(0.15)
+        assert not waiting.done()  # a request in flight
+        service.metrics.in_flight = 0
+        service._last_request = time.monotonic() + 3600  # and one just arrived
+        await asyncio.sleep(0.15)
+        assert not waiting.done()
+        service._last_request = 0.0
+        await asyncio.wait_for(waiting, 10)
+    asyncio.run(body())
+
+
+@pytest.mark.parametrize("counts", [{"idle": 1, "busy": 1}, {"busy": 1, "slow": 1}, {"slow": 1, "starting": 1},
+                                    {"idle": 1, "starting": 1}])
+def test_rules_reward_app_health_sums_every_process(counts: dict[str, int]) -> None:
+    service = _service(OK)
+    fields = {"idle": 0, "busy": 0, "slow": 0, "starting": 0, **counts}
+    service.pool = _Pool(OK, state=PoolState(**fields, queued=0, retired={}, spawn_failures=0,  # type: ignore
+                                             last_spawn_error=""))
+    service.health_pool = _Pool(by_label={p.label: Outcome(status="ok", value=p.expected)  # type: ignore[assignment]
+                                          for p in HEALTH_PAIRS["slime_math"]})
+    assert _health(service)[0] == 200
