@@ -164,6 +164,9 @@ EQUIVALENT: dict[str, str] = {
         'header "content-length" -> "CONTENT-LENGTH": Starlette\'s Headers.get lowercases the key',
     "rlcheck.reward.payload.x_read_body__mutmut_9":
         'default Content-Length "" -> "XXXX": both fail isdigit(), so both mean "not declared"',
+    # rlcheck/reward/app.py
+    **{f"rlcheck.reward.app.xǁRewardServiceǁhealth__mutmut_{n}": _STRICT.format(
+        "zip(pairs, outcomes, strict=True): the outcomes are asyncio.gather's, one per pair") for n in (11, 14, 15)},
     # rlcheck/reward/scorers.py
     **{f"rlcheck.reward.scorers.x_load_scorer__mutmut_{n}":
        "the slime_math preload test changed (!=, another name): it only imports pylatexenc and sympy early (a broken "
