@@ -72,6 +72,7 @@ def _message(build) -> str:
      "sglang: 'Log-Level': a flag name without dashes or prefix, e.g. 'mem-fraction-static'"),
     (lambda: BASE.replace(sglang=(("log-level", "info"), ("tp", "2"), ("log-level", "debug"), ("tp", "1"))),
      "sglang: duplicate flags ['log-level', 'tp']"),
+    (lambda: BASE.replace(sglang=(("page-size", "64"), ("tp", "2"), ("tp", "1"))), "sglang: duplicate flags ['tp']"),
     (lambda: BASE.replace(env=(("A", "1"), ("HF_TOKEN", "hf_x"))),
      "env HF_TOKEN: looks like a secret; list its name in secret_env so the workers read it from their own "
      "environment (never argv or runtime-env JSON)"),
