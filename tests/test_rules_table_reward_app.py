@@ -452,3 +452,19 @@ def test_rules_reward_app_health_sums_every_process(counts: dict[str, int]) -> N
     service.health_pool = _Pool(by_label={p.label: Outcome(status="ok", value=p.expected)  # type: ignore[assignment]
                                           for p in HEALTH_PAIRS["slime_math"]})
     assert _health(service)[0] == 200
+
+
+def test_rules_reward_app_stalled_body_is_408() -> None:
+    async def receive() -> dict[str, Any]:
+        if not sent:
+            sent.append(1)
+            return {"type": "http.request", "body": b'{"prompt": ', "more_body": True}
+        await asyncio.Event().wait()  # the client stalls
+        raise AssertionError("unreachable")
+
+    sent: list[int] = []
+    request = Request({"type": "http", "method": "POST", "path": "/score",
+                       "headers": [(b"x-request-id", b"r")]}, receive)
+    service = _service(OK, read_timeout_s=0.1)
+    status, _, headers = _reply(asyncio.run(asyncio.wait_for(service.score(request), 10)))
+    assert (status, headers) == (408, {"x-request-id": "r", "connection": "close"})
