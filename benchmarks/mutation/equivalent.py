@@ -167,6 +167,9 @@ EQUIVALENT: dict[str, str] = {
     # rlcheck/reward/app.py
     **{f"rlcheck.reward.app.xǁRewardServiceǁhealth__mutmut_{n}": _STRICT.format(
         "zip(pairs, outcomes, strict=True): the outcomes are asyncio.gather's, one per pair") for n in (11, 14, 15)},
+    **{f"rlcheck.reward.app.xǁRewardServiceǁ_score__mutmut_{n}":
+       "a reply header's name in another case (x-request-id, X-REQUEST-ID, connection, CONNECTION): HTTP header "
+       "names are case-insensitive and Starlette writes every one lowercased" for n in (3, 4, 27, 28, 41, 42)},
     # rlcheck/reward/scorers.py
     **{f"rlcheck.reward.scorers.x_load_scorer__mutmut_{n}":
        "the slime_math preload test changed (!=, another name): it only imports pylatexenc and sympy early (a broken "
