@@ -687,3 +687,20 @@ def test_rules_reward_pool_dead_send_goes_back_to_the_front() -> None:
         assert list(pool._queue) == [job, waiting]
         pool.begin_close()
     _run(body)
+
+
+def test_rules_reward_pool_a_timer_of_another_job_changes_nothing() -> None:
+    async def body() -> None:
+        pool = _pool()
+        [scorer] = await _ready(pool)
+        task, job = await _running(pool, scorer)
+        scorer.cpu = 0.25 + 500.0  # past every bound: only its own job's timers may act on it
+        other = _Job(999, "R", ("L",), asyncio.get_running_loop().create_future())
+        other.started = time.perf_counter() - 5000.0
+        pool._on_deadline(scorer, other)
+        pool._on_slow(scorer, other)
+        assert scorer.job is job and not scorer.demoted and not task.done() and not other.future.done()
+        assert scorer in pool._procs and pool.state().retired == {}
+        scorer.theirs.send((job.job_id, 1.0, "", 0.1, 0.5))
+        assert (await task).value == 1.0
+    _run(body)
