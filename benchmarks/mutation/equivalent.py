@@ -164,6 +164,12 @@ EQUIVALENT: dict[str, str] = {
         'header "content-length" -> "CONTENT-LENGTH": Starlette\'s Headers.get lowercases the key',
     "rlcheck.reward.payload.x_read_body__mutmut_9":
         'default Content-Length "" -> "XXXX": both fail isdigit(), so both mean "not declared"',
+    # rlcheck/reward/pool.py
+    "rlcheck.reward.pool.xǁScorerPoolǁ__init____mutmut_22":
+        "_closing = False -> None: it is only ever read as a truth value, and None is false",
+    **{f"rlcheck.reward.pool.xǁScorerPoolǁclose__mutmut_{n}":
+       "close()'s last wait for the reapers without a bound, or 1 s longer: each reaper ends by itself within its "
+       "join grace (at most 2 s) and 2 s after a SIGKILL, under the drain_s + 5 s bound" for n in (17, 19, 22)},
     # rlcheck/reward/app.py
     **{f"rlcheck.reward.app.xǁRewardServiceǁhealth__mutmut_{n}": _STRICT.format(
         "zip(pairs, outcomes, strict=True): the outcomes are asyncio.gather's, one per pair") for n in (11, 14, 15)},
