@@ -277,6 +277,8 @@ def test_component_reads_a_patch_as_utf_8_whatever_the_locales_codec(tmp_path):
     codec, component = done.stdout.splitlines()
     assert codec == "ANSI_X3.4-1968"  # the child's locale codec is ASCII: the rule is judged where it matters
     assert json.loads(component)["options"] == [shape("--spaced", "int", "patch: a.py")]
+    # and here, in-process (where the mutation run sees which tests reach component): the same option
+    assert pf.component([patch], "n", "s")["options"] == [shape("--spaced", "int", "patch: a.py")]
 
 
 def test_main_prints_the_component(tmp_path, capsys):

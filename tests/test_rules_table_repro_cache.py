@@ -7,7 +7,9 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 import platform
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -215,6 +217,24 @@ def test_store_writes_beside_the_entry_then_renames(tmp_path, monkeypatch):
     ((src, dst),) = renamed
     assert (Path(src).parent, Path(dst)) == (tmp_path / "store", path)
     assert Path(src).name.startswith(".entry-") and Path(src).name.endswith(".tmp")
+
+
+def test_store_reads_an_entry_as_utf_8_whatever_the_locales_codec(tmp_path):
+    """An entry is UTF-8 under any locale: one written with its text unescaped (another writer's json.dump) is read
+    alike in an ASCII locale (LC_ALL=C without Python's UTF-8 mode), where it would not decode as the locale's."""
+    store, payload = cache.Store(tmp_path), {"verdict": {"status": "PASS", "summary": "caf\u00e9 \u2192 ok"}}
+    path = store.save(NODEID, "k", TERMS, [payload])
+    path.write_text(json.dumps(json.loads(path.read_text()), ensure_ascii=False), encoding="utf-8")
+    assert store.load(NODEID, "k").payloads == (payload,)
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    code = ("import json, locale, sys; from pathlib import Path; from rlcheck.repro import cache; "
+            "print(locale.getpreferredencoding(False)); "
+            "print(json.dumps(cache.Store(Path(sys.argv[1])).load(sys.argv[2], 'k').payloads))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path), NODEID], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    codec, payloads = done.stdout.splitlines()
+    assert (codec, json.loads(payloads)) == ("ANSI_X3.4-1968", [payload])
 
 
 def test_store_refuses_to_keep_what_is_never_kept(tmp_path):

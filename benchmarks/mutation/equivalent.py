@@ -378,6 +378,8 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.e2e.runner.x_run_case__mutmut_34":
        'the log opened with encoding "UTF-8" instead of "utf-8": codec names are case-insensitive',
     # rlcheck/repro/cache.py
+    "rlcheck.repro.cache.xǁStoreǁload__mutmut_9":
+       'an entry read with encoding "UTF-8" instead of "utf-8": codec names are case-insensitive',
     "rlcheck.repro.cache.x_source_term__mutmut_20":
        'a source decoded as "UTF-8" instead of "utf-8": codec names are case-insensitive',
     **{f"rlcheck.repro.cache.xǁStoreǁsave__mutmut_{n}":
