@@ -153,6 +153,8 @@ SYMBOLIC = [
     ("3\\frac{1}{2}", "3+1/2"),  # a mixed number is a sum
     ("\\dfrac{3}{4}", "3/4"),
     ("\\tfrac{3}{4}", "3/4"),
+    ("3\\tfrac{1}{2}", "3+1/2"),  # each spelling of \frac reads as a mixed number
+    ("3\\dfrac{1}{2}", "3+1/2"),
     ("\\sqrt{2}", "sqrt(2)"),
     ("\\pi", "pi"),
     ("\\infty", "inf"),
