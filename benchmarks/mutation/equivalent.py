@@ -164,6 +164,14 @@ EQUIVALENT: dict[str, str] = {
         'header "content-length" -> "CONTENT-LENGTH": Starlette\'s Headers.get lowercases the key',
     "rlcheck.reward.payload.x_read_body__mutmut_9":
         'default Content-Length "" -> "XXXX": both fail isdigit(), so both mean "not declared"',
+    # rlcheck/reward/slime_math.py
+    "rlcheck.reward.slime_math.x__sympy_equal__mutmut_9":
+        'the names handed to sympy\'s parser also hold sympy\'s private ones (startswith "XX_XX"): no answer that '
+        "passes the two-letter guard names a private attribute (each starts with _, and parse_expr reads no _ name "
+        "from an answer that has passed normalization unchanged)",
+    **{f"rlcheck.reward.slime_math.x__sympy_equal__mutmut_{n}":
+       "parse_expr's local_dict None or absent instead of {}: parse_expr starts from an empty dict either way"
+       for n in (13, 17)},
     # rlcheck/reward/pool.py
     "rlcheck.reward.pool.xǁScorerPoolǁ__init____mutmut_22":
         "_closing = False -> None: it is only ever read as a truth value, and None is false",
