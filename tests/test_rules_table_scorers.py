@@ -81,6 +81,9 @@ NORMALIZE = [
     ("7.\\,", "7"),
     ("", ""),
     (".", ""),
+    ("X", "X"),  # only periods, spaces and dollars are stripped
+    ("7X.", "7X"),
+    ("$X$", "X"),
 ]
 
 
