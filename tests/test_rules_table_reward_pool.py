@@ -704,3 +704,19 @@ def test_rules_reward_pool_a_timer_of_another_job_changes_nothing() -> None:
         scorer.theirs.send((job.job_id, 1.0, "", 0.1, 0.5))
         assert (await task).value == 1.0
     _run(body)
+
+
+def test_rules_reward_pool_spawn_failure_adds_one(caplog: pytest.LogCaptureFixture) -> None:
+    async def body() -> None:
+        pool = _pool()
+        pool._loop = asyncio.get_running_loop()
+        _Scorer.fail = OSError("no fork")
+        pool._spawn_failures = 2  # the next try waits 0.4 s
+        with caplog.at_level(logging.ERROR, logger="rlcheck.reward"):
+            pool._top_up()
+            await _until(lambda: pool._spawn_failures != 2)
+        assert pool._spawn_failures == 3
+        assert [r.getMessage() for r in caplog.records if r.name == "rlcheck.reward"] == [
+            "rlcheck-reward: cannot start a scorer process: no fork"]
+        pool.begin_close()
+    _run(body)
