@@ -334,3 +334,55 @@ def test_a_measure_that_did_not_run_is_refused_saying_why(monkeypatch):
     monkeypatch.setattr(gpu_smoke, "collect_allreduce", lambda world_size: gpu_smoke.AllReduceObservation(
         error="nccl timeout"))
     assert _error(lambda: baseline.figures_measured_here(2)) == "the all-reduce did not run: nccl timeout"
+
+
+@pytest.mark.parametrize("text", ["\ud800", "\udfff", "a\ud800\udfffb"])
+def test_every_lone_surrogate_from_the_first_to_the_last_is_replaced(text):
+    assert baseline.toml_string(text) == '"' + text.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd") + '"'
+
+
+def test_a_document_without_verdicts_has_none_to_read():
+    assert baseline._unhealthy({}) == [] and baseline._verdicts({}, baseline.GEMM_CHECK) == []
+
+
+def test_a_floor_of_1_or_less_still_bounds_the_figures():
+    small = dataclasses.replace(H200, thresholds={"shm_min_gib": 0.5}, provenance={})
+    assert _error(lambda: baseline.check_bound("shm_min_gib", 6.0, small, "w")).startswith(
+        "w: shm_min_gib: the figure 6 is above 10 x the h200 floor 0.5")
+
+
+def test_a_fraction_above_1_is_refused_as_a_fraction_not_as_a_bound():
+    with pytest.raises(ValueError) as err:
+        baseline.make("h200", {GEMM: (5000.0, "g")}, "r", 1.5)
+    assert str(err.value) == "fraction=1.5: between 0 (exclusive) and 1"
+
+
+def test_the_bound_judges_the_floor_as_written_to_one_decimal():
+    # 0.8 x 7.68625 = 6.149: written as 6.1, below 1/100 of 615 (6.15), though 6.149 rounds to 6.15 at two decimals
+    assert _error(lambda: baseline.make("h200", {GEMM: (7.68625, "g")}, "r")).startswith(
+        "r: bf16_gemm_min_tflops: the floor (--fraction 0.8 x 7.68625) 6.1 is below 1/100")
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"thresholds": {GEMM: 1.0, BUSBW: 2.0}, "source": {}}, f"source: no source for {GEMM}, {BUSBW}"),
+    ({"thresholds": {GEMM: math.inf, BUSBW: math.nan}, "source": {GEMM: "a", BUSBW: "b"}},
+     f"thresholds: {GEMM}=inf, {BUSBW}=nan: must be a finite number"),
+    ({"thresholds": {GEMM: 0.0, BUSBW: -2.0}, "source": {GEMM: "a", BUSBW: "b"}},
+     f"thresholds: {GEMM}=0.0, {BUSBW}=-2.0: must be > 0"),
+])
+def test_every_bad_floor_is_named(changes, message):
+    with pytest.raises(ValueError) as err:
+        _baseline(**changes)
+    assert str(err.value) == message
+
+
+def test_reports_and_baselines_read_as_utf8_whatever_the_locales_codec(tmp_path, monkeypatch):
+    import io
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "latin-1")
+    report = tmp_path / "report.json"
+    report.write_text('{"hardware": {"profile": "h200"}, "note": "café"}', encoding="utf-8")
+    assert baseline.read_report(report)[0]["note"] == "café"
+    made = _baseline(recorded_from="/runs/café/report.json")
+    path = tmp_path / "b.toml"
+    path.write_text(baseline.render(made), encoding="utf-8")
+    assert baseline.load(path).recorded_from == "/runs/café/report.json"

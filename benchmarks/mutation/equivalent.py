@@ -34,6 +34,17 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.recipes.glm.x_glm_recipe__mutmut_44": "Reward(rm_type='deepscaler') left out: Reward's default rm_type "
                                                    "is deepscaler",
     "rlcheck.recipes.glm.x_glm_recipe__mutmut_67": "max_tokens_per_gpu=8192 left out: Rollout's default is 8192",
+    # rlcheck/preflight/baseline.py
+    **{f"rlcheck.preflight.baseline.x__unhealthy__mutmut_{n}": "a verdict without check_id read as None / 'XXXX' "
+       "instead of '': none of them starts with gpu_ or cluster_node_, so the verdict is left out alike"
+       for n in (23, 25, 28)},
+    **{f"rlcheck.preflight.baseline.x_figures_from_report__mutmut_{n}": "a verdict without details / summary read as "
+       "None / 'XXXX' instead of '': neither matches a GEMM line or the bus-bandwidth text, so no figure is read alike"
+       for n in (38, 40, 43, 55, 57, 60)},
+    "rlcheck.preflight.baseline.x_check_bound__mutmut_7": "floor <= 0 -> floor < 0: a profile floor is never 0 "
+                                                          "(Thresholds refuses a floor <= 0)",
+    "rlcheck.preflight.baseline.x_load__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.preflight.baseline.x_read_report__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
     # rlcheck/job/typed.py
     "rlcheck.job.typed.x_load_yaml_all__mutmut_9":
         "yaml.parse(text, Loader=SafeLoader) -> yaml.parse(text): the loaders share one scanner and parser, so the "
