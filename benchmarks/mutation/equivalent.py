@@ -45,6 +45,15 @@ EQUIVALENT: dict[str, str] = {
                                                           "(Thresholds refuses a floor <= 0)",
     "rlcheck.preflight.baseline.x_load__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
     "rlcheck.preflight.baseline.x_read_report__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    # rlcheck/recipes/cases.py: a keyword left out whose value is the dataclass's own default
+    **{f"rlcheck.recipes.cases.x_{name}__mutmut_{n}": f"{what} left out: that is the field's default"
+       for name, n, what in (("qwen3_30b_a3b_disaggregated", 18, "reward=Reward(rm_type='deepscaler')"),
+                             ("qwen3_30b_a3b_disaggregated", 35, "Parallelism's etp=1"),
+                             ("qwen3_30b_a3b_disaggregated", 52, "Rollout's max_response_len=8192"),
+                             ("qwen3_4b_colocated", 17, "reward=Reward(rm_type='deepscaler')"),
+                             ("qwen3_4b_colocated", 35, "Rollout's max_response_len=8192"),
+                             ("qwen3_4b_colocated", 36, "Rollout's max_tokens_per_gpu=8192"),
+                             ("qwen3_4b_colocated", 50, "Placement's rollout_gpus_per_engine=1"))},
     # rlcheck/job/typed.py
     "rlcheck.job.typed.x_load_yaml_all__mutmut_9":
         "yaml.parse(text, Loader=SafeLoader) -> yaml.parse(text): the loaders share one scanner and parser, so the "
