@@ -386,3 +386,12 @@ def test_reports_and_baselines_read_as_utf8_whatever_the_locales_codec(tmp_path,
     path = tmp_path / "b.toml"
     path.write_text(baseline.render(made), encoding="utf-8")
     assert baseline.load(path).recorded_from == "/runs/café/report.json"
+
+
+def test_a_fraction_of_1_still_bounds_the_floor_as_written(monkeypatch):
+    # a floor of 115: 1/100 of it is 1.15, and the figure 1.15 is written as the floor 1.1 (1.15 is a hair below it
+    # in binary), below the bound: refused though the figure itself was not
+    floors = dataclasses.replace(H200, thresholds={**H200.thresholds, GEMM: 115.0})
+    monkeypatch.setattr(baseline, "get_profile", lambda name: floors)
+    assert _error(lambda: baseline.make("h200", {GEMM: (1.15, "g")}, "r", 1.0)).startswith(
+        "r: bf16_gemm_min_tflops: the floor (--fraction 1 x 1.15) 1.1 is below 1/100 of the h200 floor 115")
