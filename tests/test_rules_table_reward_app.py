@@ -468,3 +468,34 @@ def test_rules_reward_app_stalled_body_is_408() -> None:
     service = _service(OK, read_timeout_s=0.1)
     status, _, headers = _reply(asyncio.run(asyncio.wait_for(service.score(request), 10)))
     assert (status, headers) == (408, {"x-request-id": "r", "connection": "close"})
+
+
+def test_rules_reward_app_reply_bookkeeping() -> None:
+    async def body() -> None:
+        service = _service(OK)
+        service.metrics.in_flight = 5  # five other requests being handled
+        before = time.perf_counter()
+        reply = await service.score(_request(_body(), {"X-Request-ID": "r"}))
+        elapsed = time.perf_counter() - before
+        assert reply.headers["content-type"] == "application/json"
+        assert service.metrics.in_flight == 5
+        assert 0 <= service.metrics.latency.total <= elapsed
+        assert 0 <= time.monotonic() - service._last_request < 60
+        other = await service.score(_request(_body(label="8"), {"X-Request-ID": "r"}))
+        assert bytes(other.body) == b"1.0"
+        assert service.pool.scored == [("\\boxed{7}", ("7",)), ("\\boxed{7}", ("8",))]  # type: ignore[attr-defined]
+        assert service.results.reused == 0  # another body is another scoring
+    asyncio.run(body())
+
+
+def test_rules_reward_app_health_scores_the_known_pairs() -> None:
+    service = _service(OK)
+    service.health_pool = _Pool(by_label={p.label: Outcome(status="ok", value=p.expected)  # type: ignore[assignment]
+                                          for p in HEALTH_PAIRS["slime_math"]})
+    before = time.perf_counter()
+    reply = asyncio.run(service.health())
+    elapsed = time.perf_counter() - before
+    assert service.health_pool.scored == [(p.response, (p.label,))  # type: ignore[attr-defined]
+                                          for p in HEALTH_PAIRS["slime_math"]]
+    took = json.loads(bytes(reply.body))["elapsed_s"]
+    assert 0 <= took <= elapsed + 0.0001 and took == round(took, 4)
