@@ -204,6 +204,16 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.reward.app.xǁRewardServiceǁ_score__mutmut_{n}":
        "a reply header's name in another case (x-request-id, X-REQUEST-ID, connection, CONNECTION): HTTP header "
        "names are case-insensitive and Starlette writes every one lowercased" for n in (3, 4, 27, 28, 41, 42)},
+    **{f"rlcheck.reward.app.xǁRewardServiceǁ_score__mutmut_{n}":
+       "a reply header's name in another case (retry-after, X-Reward-Status): HTTP header names are "
+       "case-insensitive and Starlette writes every one lowercased" for n in (99, 100, 130, 131)},
+    "rlcheck.reward.app.xǁRewardServiceǁscore__mutmut_8":
+        'request.headers.get("X-REQUEST-ID"): Starlette\'s Headers.get lowercases the key',
+    **{f"rlcheck.reward.app.xǁRewardServiceǁ_score__mutmut_{n}":
+       "the label-problem outcome's detail None or absent: that outcome always takes the fallback path, which "
+       "logs payload.label_problem and never reads the outcome's detail" for n in (47, 50)},
+    "rlcheck.reward.app.xǁRewardServiceǁ__init____mutmut_24":
+        "closing = False -> None: it is only ever read as a truth value, and None is false",
     # rlcheck/reward/scorers.py
     **{f"rlcheck.reward.scorers.x_load_scorer__mutmut_{n}":
        "the slime_math preload test changed (!=, another name): it only imports pylatexenc and sympy early (a broken "
