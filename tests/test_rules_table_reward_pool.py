@@ -115,6 +115,7 @@ DEADLINES = [
     (150.0, 100.0, "timeout", "used 150.00 CPU s, past the 100 s CPU budget"),
     (99.99, 100.0, None, ""),  # it waited for a core: looked at again
     (99.99, 999.9, None, ""),
+    (10.0, 999.0, None, ""),  # the wall bound comes first: looked at again when it is reached
     (20.0, 1000.0, "starved",
      "starved: 20.00 CPU s in 1000.0 s, past the 1000 s wall bound (the host is short of CPU)"),
     (100.0, 1000.0, "timeout", "used 100.00 CPU s, past the 100 s CPU budget"),  # both: the budget speaks
