@@ -271,8 +271,9 @@ def test_component_reads_a_patch_as_utf_8_whatever_the_locales_codec(tmp_path):
     code = ("import json, locale, sys; from rlcheck.framework import patch_flags as pf; "
             "print(locale.getpreferredencoding(False)); print(json.dumps(pf.component([pf.Path(sys.argv[1])], 'n', "
             "'s')))")
+    # run from the test's own folder: `python -c` puts its working folder first on the path
     done = subprocess.run([sys.executable, "-c", code, str(patch)], env=env, capture_output=True, text=True,
-                          timeout=60, check=False)
+                          timeout=60, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     codec, component = done.stdout.splitlines()
     assert codec == "ANSI_X3.4-1968"  # the child's locale codec is ASCII: the rule is judged where it matters

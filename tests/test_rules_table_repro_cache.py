@@ -230,8 +230,9 @@ def test_store_reads_an_entry_as_utf_8_whatever_the_locales_codec(tmp_path):
     code = ("import json, locale, sys; from pathlib import Path; from rlcheck.repro import cache; "
             "print(locale.getpreferredencoding(False)); "
             "print(json.dumps(cache.Store(Path(sys.argv[1])).load(sys.argv[2], 'k').payloads))")
+    # run from the test's own folder: `python -c` puts its working folder first on the path
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path), NODEID], env=env, capture_output=True,
-                          text=True, timeout=60, check=False)
+                          text=True, timeout=60, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     codec, payloads = done.stdout.splitlines()
     assert (codec, json.loads(payloads)) == ("ANSI_X3.4-1968", [payload])
