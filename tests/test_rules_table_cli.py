@@ -317,3 +317,158 @@ def test_the_scan_guard_lets_a_profile_error_through():
 @pytest.mark.parametrize("code", [0, 1, 2])
 def test_the_guard_passes_the_commands_code(code):
     assert cli._guarded("catalog", lambda args: code, argparse.Namespace()) == code
+
+
+# --- what each command's parser holds (its options, defaults, choices and --help words) ------------------------------
+# the options of the other modules' commands (preflight, slurm, history, k8s, baseline, reward-service) are their
+# own tables'
+
+HELPS = {'baseline': "record this cluster's own GEMM and all-reduce floors from a healthy run",
+ 'catalog': 'list the known-failure catalogue',
+ 'docs': 'regenerate (--write) or verify the docs generated from the catalogue and checks',
+ 'history': 'per-check and per-node trends over the reports kept with --history DIR',
+ 'job': 'capture a launch (script, Miles launcher, ray job submit line, RayJob, argv JSON) as a Job',
+ 'k8s': "Kubernetes: render the preflight Job / node-status DaemonSet; apply a node's verdict as label, "
+        'taint and annotation',
+ 'preflight': 'run the preflight checks shipped in the package (pytest + GO / NO-GO)',
+ 'render': 'the exact argv, runtime env, resources and KubeRay manifests of a recipe',
+ 'reward-service': 'serve SLIME remote_rm rewards over HTTP',
+ 'scan': "find known failures in logs (files, directories, '-'; gzip, bz2, xz, zstd)",
+ 'slurm': 'Slurm prolog / epilog: the quick per-node tier; drains this node on FAIL',
+ 'watch': 'replay a recorded job log through the e2e watcher (post-mortem)'}
+OWN = {'catalog': (None,
+             None,
+             [(('--json',), 'json', None, False, None, None, False, 0),
+              (('--markdown',),
+               'markdown',
+               None,
+               False,
+               None,
+               'the docs page (docs/known-failures.md)',
+               False,
+               0)]),
+ 'docs': (None,
+          None,
+          [(('--write',),
+            'write',
+            None,
+            False,
+            None,
+            'rewrite stale files instead of reporting them',
+            False,
+            0),
+           (('--root',),
+            'root',
+            None,
+            '.',
+            None,
+            'the rlcheck checkout (default: the current directory)',
+            False,
+            None)]),
+ 'job': ('%(prog)s {capture,show} PATH [-o FILE] [--job-format FORMAT] [--job-env NAME[=VALUE]]... [-- '
+         'ARG...]',
+         "ARG...: after --, the script's own arguments, as `bash SCRIPT ARG...` or `python LAUNCHER.py "
+         'ARG...` would get them (rlcheck job capture run.sh -- p2p 0 10.0.0.1); only for a script or a '
+         'Miles launcher',
+         [((), 'action', None, None, ('capture', 'show'), None, True, None),
+          ((), 'path', 'PATH', None, None, None, True, None),
+          (('-o', '--output'),
+           'output',
+           'FILE',
+           None,
+           None,
+           'capture: write the Job JSON here (pass it to --job)',
+           False,
+           None),
+          (('--job-format',),
+           'job_format',
+           None,
+           None,
+           ('bash', 'miles-py', 'ray-submit', 'rayjob', 'argv-json', 'job-json'),
+           "PATH's format when detection guesses wrong: bash, miles-py, ray-submit, rayjob, argv-json, "
+           'job-json',
+           False,
+           None),
+          (('--job-env',),
+           'job_env',
+           'NAME[=VALUE]',
+           [],
+           None,
+           "a variable for the script in the capture sandbox (repeatable; NAME alone passes this shell's "
+           'value), e.g. --job-env BASE_DIR=/fsx',
+           False,
+           None)]),
+ 'render': (None,
+            None,
+            [((), 'recipe', 'RECIPE', None, None, None, True, None),
+             (('--hardware',),
+              'hardware',
+              'NAME',
+              None,
+              None,
+              'hardware profile: b200, b300, gb200, gb300, h100, h200',
+              True,
+              None),
+             (('--format',), 'format', None, 'json', ('json', 'yaml', 'shell'), None, False, None),
+             (('--image',),
+              'image',
+              None,
+              'rlcheck/slime-training:slime0.2.4-sgl0.5.12.post1',
+              None,
+              'training image for the manifests',
+              False,
+              None)]),
+ 'scan': (None,
+          None,
+          [((), 'paths', 'PATH', None, None, 'log file, directory, .gz file, or - for stdin', True, '+'),
+           (('--json',), 'json', None, False, None, 'machine-readable output', False, 0)]),
+ 'watch': (None,
+           None,
+           [(('--replay',), 'replay', 'LOG', None, None, "the job's log file", True, None),
+            (('--case',),
+             'case',
+             'ID',
+             None,
+             None,
+             'the e2e case it ran (its deadlines and loops)',
+             False,
+             None),
+            (('--loops',),
+             'loops',
+             'N',
+             None,
+             None,
+             "GRPO loops the run was to complete (default: the case's, 3)",
+             False,
+             None),
+            (('--framework',),
+             'framework',
+             'slime==VERSION',
+             None,
+             None,
+             'the SLIME or Miles version that wrote the log (slime==0.2.4, slime==main, miles==main); '
+             'default: detected from the log',
+             False,
+             None),
+            (('--json',), 'json', None, False, None, None, False, 0)])}
+TOP = [(('--version',), 'version', 'show the installed version and exit'), ((), 'command', None)]
+
+
+def test_each_commands_parser_and_help():
+    parser = cli.build_parser()
+    sub = parser._subparsers._group_actions[0]
+    assert {a.dest: a.help for a in sub._choices_actions} == HELPS
+    got = {}
+    for name in OWN:
+        sp = sub.choices[name]
+        got[name] = (sp.usage, sp.epilog, [(tuple(a.option_strings), a.dest, a.metavar,
+                                            a.default if not callable(a.default) else "callable",
+                                            a.choices if a.choices is None else tuple(a.choices), a.help, a.required,
+                                            a.nargs) for a in sp._actions if a.dest != "help"])
+    assert got == OWN
+    assert [(tuple(a.option_strings), a.dest, a.help) for a in parser._actions if a.dest != "help"] == TOP
+    funcs = {name: sub.choices[name].get_default("func") for name in OWN}
+    assert funcs == {"scan": cli.cmd_scan, "catalog": cli.cmd_catalog, "docs": cli.cmd_docs, "render": cli.cmd_render,
+                     "watch": cli.cmd_watch, "job": cli.cmd_job}
+    assert sub.choices["job"].get_default("script_args") == [] and parser.prog == "rlcheck"
+    assert type(sub.choices["job"]).__name__ == "_JobParser" and sub.required

@@ -397,3 +397,48 @@ def test_run_planned_of_a_driver_that_ends_keeps_its_code():
     done, limit = fanout.run_planned([sys.executable, "-c", "print('x'); raise SystemExit(3)"], env={},
                                      deadline_s=lambda nodes: 30.0)
     assert (done.timed_out, done.returncode, done.stdout, limit) == (False, 3, "x\n", 30.0)
+
+
+FANOUT_HELP = """\
+usage: fanout [-h] --address ADDRESS [--collector COLLECTOR] [--kwargs KWARGS] [--node-timeout-s NODE_TIMEOUT_S]
+              [--connect-timeout-s CONNECT_TIMEOUT_S] [--job-python JOB_PYTHON] [--ship]
+
+rlcheck per-node fan-out driver (prints one result line)
+
+options:
+  -h, --help            show this help message and exit
+  --address ADDRESS
+  --collector COLLECTOR
+  --kwargs KWARGS       JSON keyword arguments for the collector
+  --node-timeout-s NODE_TIMEOUT_S
+  --connect-timeout-s CONNECT_TIMEOUT_S
+  --job-python JOB_PYTHON
+                        interpreter for the job driver (http addresses)
+  --ship                ship rlcheck to the workers (runtime_env py_modules)
+"""
+
+
+def test_the_driver_says_its_options(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setattr(sys, "argv", ["fanout"])
+    with pytest.raises(SystemExit) as exc:
+        fanout._main(["--help"])
+    assert exc.value.code == 0 and capsys.readouterr().out == FANOUT_HELP
+    with pytest.raises(SystemExit) as exc:
+        fanout._main([])  # --address is required
+    assert exc.value.code == 2 and "the following arguments are required: --address" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("address", "through_job"), [("http://h:8265", True), ("https://h:8265", True),
+                                                      ("ray://h:10001", False), ("h:6379", False)])
+def test_the_driver_goes_in_by_the_addresss_scheme(monkeypatch, capsys, address, through_job):
+    from rlcheck.cluster import fanout_job
+
+    seen = []
+    result = FanoutResult(address=address, connected=False, tried="t")
+    monkeypatch.setattr(fanout, "drive", lambda args: seen.append("drive") or result)
+    monkeypatch.setattr(fanout_job, "drive_through_job", lambda args: seen.append("job") or result)
+    fanout._main(["--address", address, "--kwargs", '{"a": 1}', "--node-timeout-s", "5", "--connect-timeout-s", "6",
+                  "--job-python", "/py", "--ship", "--collector", "m:g"])
+    assert seen == ["job" if through_job else "drive"]
+    assert capsys.readouterr().out == RESULT + json.dumps(result.to_dict()) + "\n"

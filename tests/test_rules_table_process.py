@@ -100,7 +100,13 @@ def test_refused_for_real_on_loopback():
         server.bind(("127.0.0.1", 0))
         server.listen()
         assert reach.refused(f"ray://127.0.0.1:{server.getsockname()[1]}") == ""
-    assert reach.refused.__defaults__ == (3.0,)
+
+
+def test_refused_waits_three_seconds_by_default(monkeypatch):
+    seen: list = []
+    monkeypatch.setattr(reach.socket, "create_connection", _connect_raising(None, seen))
+    reach.refused("h:7")
+    assert seen == [(("h", 7), 3.0)]
 
 
 # --- wait.wait_http_ok ----------------------------------------------------------------------------------------------

@@ -215,7 +215,7 @@ TARGETS = {
     # the per-node fan-out: which node died, erred or timed out, and the driver's planned deadline (a stand-in Ray)
     "cluster_fanout": ("rlcheck/cluster/fanout.py", ["test_rules_table_cluster_fanout.py"]),
     # rlcheck's command line: each command's exit code and words, and the guard's one line for a broken data file
-    "cli": ("rlcheck/cli.py", ["test_rules_table_cli.py", "test_rules_table_cli_run.py"]),
+    "cli": ("rlcheck/cli.py", ["test_rules_table_cli.py", "test_rules_table_cli_run.py", "test_catalog.py"]),
     # the exit codes of `rlcheck preflight`, `rlcheck slurm` (a broken rlcheck never drains a node) and `history`
     "cli_run": ("rlcheck/cli_run.py", ["test_rules_table_cli_run.py"]),
     # the bounded waits and child processes every check's "could not run" verdict rests on
