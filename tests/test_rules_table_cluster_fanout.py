@@ -442,3 +442,111 @@ def test_the_driver_goes_in_by_the_addresss_scheme(monkeypatch, capsys, address,
                   "--job-python", "/py", "--ship", "--collector", "m:g"])
     assert seen == ["job" if through_job else "drive"]
     assert capsys.readouterr().out == RESULT + json.dumps(result.to_dict()) + "\n"
+
+
+# --- what each step hands on (the recorded calls, a stepped clock) ---------------------------------------------------
+
+
+class Stepped:
+    """time.monotonic of the fan-out module: each call 1.5 s after the last."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        self.now += 1.5
+        return self.now
+
+
+class FlushCounting:
+    def __init__(self):
+        self.text, self.flushes = "", 0
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        self.flushes += 1
+
+
+def test_connect_asks_ray_for_a_quiet_driver_in_a_daemon_thread(ray, monkeypatch):
+    import logging
+    import threading
+
+    made = []
+    real = threading.Thread
+
+    def thread(*a, **kw):
+        made.append(kw.get("daemon"))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(fanout.threading, "Thread", thread)
+    assert fanout._connect("10.0.0.1:6379", 5.0, ship=False) == ""
+    assert made == [True]  # a connect that never returns does not keep the driver alive
+    assert ray["init_kwargs"] == {"address": "10.0.0.1:6379", "logging_level": logging.ERROR, "log_to_driver": False,
+                                  "runtime_env": None}
+
+
+def test_drive_hands_on_what_it_was_given_and_times_itself(ray, monkeypatch):
+    monkeypatch.setattr(fanout.time, "monotonic", Stepped())
+    asked = {}
+    monkeypatch.setattr(fanout, "_connect", lambda *a: asked.setdefault("connect", a) and "")
+    nodes = [_node(1)]
+    monkeypatch.setattr(fanout, "alive_nodes", lambda: nodes)
+
+    def connected(collector, kwargs, node_timeout_s, *, nodes, emit):
+        asked["fan"] = (collector, kwargs, node_timeout_s, nodes)
+        emit(0, NodeAnswer(node=nodes[0], outcome=Outcome.ANSWERED, elapsed_s=1.0))
+        return [NodeAnswer(node=nodes[0], outcome=Outcome.ANSWERED, elapsed_s=1.0)]
+
+    monkeypatch.setattr(fanout, "fan_out_connected", connected)
+    out = FlushCounting()
+    monkeypatch.setattr(sys, "stdout", out)
+    got = fanout.drive(_args(address="h:1", connect_timeout_s=7.0, ship=True, collector="m:g", kwargs='{"a": 2}',
+                             node_timeout_s=9.0))
+    assert asked == {"connect": ("h:1", 7.0, True), "fan": ("m:g", {"a": 2}, 9.0, nodes)}
+    assert (got.address, got.tried, got.elapsed_s) == ("h:1", "ray.init(address='h:1') with a 7 s deadline", 1.5)
+    assert out.flushes == 2 and json.loads(out.text.splitlines()[1].removeprefix(NODE))["index"] == 0
+
+
+def test_drive_that_cannot_connect_times_itself(ray, monkeypatch):
+    monkeypatch.setattr(fanout.time, "monotonic", Stepped())
+    monkeypatch.setattr(fanout, "_connect", lambda *a: "ConnectionError: no")
+    got = fanout.drive(_args(address="h:2"))
+    assert (got.address, got.elapsed_s) == ("h:2", 1.5)
+
+
+class Observation:
+    def to_dict(self):
+        return {"as": "dict"}
+
+
+@pytest.mark.parametrize(("target", "observation"), [
+    ("tests.test_rules_table_cluster_fanout:Observation", {"as": "dict"}),  # a result with to_dict: its dict
+    ("json:loads", [1]),  # plain data as it is
+])
+def test_run_collector_returns_plain_data_and_its_time(ray, monkeypatch, target, observation):
+    monkeypatch.setattr(fanout.time, "monotonic", iter([10.0, 11.23456]).__next__)
+    kwargs = {} if "Observation" in target else {"s": "[1]"}
+    got = fanout.run_collector(target, kwargs)
+    assert got == {"ran_on": "me", "observation": observation, "collect_s": 1.235}
+
+
+def test_fan_out_defaults_and_what_a_lost_driver_reports(monkeypatch):
+    monkeypatch.setattr(fanout.reach, "refused", lambda a: "")
+    monkeypatch.setattr(fanout.time, "monotonic", Stepped())
+    seen = {}
+    done = fanout.subproc.Completed(argv=("x",), returncode=1, stdout="", stderr="boom\n", timed_out=False)
+
+    def run_planned(argv, *, env, deadline_s):
+        seen.update(argv=argv, env=env)
+        return done, 100.0
+
+    monkeypatch.setattr(fanout, "run_planned", run_planned)
+    got = fanout.fan_out("127.0.0.1:6379")
+    assert seen["argv"][seen["argv"].index("--job-python") + 1] == "python"
+    assert seen["env"]["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"
+    assert (got.address, got.elapsed_s, got.error) == ("127.0.0.1:6379", 1.5, "the driver gave no result (exit code "
+                                                                             "1): boom")
+    monkeypatch.setattr(fanout.reach, "refused", lambda a: "refused")
+    assert fanout.fan_out("10.0.0.9:6379").address == "10.0.0.9:6379"

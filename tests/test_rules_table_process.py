@@ -408,3 +408,104 @@ def test_start_runs_a_child_in_its_own_group_with_stdout_discarded():
 def test_concurrently_returns_each_result_in_order():
     assert subproc.concurrently(lambda: 1, lambda: "b", lambda: None) == [1, "b", None]
     assert subproc.concurrently() == []
+
+
+# --- how each child is started (a recording Popen) -------------------------------------------------------------------
+
+
+class RecordingPopen:
+    """subprocess.Popen recorded: its argv and keyword arguments; it ends at once with code 0 (poll: `alive`)."""
+
+    calls: list = []
+    made: list = []
+
+    def __init__(self, argv, **kwargs):
+        RecordingPopen.calls.append((argv, kwargs))
+        RecordingPopen.made.append(self)
+        self.pid, self.returncode, self.communicated, self.alive = 4242, 0, [], True
+
+    def communicate(self, input=None, timeout=None):
+        self.communicated.append((input, timeout))
+        return "out", "err"
+
+    def poll(self):
+        return None if self.alive else 0
+
+
+@pytest.fixture
+def popen(monkeypatch):
+    RecordingPopen.calls, RecordingPopen.made = [], []
+    monkeypatch.setattr(subproc.subprocess, "Popen", RecordingPopen)
+    return RecordingPopen.calls
+
+
+@pytest.mark.parametrize(("stdin", "env", "cwd"), [(None, None, None), ("in", {"A": "1"}, "/w")])
+def test_run_starts_its_child_in_its_own_group_with_pipes(popen, stdin, env, cwd):
+    done = subproc.run(("a", "b"), timeout_s=7.5, env=env, cwd=cwd, stdin=stdin)
+    assert popen == [(["a", "b"], {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True,
+                                   "stdin": subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                   "env": env, "cwd": cwd, "start_new_session": True})]
+    assert done == subproc.Completed(argv=("a", "b"), returncode=0, stdout="out", stderr="err", timed_out=False)
+    assert RecordingPopen.made[0].communicated == [(stdin, 7.5)]
+
+
+def test_start_runs_a_background_child_in_its_own_group(popen):
+    proc = subproc.start(("a",), env={"B": "2"})
+    assert isinstance(proc, RecordingPopen)
+    assert popen == [(["a"], {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True,
+                              "stdin": subprocess.DEVNULL, "env": {"B": "2"}, "start_new_session": True})]
+    subproc.start(["b"])
+    assert popen[1][1]["env"] is None
+
+
+def test_python_runs_this_interpreter_with_the_merged_environment(monkeypatch):
+    asked = []
+    monkeypatch.setattr(subproc, "run", lambda argv, **kw: asked.append((argv, kw)) or "done")
+    monkeypatch.setattr(subproc, "child_env", lambda pythonpath: {"PYTHONPATH": ":".join(pythonpath), "X": "base"})
+    assert subproc.python("print(1)", timeout_s=9.0, pythonpath=["/s"], env={"X": "mine"}, cwd="/w") == "done"
+    assert asked == [([sys.executable, "-c", "print(1)"], {"timeout_s": 9.0, "env": {"PYTHONPATH": "/s", "X": "mine"},
+                                                           "cwd": "/w"})]
+    subproc.python("x", timeout_s=1.0)
+    assert asked[1][1] == {"timeout_s": 1.0, "env": {"PYTHONPATH": "", "X": "base"}, "cwd": None}
+
+
+@pytest.mark.parametrize(("ok", "alive_after", "exited_early", "killed"), [
+    (True, True, False, True),  # answered: the server is stopped
+    (False, True, False, True),  # the deadline: stopped all the same
+    (False, False, True, False),  # it ended on its own before answering
+    (True, False, False, False),  # answered, then ended by itself: not early
+])
+def test_serve_and_probe_always_stops_the_server(popen, monkeypatch, ok, alive_after, exited_early, killed):
+    seen, stopped = [], []
+
+    def wait_http_ok(url, *, timeout_s, alive):
+        seen.append((url, timeout_s, alive()))
+        proc_of = popen_procs[-1]
+        proc_of.alive = alive_after
+        return wait.WaitResult(ok=ok, elapsed_s=2.5, attempts=3, last_error="" if ok else "refused")
+
+    popen_procs = []
+    real_init = RecordingPopen.__init__
+
+    def init(self, argv, **kwargs):
+        real_init(self, argv, **kwargs)
+        popen_procs.append(self)
+
+    monkeypatch.setattr(RecordingPopen, "__init__", init)
+    monkeypatch.setattr(wait, "wait_http_ok", wait_http_ok)
+    monkeypatch.setattr(subproc, "kill_group", lambda proc: stopped.append(proc))
+    served = subproc.serve_and_probe(["srv", "-p"], "http://127.0.0.1:1/", timeout_s=12.0, env={"E": "1"})
+    assert seen == [("http://127.0.0.1:1/", 12.0, True)]  # alive() is the server's poll
+    assert popen[0] == (["srv", "-p"], {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True,
+                                        "stdin": subprocess.DEVNULL, "env": {"E": "1"}, "start_new_session": True})
+    assert (served.answered, served.exited_early, served.elapsed_s) == (ok, exited_early, 2.5)
+    assert (len(stopped) == 1) is killed and popen_procs[0].communicated == [(None, 10)]
+    assert served.output == subproc.Completed(argv=("srv", "-p"), returncode=0, stdout="out", stderr="err",
+                                              timed_out=False)
+
+
+def test_concurrently_runs_every_call_at_once():
+    import threading
+
+    together = threading.Barrier(3, timeout=10)  # three calls meet only if all three run at the same time
+    assert subproc.concurrently(*(lambda i=i: together.wait() * 0 + i for i in range(3))) == [0, 1, 2]
