@@ -182,7 +182,7 @@ class Clock:
 
 def test_every_node_gets_one_pinned_task_and_its_answer_in_rays_order(ray, monkeypatch):
     clock = Clock()
-    monkeypatch.setattr(fanout.time, "monotonic", clock.monotonic)
+    monkeypatch.setattr(fanout, "time", types.SimpleNamespace(monotonic=clock.monotonic))  # this module's clock only
     nodes = [_node(1), _node(2), _node(3)]
     for n in nodes:
         ray["results"][f"ref-{n.node_id[:2]}"] = {"ran_on": n.node_id, "observation": {"n": n.hostname},
@@ -204,7 +204,7 @@ def test_without_emit_the_answers_keep_their_observations(ray):
 
 def test_nodes_not_done_by_the_deadline_are_cancelled_and_timed_out(ray, monkeypatch):
     clock = Clock()
-    monkeypatch.setattr(fanout.time, "monotonic", clock.monotonic)
+    monkeypatch.setattr(fanout, "time", types.SimpleNamespace(monotonic=clock.monotonic))  # this module's clock only
     fast, slow, gone = _node(1), _node(2), _node(99)
     ray["results"]["ref-01"] = {"ran_on": fast.node_id, "observation": {}, "collect_s": 0.1}
 
@@ -488,7 +488,7 @@ def test_connect_asks_ray_for_a_quiet_driver_in_a_daemon_thread(ray, monkeypatch
 
 
 def test_drive_hands_on_what_it_was_given_and_times_itself(ray, monkeypatch):
-    monkeypatch.setattr(fanout.time, "monotonic", Stepped())
+    monkeypatch.setattr(fanout, "time", types.SimpleNamespace(monotonic=Stepped()))  # this module's clock only
     asked = {}
     monkeypatch.setattr(fanout, "_connect", lambda *a: asked.setdefault("connect", a) and "")
     nodes = [_node(1)]
@@ -510,7 +510,7 @@ def test_drive_hands_on_what_it_was_given_and_times_itself(ray, monkeypatch):
 
 
 def test_drive_that_cannot_connect_times_itself(ray, monkeypatch):
-    monkeypatch.setattr(fanout.time, "monotonic", Stepped())
+    monkeypatch.setattr(fanout, "time", types.SimpleNamespace(monotonic=Stepped()))  # this module's clock only
     monkeypatch.setattr(fanout, "_connect", lambda *a: "ConnectionError: no")
     got = fanout.drive(_args(address="h:2"))
     assert (got.address, got.elapsed_s) == ("h:2", 1.5)
@@ -526,7 +526,8 @@ class Observation:
     ("json:loads", [1]),  # plain data as it is
 ])
 def test_run_collector_returns_plain_data_and_its_time(ray, monkeypatch, target, observation):
-    monkeypatch.setattr(fanout.time, "monotonic", iter([10.0, 11.23456]).__next__)
+    clock = iter([10.0, 11.23456]).__next__
+    monkeypatch.setattr(fanout, "time", types.SimpleNamespace(monotonic=clock))  # this module's clock only
     kwargs = {} if "Observation" in target else {"s": "[1]"}
     got = fanout.run_collector(target, kwargs)
     assert got == {"ran_on": "me", "observation": observation, "collect_s": 1.235}
@@ -534,7 +535,7 @@ def test_run_collector_returns_plain_data_and_its_time(ray, monkeypatch, target,
 
 def test_fan_out_defaults_and_what_a_lost_driver_reports(monkeypatch):
     monkeypatch.setattr(fanout.reach, "refused", lambda a: "")
-    monkeypatch.setattr(fanout.time, "monotonic", Stepped())
+    monkeypatch.setattr(fanout, "time", types.SimpleNamespace(monotonic=Stepped()))  # this module's clock only
     seen = {}
     done = fanout.subproc.Completed(argv=("x",), returncode=1, stdout="", stderr="boom\n", timed_out=False)
 

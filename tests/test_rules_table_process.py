@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import types
 import urllib.error
 
 import pytest
@@ -151,8 +152,8 @@ def polled(monkeypatch):
             raise outcome
         return Response(outcome)
 
-    monkeypatch.setattr(wait.time, "monotonic", clock.monotonic)
-    monkeypatch.setattr(wait.time, "sleep", clock.sleep)
+    # the wait module's clock only: the time module itself stays (pytest and its plugins read it meanwhile)
+    monkeypatch.setattr(wait, "time", types.SimpleNamespace(monotonic=clock.monotonic, sleep=clock.sleep))
     monkeypatch.setattr(wait.urllib.request, "urlopen", urlopen)
     state["clock"] = clock
     return state
