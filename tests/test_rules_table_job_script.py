@@ -24,7 +24,7 @@ def _run(*calls, returncode=0, **fields) -> sandbox.Run:
 @pytest.fixture(autouse=True)
 def replayed(monkeypatch):
     """The entrypoint's replay, recorded: the tokens as meant."""
-    monkeypatch.setattr(replay_mod, "replay", lambda tokens, entrypoint=None: replay_mod.Replayed(
+    monkeypatch.setattr(replay_mod, "replay", lambda tokens, entrypoint=None, working_dir=None: replay_mod.Replayed(
         entrypoint=" ".join(tokens), argv=tuple(tokens), findings=()))
 
 
@@ -295,7 +295,7 @@ def test_capture_what_the_miles_stub_saw(tmp_path, sandboxed, monkeypatch):
     path.write_text("import miles.utils\n")
     monkeypatch.chdir(tmp_path)
     job = script.capture_script(path, fmt="miles-py")
-    assert asked[0]["command"] == [script.sys.executable, str(script._MILES_STUB), str(path.resolve())]
+    assert asked[0]["command"] == [script.sandbox.interpreter(), str(script._MILES_STUB), str(path.resolve())]
     assert (job.framework, job.nodes, job.source_format) == ("miles", 4, "miles-py")
     assert job.findings == tuple(f"Miles helper {n} is not modelled by rlcheck's stub: what it adds to the launch is "
                                  f"not judged" for n in ("a_helper", "exec_command")) + ("a note",)
