@@ -154,6 +154,9 @@ TARGETS = {
     "repro_cache": ("rlcheck/repro/cache.py", ["test_rules_table_repro_cache.py"]),
     "repro_image_facts": ("rlcheck/repro/image_facts.py", ["test_rules_table_repro_image_facts.py",
                                                            "test_image_facts.py"]),
+    # a reproducer judged against the catalogue's range, and Megatron's validate_args in a child (none started here)
+    "repro_reproduce": ("rlcheck/repro/reproduce.py", ["test_rules_table_repro_reproduce.py", "test_reproduce.py"]),
+    "repro_megatron_args": ("rlcheck/repro/megatron_args.py", ["test_rules_table_megatron_args.py"]),
     "history": ("rlcheck/history.py", ["test_history.py", "test_history_band.py", "test_history_fleet.py",
                                        "test_rules_table_history.py", "test_rules_table_history_draw.py"]),
     "history_band": ("rlcheck/history_band.py", ["test_history_band.py", "test_rules_table_history.py"]),
@@ -214,6 +217,14 @@ TARGETS = {
     # the verdict type and the pytest plugin's plumbing (results/mutation_plugin.json)
     # the per-node fan-out: which node died, erred or timed out, and the driver's planned deadline (a stand-in Ray)
     "cluster_fanout": ("rlcheck/cluster/fanout.py", ["test_rules_table_cluster_fanout.py"]),
+    # the Ray job submission and the fan-out through the Jobs API (a stand-in Jobs client and clock: no Ray)
+    "cluster_launch": ("rlcheck/cluster/launch.py", ["test_rules_table_launch.py"]),
+    "cluster_fanout_job": ("rlcheck/cluster/fanout_job.py", ["test_rules_table_fanout_job.py", "test_fanout_plan.py"]),
+    "cluster_exec_argv": ("rlcheck/cluster/exec_argv.py", ["test_rules_table_exec_argv.py"]),
+    # the image fixes (results/mutation_fixes.json; test_fix_driver_guard.py's real Megatron children are too slow)
+    "fixes_driver_guard": ("rlcheck/fixes/driver_guard.py", ["test_rules_table_driver_guard.py"]),
+    "fixes_tms_preload": ("rlcheck/fixes/tms_preload.py", ["test_rules_table_tms_preload.py",
+                                                           "test_fix_tms_preload.py"]),
     # rlcheck's command line: each command's exit code and words, and the guard's one line for a broken data file
     "cli": ("rlcheck/cli.py", ["test_rules_table_cli.py", "test_rules_table_cli_run.py", "test_catalog.py"]),
     # the exit codes of `rlcheck preflight`, `rlcheck slurm` (a broken rlcheck never drains a node) and `history`
