@@ -275,6 +275,9 @@ TARGETS = {
     # the pool judged with stand-in processes on real pipes (test_reward_pool.py's real processes take a minute)
     "reward_pool": ("rlcheck/reward/pool.py", ["test_rules_table_reward_pool.py"]),
     "reward_procs": ("rlcheck/reward/procs.py", ["test_rules_table_reward_procs.py"]),
+    # the command-line extras, the warm interpreters and the small judges (results/mutation_extras.json)
+    # `rlcheck baseline record`: its exit code, the file it writes and its one line (the GPU measure replaced)
+    "cli_baseline": ("rlcheck/cli_baseline.py", ["test_rules_table_cli_baseline.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
