@@ -145,13 +145,23 @@ def _parallel(flags: Flags) -> Parallelism:
                        pp_last_layers=flags.int("--decoder-last-pipeline-num-layers"))
 
 
+def _mode(flags: Flags) -> str:
+    """SLIME's and Miles' debug modes: --load-debug-rollout-data sets debug_train_only (no engines start either)."""
+    train = flags.has("--debug-train-only") or flags.has("--load-debug-rollout-data")
+    if train and flags.has("--debug-rollout-only"):
+        given = "--debug-train-only" if flags.has("--debug-train-only") else "--load-debug-rollout-data"
+        raise ValueError(f"{given} with --debug-rollout-only: SLIME and Miles assert that debug_rollout_only and "
+                         "debug_train_only are not both set")
+    return "train-only" if train else "rollout-only" if flags.has("--debug-rollout-only") else "rl"
+
+
 def _placement(flags: Flags, job: Job) -> Placement:
     per_node = flags.int("--num-gpus-per-node") or job.gpus_per_node or 8
     return Placement(actor_num_nodes=flags.int("--actor-num-nodes", 1) or 1,
                      actor_gpus_per_node=flags.int("--actor-num-gpus-per-node", 8) or 8,
                      colocate=flags.has("--colocate"), rollout_num_gpus=flags.int("--rollout-num-gpus"),
                      rollout_gpus_per_engine=flags.int("--rollout-num-gpus-per-engine", 1) or 1,
-                     num_gpus_per_node=per_node)
+                     num_gpus_per_node=per_node, mode=_mode(flags))
 
 
 def sglang_flags(argv: Sequence[str]) -> tuple[tuple[str, str | None], ...]:

@@ -142,13 +142,15 @@ CHECKS = (
           judges="prompt cap + response cap (`--rollout-max-prompt-len`, else `--rollout-max-context-len` - 1) within "
                  "the engine's context (`--sglang-context-length`, else what SGLang derives from config.json)",
           collect=lambda i: collect_hf_config(i.launch_argv()),
-          judge=lambda obs, i: context_length.evaluate_context_length(obs, i.launch_argv(), i.recipe.id)),
+          judge=lambda obs, i: (recipe_rules.no_engines(i.recipe, context_length.FAILURE_ID)
+                                or context_length.evaluate_context_length(obs, i.launch_argv(), i.recipe.id))),
     Check(id="recipe_health_first_wait", guards=("rollout-health-check-killed-engine",),
           judges="with `--use-fault-tolerance`, `--rollout-health-check-first-wait` (default 0) is at least 300 s "
                  "when SGLang compiles DeepGEMM at start-up (FP8 weights, deep_gemm MoE runner, NSA indexer)",
           collect=lambda i: collect_hf_config(i.launch_argv()),
-          judge=lambda obs, i: health_wait.evaluate_health_first_wait(i.launch_argv(), i.launch_env(), obs.config,
-                                                                      i.profile, i.recipe.id)),
+          judge=lambda obs, i: (recipe_rules.no_engines(i.recipe, health_wait.FAILURE_ID)
+                                or health_wait.evaluate_health_first_wait(i.launch_argv(), i.launch_env(),
+                                                                          obs.config, i.profile, i.recipe.id))),
     Check(id="recipe_ld_preload_env", guards=("tms-invalid-ld-preload",),
           judges="no LD_PRELOAD in the job's runtime env beside torch_memory_saver's own preload when offload is on",
           judge=lambda obs, i: ld_preload.evaluate_ld_preload_env(i.launch_env(), i.launch_argv(), i.recipe.id)),

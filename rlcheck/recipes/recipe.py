@@ -15,6 +15,7 @@ from typing import Any
 from rlcheck import secret_guard
 from rlcheck.recipes.models import ModelArch
 
+MODES = ("rl", "train-only", "rollout-only")
 RM_TYPES = ("remote_rm", "deepscaler", "dapo", "math", "f1", "gpqa", "ifbench", "random")
 _FLAG = re.compile(r"[a-z0-9][a-z0-9-]*")
 
@@ -78,11 +79,33 @@ class Placement:
     """Disaggregated rollout GPUs; None with colocate (SLIME uses the actor's GPUs)."""
     rollout_gpus_per_engine: int = 1
     num_gpus_per_node: int = 8
+    mode: str = "rl"
+    """What the job runs (SLIME and Miles alike, v0.2.4 to main): 'rl' both sides; 'train-only'
+    (--debug-train-only, which --load-debug-rollout-data also sets): the placement group holds the actor GPUs only,
+    no SGLang engine starts, colocated or not, and no rollout GPUs are needed; 'rollout-only' (--debug-rollout-only):
+    the engines on the rollout GPUs (the actor GPUs where colocated without --rollout-num-gpus), the train actors
+    return before Megatron builds the model."""
 
     def __post_init__(self) -> None:
         _positive(self, "actor_num_nodes", "actor_gpus_per_node", "rollout_gpus_per_engine", "num_gpus_per_node")
-        if not self.colocate and not self.rollout_num_gpus:
+        if self.mode not in MODES:
+            raise ValueError(f"mode={self.mode!r}: one of {', '.join(MODES)}")
+        if self.mode == "rollout-only" and not self.colocate and not self.rollout_num_gpus:
+            # SLIME and Miles size the actors from it: min(8, None) is a TypeError, 0 // 0 a ZeroDivisionError
+            raise ValueError(f"rollout_num_gpus={self.rollout_num_gpus}: --debug-rollout-only without --colocate "
+                             f"needs rollout GPUs")
+        if self.mode == "rl" and not self.colocate and not self.rollout_num_gpus:
             raise ValueError(f"rollout_num_gpus={self.rollout_num_gpus}: a disaggregated recipe needs rollout GPUs")
+
+    @property
+    def engines(self) -> bool:
+        """SGLang engines start (all but train-only)."""
+        return self.mode != "train-only"
+
+    @property
+    def trains(self) -> bool:
+        """Megatron builds and trains the model (all but rollout-only)."""
+        return self.mode != "rollout-only"
 
     @property
     def actor_gpus(self) -> int:
@@ -90,14 +113,29 @@ class Placement:
 
     @property
     def rollout_gpus(self) -> int:
+        """GPUs the engines run on (0 when none start)."""
+        if not self.engines:
+            return 0
+        if self.mode == "rollout-only":
+            return int(self.rollout_num_gpus or self.actor_gpus)
         return self.actor_gpus if self.colocate else int(self.rollout_num_gpus or 0)
 
     @property
     def placement_group_gpus(self) -> int:
-        """What SLIME's placement group asks Ray for (colocated: the larger; else the sum)."""
+        """What SLIME's placement group asks Ray for (train-only: the actors'; rollout-only: the engines';
+        colocated: the larger; else the sum)."""
+        if not self.engines:
+            return self.actor_gpus
+        if not self.trains:
+            return self.rollout_gpus
         if self.colocate:
             return max(self.actor_gpus, self.rollout_gpus)
         return self.actor_gpus + self.rollout_gpus
+
+    @property
+    def mode_flag(self) -> str:
+        """The train.py flag of the mode ('' for rl)."""
+        return "" if self.mode == "rl" else f"--debug-{self.mode}"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -236,7 +274,11 @@ class Recipe:
         out += ["--actor-num-nodes", str(pl.actor_num_nodes), "--actor-num-gpus-per-node", str(pl.actor_gpus_per_node),
                 "--num-gpus-per-node", str(pl.num_gpus_per_node),
                 "--rollout-num-gpus-per-engine", str(pl.rollout_gpus_per_engine)]
-        out += ["--colocate"] if pl.colocate else ["--rollout-num-gpus", str(pl.rollout_num_gpus)]
+        out += ["--colocate"] if pl.colocate else []
+        # Colocated RL takes the actor GPUs for its engines (the field's doc); rollout-only reads the count itself.
+        out += (["--rollout-num-gpus", str(pl.rollout_num_gpus)]
+                if pl.rollout_num_gpus and (not pl.colocate or not pl.trains) else [])
+        out += [pl.mode_flag] if pl.mode_flag else []
         out += ["--rm-type", self.reward.rm_type]
         out += ["--rm-url", self.reward.rm_url] if self.reward.rm_url else []
         out += ["--reward-key", self.reward.reward_key] if self.reward.reward_key else []

@@ -37,6 +37,7 @@ from rlcheck.probes.recipe.memory_activations import (
 )
 from rlcheck.probes.recipe.memory_buffers import StageBuffers, nccl_groups, stage_buffers
 from rlcheck.probes.recipe.memory_params import GIB, StageLoad, count_params, stage_loads
+from rlcheck.probes.recipe.recipe_rules import no_training
 from rlcheck.recipes.glm import GlmOptions, glm_recipe
 from rlcheck.recipes.models import GLM5_2
 from rlcheck.recipes.recipe import Parallelism, Recipe
@@ -135,6 +136,8 @@ def _err(value: float, reference: float) -> str:
 
 def evaluate_stage_memory(recipe: Recipe, profile: HardwareProfile | None) -> Verdict:
     base = {"failure_id": "pp-stage-oom"}
+    if done := no_training(recipe, base["failure_id"]):
+        return done
     if profile is None:
         return Verdict(**base, status=Status.SKIP, summary="needs a hardware profile (--hardware): found none")
     try:

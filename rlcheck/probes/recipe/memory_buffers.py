@@ -132,7 +132,7 @@ def stage_buffers(recipe: Recipe, in_flight: tuple[int, ...]) -> tuple[StageBuff
     dp_cp, expert_dp = world // (par.tp * par.pp), world // (par.ep * par.etp * par.pp)
     shared = {"context_gib": CUDA_CONTEXT_GIB, "nccl_gib": nccl_gib(recipe),
               "colocated_gib": CUDA_CONTEXT_GIB + NCCL_PROCESS_GIB + NCCL_COLLECTIVE_GIB
-              if recipe.placement.colocate else 0.0}
+              if recipe.placement.colocate and recipe.placement.engines else 0.0}
     out = []
     for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
         moe_layers = sum(moe[start - 1:end - 1])

@@ -33,6 +33,7 @@ import re
 from rlcheck import catalog
 from rlcheck.hardware import HardwareProfile
 from rlcheck.probes.recipe.memory_params import GIB, count_params, flag_value, is_dsa, kv_bytes_per_token
+from rlcheck.probes.recipe.recipe_rules import no_engines
 from rlcheck.recipes.models import GLM5_2, MLA
 from rlcheck.recipes.recipe import Recipe
 from rlcheck.verdict import Status, Verdict
@@ -173,6 +174,8 @@ def kv_calibration(hbm_gib: float) -> KvCalibration:
 
 def evaluate_kv_pool(recipe: Recipe, profile: HardwareProfile | None) -> Verdict:
     base = {"failure_id": "kv-pool-truncation"}
+    if done := no_engines(recipe, base["failure_id"]):
+        return done
     if profile is None:
         return Verdict(**base, status=Status.SKIP, summary="needs a hardware profile (--hardware): found none")
     if recipe.sglang_value("mem-fraction-static") is None:

@@ -20,25 +20,60 @@ def _fail(failure_id: str, summary: str, details: str = "") -> Verdict:
                    remedy=catalog.get(failure_id).remedy)
 
 
+def _framework(recipe: Recipe) -> str:
+    return "Miles" if recipe.framework == "miles" else "SLIME"
+
+
+def no_engines(recipe: Recipe, failure_id: str) -> Verdict | None:
+    """PASS where the job starts no SGLang engine (train only): what the engines would do wrong cannot happen.
+    None where engines start (the check judges them)."""
+    pl = recipe.placement
+    if pl.engines:
+        return None
+    return Verdict(status=Status.PASS, failure_id=failure_id,
+                   summary=f"{recipe.id}: no rollout engine starts: train only ({pl.mode_flag}, also set by "
+                           f"--load-debug-rollout-data): {_framework(recipe)} reserves the {pl.actor_gpus} actor "
+                           f"GPU(s) only and launches no SGLang engine")
+
+
+def no_training(recipe: Recipe, failure_id: str) -> Verdict | None:
+    """PASS where Megatron builds no model (rollout only): what training would do wrong cannot happen. None where
+    it trains."""
+    pl = recipe.placement
+    if pl.trains:
+        return None
+    return Verdict(status=Status.PASS, failure_id=failure_id,
+                   summary=f"{recipe.id}: nothing is trained: rollout only ({pl.mode_flag}): "
+                           f"{_framework(recipe)}'s train actors return before Megatron builds the model; "
+                           f"the {pl.rollout_gpus} rollout GPU(s) run the engines")
+
+
 def evaluate_batch(recipe: Recipe) -> Verdict:
     """SLIME's batch rules (slime_validate_args): with --num-steps-per-rollout stated, the global batch must equal
     prompts x samples // steps (it asserts, integer division); unset, nothing is asserted. Either way the samples no
     global batch takes are dropped every rollout (WARN). Always: at least one optimizer step per rollout (SLIME
-    asserts at run time) and Megatron's global batch divisible by micro batch x DP."""
-    r, dp = recipe.rollout, recipe.data_parallel
+    asserts at run time) and Megatron's global batch divisible by micro batch x DP.
+    Rollout only (--debug-rollout-only) no step runs: only the asserts of the argument check stay (the steps rule;
+    Megatron's divisibility on Miles, which validates Megatron's arguments in every mode, not on SLIME)."""
+    r, dp, trains = recipe.rollout, recipe.data_parallel, recipe.placement.trains
     samples = r.rollout_batch_size * r.n_samples_per_prompt
     problems = []
     if r.steps_stated and r.global_batch_size != samples // r.num_steps_per_rollout:
         problems.append(f"global_batch_size {r.global_batch_size} != rollout_batch_size {r.rollout_batch_size} x "
                         f"n_samples_per_prompt {r.n_samples_per_prompt} // num_steps_per_rollout "
                         f"{r.num_steps_per_rollout} = {samples // r.num_steps_per_rollout} (SLIME asserts it)")
-    if dp and r.global_batch_size % (r.micro_batch_size * dp):
+    if dp and r.global_batch_size % (r.micro_batch_size * dp) and (trains or recipe.framework == "miles"):
         problems.append(f"global_batch_size {r.global_batch_size} is not divisible by micro batch "
                         f"{r.micro_batch_size} x DP {dp}")
-    if samples < r.global_batch_size:
+    if samples < r.global_batch_size and trains:
         problems.append(f"{samples} samples per rollout < global batch {r.global_batch_size}: no optimizer step")
     if problems:
         return _fail("batch-size-mismatch", problems[0], "\n".join(problems))
+    if not trains:
+        megatron = " and Megatron's divisibility" if recipe.framework == "miles" else ""
+        return Verdict(status=Status.PASS, failure_id="batch-size-mismatch",
+                       summary=f"rollout only ({recipe.placement.mode_flag}): no optimizer step runs; "
+                               f"{_framework(recipe)}'s argument asserts (the steps rule{megatron}) hold")
     how = "" if r.steps_stated else " (--num-steps-per-rollout unset: SLIME trains the global batches it holds)"
     steps = r.num_steps_per_rollout if r.steps_stated else samples // r.global_batch_size
     if left := samples - steps * r.global_batch_size:
@@ -51,6 +86,10 @@ def evaluate_batch(recipe: Recipe) -> Verdict:
 
 
 def evaluate_layout(recipe: Recipe) -> Verdict:
+    """Megatron's divisibility rules on the actor GPUs. Rollout only, SLIME skips Megatron's validate_args and
+    builds no model (nothing to judge); Miles validates Megatron's arguments in every mode (judged as usual)."""
+    if recipe.framework != "miles" and (done := no_training(recipe, "parallel-layout-mismatch")):
+        return done
     p, world = recipe.parallel, recipe.world_size
     problems = []
     if world % (p.tp * p.pp * p.cp):
@@ -72,6 +111,8 @@ def evaluate_engines(recipe: Recipe, profile: HardwareProfile | None) -> Verdict
     """Engines as SLIME places them: one wider than a node spans whole nodes, split by SLIME's own node width
     (--num-gpus-per-node, default 8), so that width must be the nodes' and the engine a whole number of nodes;
     SGLang's data parallelism inside an engine (--sglang-dp-size > 1) needs dp-attention."""
+    if done := no_engines(recipe, "engine-larger-than-node"):
+        return done
     pl = recipe.placement
     per_node = profile.gpus_per_node if profile else pl.num_gpus_per_node
     engine, rollout = pl.rollout_gpus_per_engine, pl.rollout_gpus
@@ -98,6 +139,8 @@ def evaluate_engines(recipe: Recipe, profile: HardwareProfile | None) -> Verdict
 
 
 def evaluate_log_levels(recipe: Recipe) -> Verdict:
+    if done := no_engines(recipe, "uvicorn-log-level"):  # no engine, no uvicorn to read the levels
+        return done
     given = {flag: recipe.sglang_value(flag) for flag in ("log-level", "log-level-http") if recipe.sglang_value(flag)}
     bad = {flag: level for flag, level in given.items() if level not in UVICORN_LEVELS}
     if bad:
