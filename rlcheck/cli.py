@@ -167,7 +167,7 @@ def cmd_job(args: argparse.Namespace) -> int:
 
     try:
         captured = capture.capture(args.path, args.job_format, capture.parse_env(args.job_env, os.environ),
-                                   args.script_args)
+                                   args.script_args, args.job_show)
     except capture.JobFormatError as exc:
         print(f"rlcheck job: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -191,14 +191,14 @@ def _job(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("job", help="capture a launch (script, Miles launcher, ray job submit line, RayJob, argv JSON) "
                                    "as a Job", usage="%(prog)s {capture,show} PATH [-o FILE] [--job-format FORMAT] "
-                                                    "[--job-env NAME[=VALUE]]... [-- ARG...]",
+                                                    "[--job-env NAME[=VALUE]]... [--job-show DIR]... [-- ARG...]",
                        epilog="ARG...: after --, the script's own arguments, as `bash SCRIPT ARG...` or `python "
                               "LAUNCHER.py ARG...` would get them (rlcheck job capture run.sh -- p2p 0 10.0.0.1); "
                               "only for a script or a Miles launcher")
     p.add_argument("action", choices=("capture", "show"))
     p.add_argument("path", metavar="PATH")
     p.add_argument("-o", "--output", metavar="FILE", help="capture: write the Job JSON here (pass it to --job)")
-    option_table.add(p, option_table.CAPTURE_FORMAT, option_table.CAPTURE_ENV)
+    option_table.add(p, option_table.CAPTURE_FORMAT, option_table.CAPTURE_ENV, option_table.CAPTURE_SHOW)
     p.set_defaults(func=cmd_job, script_args=[])
     p.__class__ = _JobParser
 

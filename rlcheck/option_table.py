@@ -175,6 +175,12 @@ CAPTURE_ENV = Option(flag="--job-env", action="append", default=(), metavar="NAM
                      help="a variable for the script in the capture sandbox (repeatable; NAME alone passes this "
                           "shell's value), e.g. --job-env BASE_DIR=/fsx")
 """`rlcheck job capture`."""
+CAPTURE_SHOW = Option(flag="--job-show", action="append", default=(), metavar="DIR",
+                      help="a host folder the script reads (a model's config.json, a dataset), shown to it at its own "
+                           "path through a private overlay: it may write there, the folder itself stays unchanged, "
+                           "credential files in it stay hidden (repeatable; not /, a system tree or a credential "
+                           "place), e.g. --job-show /root/models/GLM-5")
+"""`rlcheck job capture`."""
 DRY_RUN_PATCH = Option(flag="--dry-run", action="store_true", default=False,
                        help="print the patch as JSON; change nothing")
 """`rlcheck k8s apply-node-status`."""
@@ -188,5 +194,5 @@ BUDGET_S = Option(flag="--budget-s", type=float, metavar="S",
                   help="time for the whole level; checks not judged by then are UNKNOWN (default: the level's)")
 
 TABLE = (*PLUGIN, HARDWARE_PROFILE, HARDWARE_OF_BASELINE, RAY_DASHBOARD, FRAMEWORK_OF_LOG, CAPTURE_FORMAT,
-         CAPTURE_ENV, DRY_RUN_PATCH, LEVEL, BUDGET_S)
+         CAPTURE_ENV, CAPTURE_SHOW, DRY_RUN_PATCH, LEVEL, BUDGET_S)
 """Every entry: a command-line flag named here is declared from one of them, never by hand."""

@@ -225,8 +225,8 @@ def _job() -> job.Job:
 def captured(monkeypatch):
     state = {"result": _job(), "asked": []}
 
-    def capture_fn(path, fmt, env, args):
-        state["asked"].append((path, fmt, env, args))
+    def capture_fn(path, fmt, env, args, show):
+        state["asked"].append((path, fmt, env, args, *([show] if show else [])))
         if isinstance(state["result"], Exception):
             raise state["result"]
         return state["result"]
@@ -243,6 +243,11 @@ def test_job_show_writes_the_job_and_its_findings(captured, capsys, monkeypatch)
     assert out.err == "rlcheck job: finding: f1\nrlcheck job: finding: f2\n"
     assert captured["asked"] == [(Path("x.sh") if isinstance(captured["asked"][0][0], Path) else "x.sh", None,
                                   (("A", "1"), ("RLC_TOKEN", "v")), ["p2p", "-x"])]
+
+
+def test_job_capture_shows_each_folder_given(captured, capsys):
+    assert cli.main(["job", "capture", "x.sh", "--job-show", "/data/a", "--job-show", "/root/models/b"]) == 0
+    assert captured["asked"] == [("x.sh", None, (), [], ["/data/a", "/root/models/b"])]
 
 
 def test_job_capture_writes_the_file(captured, capsys, tmp_path):
@@ -365,8 +370,8 @@ OWN = {'catalog': (None,
             'the rlcheck checkout (default: the current directory)',
             False,
             None)]),
- 'job': ('%(prog)s {capture,show} PATH [-o FILE] [--job-format FORMAT] [--job-env NAME[=VALUE]]... [-- '
-         'ARG...]',
+ 'job': ('%(prog)s {capture,show} PATH [-o FILE] [--job-format FORMAT] [--job-env NAME[=VALUE]]... '
+         '[--job-show DIR]... [-- ARG...]',
          "ARG...: after --, the script's own arguments, as `bash SCRIPT ARG...` or `python LAUNCHER.py "
          'ARG...` would get them (rlcheck job capture run.sh -- p2p 0 10.0.0.1); only for a script or a '
          'Miles launcher',
@@ -396,6 +401,17 @@ OWN = {'catalog': (None,
            None,
            "a variable for the script in the capture sandbox (repeatable; NAME alone passes this shell's "
            'value), e.g. --job-env BASE_DIR=/fsx',
+           False,
+           None),
+          (('--job-show',),
+           'job_show',
+           'DIR',
+           [],
+           None,
+           "a host folder the script reads (a model's config.json, a dataset), shown to it at its own path "
+           'through a private overlay: it may write there, the folder itself stays unchanged, credential '
+           'files in it stay hidden (repeatable; not /, a system tree or a credential place), e.g. '
+           '--job-show /root/models/GLM-5',
            False,
            None)]),
  'render': (None,

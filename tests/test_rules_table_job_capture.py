@@ -118,11 +118,11 @@ def test_a_launch_file_is_read_up_to_16_mib(tmp_path, size, over):
 
 @pytest.fixture
 def script_capture(monkeypatch):
-    """capture_script stood in for: records (path, env, fmt, args) and returns a Job whose texts name HF."""
+    """capture_script stood in for: records (path, env, fmt, args[, show]) and returns a Job whose texts name HF."""
     calls = []
 
-    def capture_script(path, env, fmt, args):
-        calls.append((path, tuple(env), fmt, tuple(args)))
+    def capture_script(path, env, fmt, args, show=()):
+        calls.append((path, tuple(env), fmt, tuple(args), *([tuple(show)] if show else [])))
         return Job(argv=("python3", "train.py", "--hf-token", HF), intended_argv=("python3", "train.py"),
                    entrypoint="", source=str(path), source_format=fmt, findings=(f"saw {HF}",),
                    shell_error=f"line 3: {HF}: not found", unseen=f"HF={HF}")
@@ -147,6 +147,30 @@ def test_capture_of_a_miles_launcher_given_its_format(tmp_path, script_capture):
     path.write_text("print(1)\n", encoding="utf-8")
     capture.capture(path, "miles-py", args=["run"])
     assert script_capture == [(path, (), "miles-py", ("run",))]
+
+
+def test_capture_shows_a_script_the_folders_given(tmp_path, script_capture):
+    path = tmp_path / "run.sh"
+    path.write_text("true\n", encoding="utf-8")
+    capture.capture(path, show=[str(tmp_path)])
+    assert script_capture == [(path, (), "bash", (), (str(tmp_path),))]
+
+
+@pytest.mark.parametrize(("fmt", "show", "text"), [
+    ("ray-submit", ["<tmp>"], "<path>: a ray-submit file reads no folder; --job-show is for a launch script run in "
+                              "the sandbox (bash, miles-py)"),
+    (None, ["<tmp>"], "<path>: a ray-submit file reads no folder; --job-show is for a launch script run in the sandbox "
+                      "(bash, miles-py)"),
+    ("bash", ["/"], "--job-show /: is / or a system tree; allowed: an existing directory that is not / or a top-level "
+                    "system tree, lies in no credential place and holds none; credential files in it (.ssh, .aws, "
+                    ".netrc, ...) are hidden from the script"),
+])
+def test_capture_refuses_a_folder_to_show_it_cannot_show(tmp_path, script_capture, fmt, show, text):
+    path = tmp_path / "submit.txt"
+    path.write_text(SUBMIT + "\n", encoding="utf-8")
+    show = [s.replace("<tmp>", str(tmp_path)) for s in show]
+    assert _refused(capture.capture, path, fmt, show=show) == text.replace("<path>", str(path))
+    assert script_capture == []
 
 
 @pytest.mark.parametrize(("fmt", "args", "text"), [

@@ -12,7 +12,7 @@ import pytest
 from rlcheck.job import replay as replay_mod
 from rlcheck.job import sandbox, script
 from rlcheck.job.job import Job
-from rlcheck.job.submit import CaptureFailed
+from rlcheck.job.submit import CaptureFailed, JobFormatError
 
 SUBMIT = ("job", "submit", "--address", "http://h:8265", "--", "python3", "train.py", "--x", "1")
 
@@ -267,7 +267,8 @@ def test_capture_a_bash_script_with_its_arguments(tmp_path, sandboxed, monkeypat
     job = script.capture_script(path, env=(("A", "1"),), args=("qwen", "hf_abcdefghijklmnopqrstuvwxyz012345"))
     root = (tmp_path / "co").resolve()
     assert asked == [{"command": ["bash", str(path.resolve())], "env": (("A", "1"),), "script": str(path.resolve()),
-                      "checkout": (str(root), "/root/slime"), "args": ("qwen", "hf_abcdefghijklmnopqrstuvwxyz012345")}]
+                      "checkout": (str(root), "/root/slime"), "args": ("qwen", "hf_abcdefghijklmnopqrstuvwxyz012345"),
+                      "show": ()}]
     assert (job.framework, job.framework_version, job.nodes) == ("slime", "0.3.1", None)
     assert job.findings == (
         "captured with the script's arguments qwen '<redacted>'",
@@ -326,6 +327,29 @@ def test_capture_where_no_sandbox_can_be_made(tmp_path, sandboxed, monkeypatch):
         script.capture_script(tmp_path / "run.sh")
     assert str(exc.value) == f"{tmp_path / 'run.sh'}: not run: user namespaces are off"
     assert isinstance(exc.value.__cause__, sandbox.SandboxUnavailable)
+
+
+def test_capture_names_each_folder_shown_once_by_its_real_path(tmp_path, sandboxed, monkeypatch):
+    state, asked = sandboxed
+    (tmp_path / "models").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "models")
+    (tmp_path / "data").mkdir()
+    monkeypatch.chdir(tmp_path)
+    job = script.capture_script(tmp_path / "run.sh", show=[str(tmp_path / "link"), str(tmp_path / "data"),
+                                                           str(tmp_path / "models")])
+    assert asked[0]["show"] == [str(tmp_path / "link"), str(tmp_path / "data"), str(tmp_path / "models")]
+    what = ("shown at its own path (a private overlay: the host folder unchanged, what the script wrote there not "
+            "kept, credential files in it hidden)")
+    assert job.findings == (f"captured with {tmp_path}/data {what}", f"captured with {tmp_path}/models {what}")
+
+
+def test_capture_of_a_folder_the_sandbox_cannot_show_is_a_usage_error(tmp_path, sandboxed, monkeypatch):
+    state, _ = sandboxed
+    state["run"] = ValueError("--job-show /x: is / or a system tree")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(JobFormatError) as exc:
+        script.capture_script(tmp_path / "run.sh", show=["/x"])
+    assert str(exc.value) == "--job-show /x: is / or a system tree"
 
 
 def test_ray_start_nodes_are_kept_and_none_stays_none(tmp_path, sandboxed, monkeypatch):

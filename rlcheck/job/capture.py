@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rlcheck import secret_guard
-from rlcheck.job import bounded, sandbox, typed
+from rlcheck.job import bounded, sandbox, shown, typed
 from rlcheck.job.job import FORMATS, Job, framework_of
 from rlcheck.job.rayjob import read_rayjob
 from rlcheck.job.sandbox import check_env
@@ -90,9 +90,10 @@ SCRIPT_FORMATS = ("bash", "miles-py")
 
 
 def capture(path: str | Path, fmt: str | None = None, env: Sequence[tuple[str, str]] = (),
-            args: Sequence[str] = ()) -> Job:
+            args: Sequence[str] = (), show: Sequence[str] = ()) -> Job:
     """The Job of a launch file; env: variables for a script run in the sandbox (--job-env); args: the script's own
-    arguments (`rlcheck job capture SCRIPT -- ARG...`), only for a script (JobFormatError otherwise)."""
+    arguments (`rlcheck job capture SCRIPT -- ARG...`), only for a script (JobFormatError otherwise); show: host
+    folders the script sees at their own paths (--job-show, rlcheck.job.shown), only for a script."""
     path = Path(path)
     if fmt is not None and fmt not in CAPTURE_FORMATS:
         raise JobFormatError(f"--job-format={fmt!r}: one of {', '.join(CAPTURE_FORMATS)}")
@@ -102,14 +103,18 @@ def capture(path: str | Path, fmt: str | None = None, env: Sequence[tuple[str, s
     if args and fmt not in SCRIPT_FORMATS:
         raise JobFormatError(f"{path}: a {fmt} file takes no arguments; arguments after -- (--job-arg with --job) are "
                              f"for a launch script run in the sandbox ({', '.join(SCRIPT_FORMATS)})")
+    if show and fmt not in SCRIPT_FORMATS:
+        raise JobFormatError(f"{path}: a {fmt} file reads no folder; --job-show is for a launch script run in the "
+                             f"sandbox ({', '.join(SCRIPT_FORMATS)})")
     try:
         args = sandbox.check_args(args)
+        shown.check(show)
     except ValueError as exc:
         raise JobFormatError(str(exc)) from exc
     known = job_env_secrets(env)
     secret_guard.remember(known.values())
     if fmt in SCRIPT_FORMATS:
-        return with_job_env_secrets(capture_script(path, env, fmt, args), known)
+        return with_job_env_secrets(capture_script(path, env, fmt, args, show), known)
     text = _read(path)
     readers = {"job-json": _job_json, "argv-json": _argv_json, "rayjob": _rayjob, "ray-submit": _submit_line}
     return with_job_env_secrets(readers[fmt](text, str(path)), known)

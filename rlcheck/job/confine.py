@@ -66,6 +66,9 @@ class Layout:
     """Home directories whose credential files are hidden again when a kept path lies in them."""
     checkout: tuple[str, str] | None = None
     """(the framework tree the script lives in, where the framework's image keeps it: /root/slime) or None."""
+    shown: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(a host folder shown at its own path through a private overlay, the credential places in it hidden again),
+    outermost first (rlcheck.job.shown)."""
 
 
 def _under(path: str, root: str) -> bool:
@@ -134,7 +137,7 @@ def prologue(layout: Layout) -> str:
     lines = ["set -eu", f"EMPTY={_q(layout.base)}/empty"]
     # Hold each kept path open before its tree is covered; bind it back through the descriptor (-c: mount must
     # not resolve /proc/self/fd/N to the path, which is hidden by then).
-    lines += [f"exec {10 + i}<{_q(p)}" for i, p in enumerate(kept)]
+    lines += [f"exec {10 + i}<{_q(p)}" for i, p in enumerate([*kept, *(d for d, _ in layout.shown)])]
     lines += _hide_files()
     lines += _dev(f"{layout.base}/dev")
     lines.append(f"mount -t tmpfs -o mode=1777,size={TMPFS_SIZE},nosuid,nodev tmpfs /tmp")
@@ -149,6 +152,8 @@ def prologue(layout: Layout) -> str:
     lines += [f"mount -t tmpfs -o mode=700,size=1m,nosuid,nodev tmpfs {_q(p)}" if os.path.isdir(p) else
               f"mount --bind -o ro \"$EMPTY\" {_q(p)}" for p in
               [*again, *(p for p in secrets_in_view(kept, layout.homes) if not any(_under(p, r) for r in again))]]
+    for j, (folder, secrets) in enumerate(layout.shown):
+        lines += _show(folder, secrets, 10 + len(kept) + j, f"{layout.base}/show{j}")
     lines += [f"mount -t tmpfs -o mode=700,size={TMPFS_SIZE},nosuid,nodev tmpfs {_q(layout.home)}",
               f"mount --bind {_q(layout.record_dir)} {_q(layout.record_dir)}"]
     lines += _overlay(layout.cwd, f"{layout.base}/ovl")
@@ -157,7 +162,8 @@ def prologue(layout: Layout) -> str:
         lines += [f"mkdir -p {_q(at)}", f"mount --bind {_q(tree)} {_q(at)}"]
     lines += _private_root(f"{layout.base}/root")
     writable = ["/", "/tmp", "/dev/shm", layout.home, layout.record_dir, f"{layout.base}/ovl",
-                *([PRIVATE_ROOT] if PRIVATE_ROOT in covered else [])]
+                *([PRIVATE_ROOT] if PRIVATE_ROOT in covered else []),
+                *(p for j, (d, _) in enumerate(layout.shown) for p in (d, f"{layout.base}/show{j}"))]
     lines.append(_read_only_loop(writable, layout.cwd))
     # The fakes tell their output going to capture from a command substitution by this pipe's name.
     lines += [f"cd {_q(layout.cwd)}", 'RLCHECK_STDOUT=$(readlink /proc/$$/fd/1)',
@@ -218,6 +224,20 @@ def _overlay(cwd: str, upper: str) -> list[str]:
             f" && mkdir {_q(upper)}/upper {_q(upper)}/work && mount -t overlay overlay -o"
             f" lowerdir={_q(cwd)},upperdir={_q(upper)}/upper,workdir={_q(upper)}/work {_q(cwd)} 2>/dev/null;"
             f" then OVERLAY=1; fi"]
+
+
+def _show(folder: str, secrets: Sequence[str], fd: int, upper: str) -> list[str]:
+    """A host folder shown at its own path, writable through an overlay whose upper layer is a private size-capped
+    tmpfs (the host folder stays as it was); its lower layer is the folder held open before the hidden trees were
+    covered (the overlay takes it through the descriptor: no other view of it stays mounted), then every credential
+    place in it hidden again on top. The overlay shows the folder's own file system, without mounts inside it."""
+    q = _q(upper)
+    lines = [f"mkdir -p {_q(folder)} {q}", f"mount -t tmpfs -o mode=700,size={TMPFS_SIZE},nosuid,nodev tmpfs {q}",
+             f"mkdir {q}/upper {q}/work",
+             f"mount -t overlay overlay -o lowerdir=/proc/self/fd/{fd},upperdir={q}/upper,workdir={q}/work "
+             f"{_q(folder)}", f"exec {fd}<&-"]
+    return lines + [f"mount -t tmpfs -o mode=700,size=1m,nosuid,nodev tmpfs {_q(p)}" if os.path.isdir(p) else
+                    f"mount --bind -o ro \"$EMPTY\" {_q(p)}" for p in secrets]
 
 
 def _read_only_loop(writable: Sequence[str], cwd: str) -> str:

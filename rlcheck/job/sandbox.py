@@ -35,7 +35,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from rlcheck.job import bounded, confine
+from rlcheck.job import bounded, confine, shown
 
 FAKES = ("ray", "python", "python3", "pkill", "nvidia-smi", "sleep", "aws", "kubectl", "curl", "wget", "hf",
          "huggingface-cli", "nc", "pip", "pip3")
@@ -187,13 +187,15 @@ def start_dir(script: str | None, cwd: str) -> str:
 
 
 def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[tuple[str, str]] = (),
-        script: str | None = None, checkout: tuple[str, str] | None = None, args: Sequence[str] = ()) -> Run:
+        script: str | None = None, checkout: tuple[str, str] | None = None, args: Sequence[str] = (),
+        show: Sequence[str] = ()) -> Run:
     """Run command (e.g. ['bash', '/abs/launch.sh']) in a fresh sandbox; script: the launch file, whose directory
     (and the start directory, see start_dir) the script sees read-only; without one it starts in its empty HOME.
     env: the user's variables (--job-env) on top of the sandbox's own. checkout: (the framework tree the script lives
     in, the path the framework's image keeps it at), shown there read-only (rlcheck.job.confine). args: the script's
     own arguments (`rlcheck job capture SCRIPT -- ARG...`), appended to command; a file they name is not brought
-    into view (only the command's and the script's are)."""
+    into view (only the command's and the script's are). show: host folders shown at their own paths, writable
+    through a private overlay, credential places in them hidden (rlcheck.job.shown; ValueError names one refused)."""
     why = available()
     if why:
         raise SandboxUnavailable(f"{why}; capture where it is allowed (`rlcheck job capture SCRIPT -o job.json`) "
@@ -208,8 +210,14 @@ def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[t
         cwd = start_dir(script, os.getcwd()) if script else str(base / "home")
         keep = (*_own_files(), *_named_files([*command, *([script] if script else [])]),
                 *([checkout[0]] if checkout else []))
+        homes = confine.caller_homes()
+        folders = sorted(shown.check(show))  # outermost first: one inside another is mounted on top of it
+        if any(confine._under(os.path.realpath(tmp), f) for f in folders):
+            raise ValueError(f"--job-show {next(f for f in folders if confine._under(os.path.realpath(tmp), f))}: "
+                             f"holds rlcheck's own folder for the run ({tmp}); {shown.ALLOWED}")
         layout = confine.Layout(base=tmp, home=str(base / "home"), record_dir=str(base / "rec"), cwd=cwd, keep=keep,
-                                homes=confine.caller_homes(), checkout=checkout)
+                                homes=homes, checkout=checkout,
+                                shown=tuple((f, shown.secrets_inside(f, homes)) for f in folders))
         own = {"PATH": f"{tmp}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(base / "home"), "LANG": "C.UTF-8",
                "RLCHECK_RECORD": str(record), "RLCHECK_RECORD_CAP": str(bounded.RECORD_CAP_BYTES),
                "RLCHECK_BASH_ENV": f"{tmp}/bin/bash_env", "RLCHECK_PY": interpreter(),

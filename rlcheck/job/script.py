@@ -14,7 +14,7 @@ from rlcheck import secret_guard
 from rlcheck.framework.detect import checkout_version
 from rlcheck.job import needs, sandbox
 from rlcheck.job.job import Job, framework_of
-from rlcheck.job.submit import CaptureFailed, from_submit
+from rlcheck.job.submit import CaptureFailed, JobFormatError, from_submit
 
 
 def _ray_start_gpus(run: sandbox.Run) -> int | None:
@@ -77,11 +77,12 @@ def tree_framework(path: Path, cwd: str | None = None) -> str | None:
     return tree[0] if tree else None
 
 
-def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "bash", args: Sequence[str] = ()
-                   ) -> Job:
+def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "bash", args: Sequence[str] = (),
+                   show: Sequence[str] = ()) -> Job:
     """Run the script (fmt bash, or miles-py: a Miles launcher under the Miles stub) in the sandbox with the
     user's env and its own arguments (args: what `bash SCRIPT ARG...` or `python LAUNCHER ARG...` gets); CaptureFailed
-    when the sandbox cannot be made or no trainer command ran."""
+    when the sandbox cannot be made or no trainer command ran. show: host folders shown to it at their own paths
+    (--job-show; JobFormatError names one that cannot be), each named in the findings."""
     command = (["bash", str(path.resolve())] if fmt == "bash" else
                [sandbox.interpreter(), str(_MILES_STUB), str(path.resolve())])
     tree = tree_of(path, os.getcwd())
@@ -89,10 +90,16 @@ def capture_script(path: Path, env: Sequence[tuple[str, str]] = (), fmt: str = "
     # upstream scripts source their model files from: this tree is shown there.
     checkout = (str(tree[1]), f"/root/{tree[0]}") if tree else None
     try:
-        run = sandbox.run(command, env=env, script=str(path.resolve()), checkout=checkout, args=args)
+        run = sandbox.run(command, env=env, script=str(path.resolve()), checkout=checkout, args=args, show=show)
     except sandbox.SandboxUnavailable as exc:
         raise CaptureFailed(f"{path}: not run: {exc}") from exc
+    except ValueError as exc:  # a folder --job-show cannot show
+        raise JobFormatError(str(exc)) from exc
     job = _job_of(path, run, fmt, args)
+    folders = sorted({os.path.realpath(folder) for folder in show})
+    job = dataclasses.replace(job, findings=(*job.findings, *(
+        f"captured with {folder} shown at its own path (a private overlay: the host folder unchanged, what the script "
+        f"wrote there not kept, credential files in it hidden)" for folder in folders)))
     if args:  # named in the findings, a secret-shaped one hidden (the texts are shown and written)
         shown = shlex.join(secret_guard.REDACTED if secret_guard.secret_shape(a) else a for a in args)
         job = dataclasses.replace(job, findings=(*job.findings, f"captured with the script's arguments {shown}"))
