@@ -278,6 +278,8 @@ TARGETS = {
     # the command-line extras, the warm interpreters and the small judges (results/mutation_extras.json)
     # `rlcheck baseline record`: its exit code, the file it writes and its one line (the GPU measure replaced)
     "cli_baseline": ("rlcheck/cli_baseline.py", ["test_rules_table_cli_baseline.py"]),
+    # `rlcheck k8s render|apply-node-status`: exit codes and words, which way applies (kubectl, the API), the taint said
+    "cli_k8s": ("rlcheck/cli_k8s.py", ["test_rules_table_cli_k8s.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
