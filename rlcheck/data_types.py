@@ -66,13 +66,15 @@ def check_fields(raw: Mapping[str, Any], spec: Mapping[str, str], required: tupl
 
 
 def _where(key: str, value: object, kind: str) -> str:
-    """The exact element that is wrong: 'source.hbm_gib=5' rather than the whole table."""
-    element = kind.partition("[")[2].rstrip("]")
-    if isinstance(value, dict) and element:
+    """The exact element that is wrong: 'source.hbm_gib=5' rather than the whole table. Only a value of the kind's own
+    container is looked into: a table where a list was meant (`[failure]` for `[[failure]]`) is wrong as a whole."""
+    container, _, element = kind.partition("[")
+    element = element.rstrip("]")
+    if container == "table" and isinstance(value, dict) and element:
         bad = next((k for k, v in value.items() if not conforms(v, _ELEMENT[element])), None)
         if bad is not None:
             return f"{key}.{bad}={_shown(value[bad])}"
-    if isinstance(value, list) and element:
+    if container == "list" and isinstance(value, list) and element:
         bad_i = next((i for i, v in enumerate(value) if not conforms(v, _ELEMENT[element])), None)
         if bad_i is not None:
             return f"{key}[{bad_i}]={_shown(value[bad_i])}"

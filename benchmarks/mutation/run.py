@@ -280,6 +280,8 @@ TARGETS = {
     "cli_baseline": ("rlcheck/cli_baseline.py", ["test_rules_table_cli_baseline.py"]),
     # `rlcheck k8s render|apply-node-status`: exit codes and words, which way applies (kubectl, the API), the taint said
     "cli_k8s": ("rlcheck/cli_k8s.py", ["test_rules_table_cli_k8s.py"]),
+    # the type checks of the TOML data files: which value each kind accepts and each refusal's words
+    "data_types": ("rlcheck/data_types.py", ["test_rules_table_data_types.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
