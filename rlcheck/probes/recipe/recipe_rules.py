@@ -20,8 +20,10 @@ def _fail(failure_id: str, summary: str, details: str = "") -> Verdict:
                    remedy=catalog.get(failure_id).remedy)
 
 
-def _framework(recipe: Recipe) -> str:
-    return "Miles" if recipe.framework == "miles" else "SLIME"
+def _framework(recipe: Recipe, *, of: bool = False) -> str:
+    if recipe.framework == "miles":
+        return "Miles'" if of else "Miles"
+    return "SLIME's" if of else "SLIME"
 
 
 def no_engines(recipe: Recipe, failure_id: str) -> Verdict | None:
@@ -44,7 +46,7 @@ def no_training(recipe: Recipe, failure_id: str) -> Verdict | None:
         return None
     return Verdict(status=Status.PASS, failure_id=failure_id,
                    summary=f"{recipe.id}: nothing is trained: rollout only ({pl.mode_flag}): "
-                           f"{_framework(recipe)}'s train actors return before Megatron builds the model; "
+                           f"{_framework(recipe, of=True)} train actors return before Megatron builds the model; "
                            f"the {pl.rollout_gpus} rollout GPU(s) run the engines")
 
 
@@ -73,7 +75,7 @@ def evaluate_batch(recipe: Recipe) -> Verdict:
         megatron = " and Megatron's divisibility" if recipe.framework == "miles" else ""
         return Verdict(status=Status.PASS, failure_id="batch-size-mismatch",
                        summary=f"rollout only ({recipe.placement.mode_flag}): no optimizer step runs; "
-                               f"{_framework(recipe)}'s argument asserts (the steps rule{megatron}) hold")
+                               f"{_framework(recipe, of=True)} argument asserts (the steps rule{megatron}) hold")
     how = "" if r.steps_stated else " (--num-steps-per-rollout unset: SLIME trains the global batches it holds)"
     steps = r.num_steps_per_rollout if r.steps_stated else samples // r.global_batch_size
     if left := samples - steps * r.global_batch_size:

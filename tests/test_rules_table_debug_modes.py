@@ -1,0 +1,237 @@
+"""Rule table for SLIME's and Miles' debug modes as rlcheck reads and judges them (both frameworks, v0.2.4 to main):
+`--debug-train-only` (an SFT launch; `--load-debug-rollout-data` sets it too) reserves the actor GPUs only and
+starts no SGLang engine, colocated or not, with or without rollout GPUs; `--debug-rollout-only` runs the engines on
+the rollout GPUs (the actor GPUs where colocated without a count) and builds no Megatron model. Pinned: the mode the
+argv gives (and the refusals the frameworks assert), the GPUs each placement asks for, the argv a Recipe renders,
+and each recipe check's whole verdict on both sides of each flag: the engine checks PASS saying no engine starts
+only in train-only mode, the training checks PASS saying nothing is trained only in rollout-only mode (SLIME's
+layout; Miles validates Megatron's arguments in every mode), and everything else is judged as usual."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rlcheck.hardware import get_profile
+from rlcheck.job import to_recipe
+from rlcheck.job.job import Job
+from rlcheck.preflight import by_area
+from rlcheck.preflight.job_inputs import inputs_for_job
+from rlcheck.probes.recipe import memory_buffers
+from rlcheck.recipes.models import MODELS, QWEN3_4B
+from rlcheck.recipes.recipe import Parallelism, Placement, Recipe, Rollout
+
+QWEN4B = tuple(MODELS["Qwen3-4B"].argv())
+BASE = ("python3", "train.py", *QWEN4B, "--rollout-batch-size", "16", "--global-batch-size", "16",
+        "--actor-num-nodes", "1", "--actor-num-gpus-per-node", "8", "--sglang-log-level", "INFO")
+CHECKS = {check.id: check for check in by_area("recipe")}
+TRAIN_ONLY = ("no rollout engine starts: train only (--debug-train-only, also set by --load-debug-rollout-data): "
+              "{fw} reserves the {n} actor GPU(s) only and launches no SGLang engine")
+NOTHING_TRAINED = ("nothing is trained: rollout only (--debug-rollout-only): {fw} train actors return before "
+                   "Megatron builds the model; the {n} rollout GPU(s) run the engines")
+ENGINE_CHECKS = ("recipe_engines", "recipe_log_levels", "recipe_kv_pool", "recipe_context_length",
+                 "recipe_health_first_wait")
+
+
+def _job(*argv: str, framework: str = "slime") -> Job:
+    return Job(argv=argv, intended_argv=argv, entrypoint="", source="run.sh", source_format="bash",
+               framework=framework)
+
+
+def _verdict(check_id: str, *extra: str, framework: str = "slime") -> tuple[str, str]:
+    inputs = inputs_for_job(_job(*BASE, *extra, framework=framework), get_profile("h200"))
+    verdict = CHECKS[check_id].run(inputs)[0]
+    return verdict.status.name, verdict.summary
+
+
+# --- the mode and the GPUs the argv gives ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("extra", "mode", "rollout", "group"), [
+    (("--colocate",), "rl", 16, 16),
+    (("--rollout-num-gpus", "4"), "rl", 4, 20),
+    (("--debug-train-only",), "train-only", 0, 16),  # SFT as shipped: neither --colocate nor rollout GPUs
+    (("--debug-train-only", "--colocate"), "train-only", 0, 16),
+    (("--debug-train-only", "--rollout-num-gpus", "4"), "train-only", 0, 16),  # the count is not reserved
+    (("--load-debug-rollout-data", "/data/{rollout_id}.pt"), "train-only", 0, 16),
+    (("--debug-rollout-only", "--rollout-num-gpus", "4"), "rollout-only", 4, 4),
+    (("--debug-rollout-only", "--colocate"), "rollout-only", 16, 16),  # the actor GPUs, as SLIME fills it in
+    (("--debug-rollout-only", "--colocate", "--rollout-num-gpus", "4"), "rollout-only", 4, 4),
+])
+def test_the_mode_and_the_gpus_each_placement_asks_for(extra, mode, rollout, group):
+    placement = to_recipe.read(_job("python3", "train.py", "--actor-num-nodes", "2", *extra)).recipe.placement
+    assert (placement.mode, placement.actor_gpus, placement.rollout_gpus, placement.placement_group_gpus) == \
+        (mode, 16, rollout, group)
+    assert (placement.engines, placement.trains) == (mode != "train-only", mode != "rollout-only")
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ((), "rollout_num_gpus=None: a disaggregated recipe needs rollout GPUs"),
+    (("--rollout-num-gpus", "0"), "rollout_num_gpus=0: a disaggregated recipe needs rollout GPUs"),
+    (("--debug-rollout-only",), "rollout_num_gpus=None: --debug-rollout-only without --colocate needs rollout GPUs"),
+    (("--debug-rollout-only", "--rollout-num-gpus", "0"),
+     "rollout_num_gpus=0: --debug-rollout-only without --colocate needs rollout GPUs"),
+    (("--debug-train-only", "--debug-rollout-only", "--colocate"),
+     "--debug-train-only with --debug-rollout-only: SLIME and Miles assert that debug_rollout_only and "
+     "debug_train_only are not both set"),
+    (("--load-debug-rollout-data", "/d", "--debug-rollout-only", "--colocate"),
+     "--load-debug-rollout-data with --debug-rollout-only: SLIME and Miles assert that debug_rollout_only and "
+     "debug_train_only are not both set"),
+])
+def test_a_placement_the_frameworks_refuse_is_refused_naming_why(extra, message):
+    with pytest.raises(ValueError) as err:
+        to_recipe.read(_job("python3", "train.py", *extra))
+    assert str(err.value) == message
+
+
+def test_an_unknown_mode_is_refused():
+    with pytest.raises(ValueError) as err:
+        Placement(actor_num_nodes=1, actor_gpus_per_node=8, colocate=True, mode="sft")
+    assert str(err.value) == "mode='sft': one of rl, train-only, rollout-only"
+
+
+# --- the argv a Recipe renders, read back the same ------------------------------------------------------------------
+
+def _placement_argv(placement: Placement) -> list[str]:
+    argv = Recipe(id="r", model=QWEN3_4B, parallel=Parallelism(), placement=placement,
+                  rollout=Rollout(num_rollout=1, rollout_batch_size=8, n_samples_per_prompt=1,
+                                  global_batch_size=8)).argv()
+    return argv[argv.index("--rollout-num-gpus-per-engine") + 2:argv.index("--rm-type")]
+
+
+@pytest.mark.parametrize(("colocate", "gpus", "mode", "rendered"), [
+    (True, None, "rl", ["--colocate"]),
+    (True, 6, "rl", ["--colocate"]),  # colocated RL takes the actor GPUs for its engines
+    (False, 4, "rl", ["--rollout-num-gpus", "4"]),
+    (False, None, "train-only", ["--debug-train-only"]),
+    (False, 4, "train-only", ["--rollout-num-gpus", "4", "--debug-train-only"]),
+    (True, None, "train-only", ["--colocate", "--debug-train-only"]),
+    (False, 4, "rollout-only", ["--rollout-num-gpus", "4", "--debug-rollout-only"]),
+    (True, None, "rollout-only", ["--colocate", "--debug-rollout-only"]),
+    (True, 4, "rollout-only", ["--colocate", "--rollout-num-gpus", "4", "--debug-rollout-only"]),
+])
+def test_a_recipe_renders_its_mode_and_reads_back_the_same(colocate, gpus, mode, rendered):
+    placement = Placement(actor_num_nodes=1, actor_gpus_per_node=8, colocate=colocate, rollout_num_gpus=gpus,
+                          mode=mode)
+    assert _placement_argv(placement) == rendered
+    again = to_recipe.read(_job("python3", "train.py", "--actor-num-nodes", "1", *rendered)).recipe.placement
+    assert (again.mode, again.rollout_gpus, again.placement_group_gpus) == \
+        (mode, placement.rollout_gpus, placement.placement_group_gpus)
+
+
+# --- the engine checks ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("framework", ["slime", "miles"])
+@pytest.mark.parametrize("check_id", ENGINE_CHECKS)
+@pytest.mark.parametrize("extra", [("--debug-train-only",), ("--debug-train-only", "--colocate"),
+                                   ("--load-debug-rollout-data", "/d/{rollout_id}.pt", "--rollout-num-gpus", "4")])
+def test_train_only_starts_no_engine_so_the_engine_checks_pass_saying_so(check_id, extra, framework):
+    fw = {"slime": "SLIME", "miles": "Miles"}[framework]
+    assert _verdict(check_id, *extra, "--use-fault-tolerance", framework=framework) == \
+        ("PASS", f"job:run.sh: {TRAIN_ONLY.format(fw=fw, n=8)}")
+
+
+@pytest.mark.parametrize("extra", [("--rollout-num-gpus", "8"), ("--colocate",),
+                                   ("--debug-rollout-only", "--rollout-num-gpus", "8")])
+def test_with_engines_the_engine_checks_judge_them(extra):
+    assert _verdict("recipe_engines", *extra) == ("PASS", "8 engine(s) of 1 GPUs, within nodes of 8")
+    assert _verdict("recipe_log_levels", *extra) == \
+        ("FAIL", "--sglang-log-level INFO: uvicorn accepts only critical, error, warning, info, debug, trace "
+                 "(lowercase)")
+    assert _verdict("recipe_kv_pool", *extra) == \
+        ("SKIP", "needs --sglang-mem-fraction-static in the recipe: found none (SGLang picks its own)")
+    assert _verdict("recipe_context_length", *extra) == \
+        ("UNKNOWN", "job:run.sh: no --sglang-context-length and cannot read the checkpoint's config.json (the argv "
+                    "has no --hf-checkpoint): the engine's context is unknown")
+    assert _verdict("recipe_health_first_wait", *extra) == \
+        ("SKIP", "job:run.sh: no --use-fault-tolerance: SLIME's health monitor does not probe engines")
+
+
+def test_rollout_only_judges_the_engines_on_the_rollout_gpus():
+    assert _verdict("recipe_engines", "--debug-rollout-only", "--rollout-num-gpus", "4",
+                    "--rollout-num-gpus-per-engine", "3") == \
+        ("WARN", "4 rollout GPUs do not divide into engines of 3: 1 GPU(s) would sit idle")
+    assert _verdict("recipe_engines", "--debug-rollout-only", "--colocate", "--rollout-num-gpus-per-engine", "4") == \
+        ("PASS", "2 engine(s) of 4 GPUs, within nodes of 8")
+
+
+# --- the training checks --------------------------------------------------------------------------------------------
+
+STAGE = ("most loaded stage 1 of 1 (36 layers): 76.2 GiB per GPU = 28.1 static (4.02B params per rank) + 46.9 "
+         "activations + 1.3 buffers <= 131.6 GiB torch budget (0.94 x 139.8 GiB h200)")
+
+
+@pytest.mark.parametrize("extra", [("--debug-train-only",), ("--rollout-num-gpus", "8")])
+def test_train_only_judges_training_as_usual(extra):
+    assert _verdict("recipe_batch", *extra) == \
+        ("PASS", "16 x 1 = 16 samples = 1 step(s) of 16, DP 8 (--num-steps-per-rollout unset: SLIME trains the global "
+                 "batches it holds)")
+    assert _verdict("recipe_layout", *extra) == ("PASS", "8 GPUs = TP 1 x PP 1 x CP 1 x DP 8; EP 1 x expert-TP 1 fits")
+    assert _verdict("recipe_stage_memory", *extra) == ("PASS", STAGE)
+    assert _verdict("recipe_layout", *extra, "--tensor-model-parallel-size", "3")[0] == "FAIL"
+
+
+@pytest.mark.parametrize(("mode", "colocated_gib"), [("rl", 0.97), ("train-only", 0.0)])
+def test_only_engines_that_start_hold_memory_beside_colocated_training(mode, colocated_gib):
+    placement = Placement(actor_num_nodes=1, actor_gpus_per_node=8, colocate=True, mode=mode)
+    recipe = Recipe(id="r", model=QWEN3_4B, parallel=Parallelism(), placement=placement,
+                    rollout=Rollout(num_rollout=1, rollout_batch_size=8, n_samples_per_prompt=1, global_batch_size=8))
+    buffers = memory_buffers.stage_buffers(recipe, (1,))
+    assert round(buffers[0].colocated_gib, 2) == colocated_gib
+    rl = memory_buffers.stage_buffers(dataclasses.replace(recipe, placement=dataclasses.replace(placement, mode="rl")),
+                                      (1,))
+    assert buffers[0].total_gib - rl[0].total_gib == pytest.approx(colocated_gib - rl[0].colocated_gib)
+
+
+ROLLOUT_ONLY = ("--debug-rollout-only", "--rollout-num-gpus", "4")
+
+
+@pytest.mark.parametrize("framework", ["slime", "miles"])
+def test_rollout_only_trains_nothing_so_the_stage_memory_passes_saying_so(framework):
+    fw = {"slime": "SLIME's", "miles": "Miles'"}[framework]
+    assert _verdict("recipe_stage_memory", *ROLLOUT_ONLY, framework=framework) == \
+        ("PASS", f"job:run.sh: {NOTHING_TRAINED.format(fw=fw, n=4)}")
+
+
+def test_rollout_only_layout_slime_skips_megatron_miles_validates_it():
+    bad = (*ROLLOUT_ONLY, "--tensor-model-parallel-size", "3")
+    assert _verdict("recipe_layout", *bad) == ("PASS", f"job:run.sh: {NOTHING_TRAINED.format(fw="SLIME's", n=4)}")
+    assert _verdict("recipe_layout", *bad, framework="miles") == \
+        ("FAIL", "world size 8 is not divisible by TP 3 x PP 1 x CP 1")
+    assert _verdict("recipe_layout", *ROLLOUT_ONLY, framework="miles") == \
+        ("PASS", "8 GPUs = TP 1 x PP 1 x CP 1 x DP 8; EP 1 x expert-TP 1 fits")
+
+
+@pytest.mark.parametrize(("extra", "framework", "verdict"), [
+    # the steps rule is the argument check's own assert: it holds in every mode
+    (("--num-steps-per-rollout", "2"), "slime",
+     ("FAIL", "global_batch_size 16 != rollout_batch_size 16 x n_samples_per_prompt 1 // num_steps_per_rollout 2 = 8 "
+              "(SLIME asserts it)")),
+    (("--num-steps-per-rollout", "1"), "slime",
+     ("PASS", "rollout only (--debug-rollout-only): no optimizer step runs; SLIME's argument asserts (the steps "
+              "rule) hold")),
+    # Megatron's divisibility (global batch by micro batch x DP): validated by Miles in every mode, not by SLIME
+    (("--micro-batch-size", "3"), "slime",
+     ("PASS", "rollout only (--debug-rollout-only): no optimizer step runs; SLIME's argument asserts (the steps "
+              "rule) hold")),
+    (("--micro-batch-size", "3"), "miles",
+     ("FAIL", "global_batch_size 16 is not divisible by micro batch 3 x DP 8")),
+    ((), "miles",
+     ("PASS", "rollout only (--debug-rollout-only): no optimizer step runs; Miles' argument asserts (the steps "
+              "rule and Megatron's divisibility) hold")),
+    # fewer samples than a global batch: no step would run, but none is meant to
+    (("--global-batch-size", "32"), "slime",
+     ("PASS", "rollout only (--debug-rollout-only): no optimizer step runs; SLIME's argument asserts (the steps "
+              "rule) hold")),
+])
+def test_rollout_only_batch_keeps_the_asserts_of_the_argument_check(extra, framework, verdict):
+    assert _verdict("recipe_batch", *ROLLOUT_ONLY, *extra, framework=framework) == verdict
+
+
+@pytest.mark.parametrize(("extra", "verdict"), [
+    (("--micro-batch-size", "3"), ("FAIL", "global_batch_size 16 is not divisible by micro batch 3 x DP 8")),
+    (("--global-batch-size", "32"), ("FAIL", "16 samples per rollout < global batch 32: no optimizer step")),
+])
+def test_training_modes_keep_every_batch_rule(extra, verdict):
+    for mode in (("--debug-train-only",), ("--rollout-num-gpus", "4")):
+        assert _verdict("recipe_batch", *mode, *extra) == verdict
