@@ -94,8 +94,9 @@ def secrets_inside(real: str, homes: Iterable[str] = ()) -> tuple[str, ...]:
             path = os.path.join(top, name)
             if any(path.endswith("/" + rel) for rel in confine.HOME_SECRETS) and os.path.exists(path):
                 found.add(path)
-        subdirs[:] = [d for d in subdirs if os.path.join(top, d) not in found and not os.path.islink(
-            os.path.join(top, d)) and os.lstat(os.path.join(top, d)).st_dev == device]
+        # os.walk does not follow a link; a mount inside is not in the overlay's view
+        subdirs[:] = [d for d in subdirs if os.path.join(top, d) not in found
+                      and os.lstat(os.path.join(top, d)).st_dev == device]
     found |= {r for r in confine.hidden_roots(homes, nested=True) if confine._under(r, real) and r != real}
     found |= {p for p in confine.secrets_in_view([real], homes) if os.path.exists(p)}
     ordered: list[str] = []
