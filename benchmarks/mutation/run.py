@@ -282,6 +282,8 @@ TARGETS = {
     "cli_k8s": ("rlcheck/cli_k8s.py", ["test_rules_table_cli_k8s.py"]),
     # the type checks of the TOML data files: which value each kind accepts and each refusal's words
     "data_types": ("rlcheck/data_types.py", ["test_rules_table_data_types.py"]),
+    # the field corpus: which rows load, how the scanner's replay is counted, the docs section's recall and precision
+    "field_corpus": ("rlcheck/field_corpus.py", ["test_rules_table_field_corpus.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
