@@ -19,6 +19,7 @@ from rlcheck.job.job import Job
 from rlcheck.preflight import by_area
 from rlcheck.preflight.job_inputs import inputs_for_job
 from rlcheck.probes.recipe import memory_buffers
+from rlcheck.probes.recipe.sglang_flags import SglangOptions
 from rlcheck.recipes.models import MODELS, QWEN3_4B
 from rlcheck.recipes.recipe import Parallelism, Placement, Recipe, Rollout
 
@@ -32,6 +33,7 @@ NOTHING_TRAINED = ("nothing is trained: rollout only (--debug-rollout-only): {fw
                    "Megatron builds the model; the {n} rollout GPU(s) run the engines")
 ENGINE_CHECKS = ("recipe_engines", "recipe_log_levels", "recipe_kv_pool", "recipe_context_length",
                  "recipe_health_first_wait")
+"""recipe_sglang_flags too (its collector asks the installed SGLang: judged below with a given option list)."""
 
 
 def _job(*argv: str, framework: str = "slime") -> Job:
@@ -145,6 +147,20 @@ def test_with_engines_the_engine_checks_judge_them(extra):
                     "has no --hf-checkpoint): the engine's context is unknown")
     assert _verdict("recipe_health_first_wait", *extra) == \
         ("SKIP", "job:run.sh: no --use-fault-tolerance: SLIME's health monitor does not probe engines")
+
+
+@pytest.mark.parametrize(("extra", "verdict"), [
+    # an engine that never starts cannot miss a flag SLIME dropped (SLIME does not even parse them in train only)
+    (("--debug-train-only",), ("PASS", f"job:run.sh: {TRAIN_ONLY.format(fw='SLIME', n=8)}")),
+    (("--rollout-num-gpus", "8"),
+     ("FAIL", "1 flag(s) unknown to sglang 0.5.9, which SLIME would drop silently: --sglang-log-level")),
+    (("--debug-rollout-only", "--colocate"),
+     ("FAIL", "1 flag(s) unknown to sglang 0.5.9, which SLIME would drop silently: --sglang-log-level")),
+])
+def test_dead_sglang_flags_matter_only_where_engines_start(extra, verdict):
+    inputs = inputs_for_job(_job(*BASE, *extra), get_profile("h200"))
+    got = CHECKS["recipe_sglang_flags"].run(inputs, SglangOptions(version="0.5.9", flags=("tp-size",)))[0]
+    assert (got.status.name, got.summary) == verdict
 
 
 def test_rollout_only_judges_the_engines_on_the_rollout_gpus():

@@ -103,7 +103,8 @@ CHECKS = (
     Check(id="recipe_sglang_flags", guards=("sglang-dead-flag",),
           judges="every `--sglang-*` flag exists in the installed SGLang (strict parse; SLIME's is lenient)",
           collect=lambda i: collect_sglang_options(),
-          judge=lambda obs, i: evaluate_sglang_flags(i.launch_argv(), obs)),
+          judge=lambda obs, i: (recipe_rules.no_engines(i.recipe, "sglang-dead-flag")
+                                or evaluate_sglang_flags(i.launch_argv(), obs))),
     Check(id="recipe_framework_parse_live", guards=("framework-arg-rejected",),
           judges="the installed SLIME/Miles' own parse_args + validate_args on the argv (GPU probes answered from "
                  "the profile); SKIP where neither is importable",
