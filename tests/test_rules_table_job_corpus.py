@@ -61,8 +61,8 @@ def captures(monkeypatch, tmp_path):
     asked: list[tuple] = []
     answers: list = []
 
-    def fake(path, env=(), args=()):
-        asked.append((path, env, tuple(args), os.getcwd()))
+    def fake(path, env=(), args=(), show=()):
+        asked.append((path, env, tuple(args), os.getcwd(), *([tuple(show)] if show else [])))
         answer = answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -94,6 +94,13 @@ def test_capture_one_retries_with_each_variable_it_lacks(captures, tmp_path):
     assert {(a[0], a[2], a[3]) for a in asked} == {(Path("scripts/run.sh"), ("qwen",), str(root))}
 
 
+def test_capture_one_shows_the_folders_chosen(captures, tmp_path):
+    asked, answers = captures
+    answers += [JOB]
+    corpus.capture_one(tmp_path, "run.py", show=["/root/models/M"])
+    assert asked == [(Path("run.py"), (), (), str(tmp_path), ("/root/models/M",))]
+
+
 def test_capture_one_stops_on_an_error_naming_no_new_variable(captures, tmp_path):
     _, answers = captures
     answers += [capture.JobFormatError(f"{tmp_path.resolve()}/scripts/run.sh: pass --job-env A=...")]
@@ -122,44 +129,49 @@ def test_capture_one_returns_to_where_it_was_when_capture_raises(captures, tmp_p
 
 # --- build and main: what a rebuilt document keeps ------------------------------------------------------------------
 
+SHOWN = [{"path": "/root/models/M", "stands_for": "its config.json"}, {"path": "/d", "stands_for": "data"}]
+
+
 def test_build_keeps_a_persons_judgements(monkeypatch, tmp_path):
     _files(tmp_path, {"scripts/a.sh": "", "scripts/b.sh": "", "scripts/c.sh": "", "scripts/d.sh": ""})
     answers = {"scripts/a.sh": {"needs": [], "job_env": {}, "job": {"argv": ["python3"]}},
                "scripts/b.sh": {"needs": [], "job_env": {}, "error": "failed"},
                "scripts/c.sh": {"needs": [["X"]], "job_env": {"X": "/root/X"}, "job": {"argv": ["python3"]}}}
     asked = []
-    monkeypatch.setattr(corpus, "capture_one", lambda root, rel, env, args: (asked.append((root, rel, env, args)),
-                                                                             answers[rel])[1])
+    monkeypatch.setattr(corpus, "capture_one", lambda root, rel, env, args, show: (
+        asked.append((root, rel, env, args, *([show] if show else []))), answers[rel])[1])
     stream = FlushedStream()
     monkeypatch.setattr(sys, "stderr", stream)
     old = {"scripts": [
         {"path": "scripts/a.sh", "hardware": "gb300", "expected_fail": {"x": "why"}, "error_why": "old",
-         "job_env_given": {"B": "2"}, "script_args": ["m"]},
+         "job_env_given": {"B": "2"}, "script_args": ["m"], "job_show": SHOWN},
         {"path": "scripts/b.sh", "expected_fail": {"x": "why"}, "error_why": "needs a GPU"},
         {"path": "scripts/d.sh", "hardware": "h200", "job": {"argv": ["old"]}},
         {"path": "scripts/gone.sh", "hardware": "h200"}]}
     doc = corpus.build(tmp_path, "THUDM/slime", "abc", "slime==main", old, only=["scripts/a.sh", "scripts/b.sh",
                                                                                   "scripts/c.sh"])
-    assert asked == [(tmp_path, "scripts/a.sh", {"B": "2"}, ["m"]), (tmp_path, "scripts/b.sh", None, ()),
+    assert asked == [(tmp_path, "scripts/a.sh", {"B": "2"}, ["m"], ["/root/models/M", "/d"]),
+                     (tmp_path, "scripts/b.sh", None, ()),
                      (tmp_path, "scripts/c.sh", None, ())]
     # each capture named as it starts (a build takes minutes)
     assert (stream.flushed, stream.pending) == (
         "capture scripts/a.sh\ncapture scripts/b.sh\ncapture scripts/c.sh\n", "")
     assert doc == {"repo": "THUDM/slime", "commit": "abc", "framework": "slime==main", "scripts": [
         {"path": "scripts/a.sh", "hardware": "gb300", "needs": [], "job_env": {}, "job": {"argv": ["python3"]},
-         "job_env_given": {"B": "2"}, "script_args": ["m"], "expected_fail": {"x": "why"}},
+         "job_env_given": {"B": "2"}, "script_args": ["m"], "job_show": SHOWN, "expected_fail": {"x": "why"}},
         {"path": "scripts/b.sh", "hardware": "h200", "needs": [], "job_env": {}, "error": "failed",
          "error_why": "needs a GPU"},
         {"path": "scripts/c.sh", "hardware": "h200", "needs": [["X"]], "job_env": {"X": "/root/X"},
          "job": {"argv": ["python3"]}},
         {"path": "scripts/d.sh", "hardware": "h200", "job": {"argv": ["old"]}}]}  # not re-captured: kept as it was
     assert list(doc["scripts"][0]) == ["path", "hardware", "needs", "job_env", "job", "job_env_given", "script_args",
-                                       "expected_fail"]
+                                       "job_show", "expected_fail"]
 
 
 def test_build_without_an_old_document_or_a_selection(monkeypatch, tmp_path):
     _files(tmp_path, {"scripts/a.sh": "", "scripts/b.sh": ""})
-    monkeypatch.setattr(corpus, "capture_one", lambda root, rel, env, args: {"needs": [], "job_env": {}, "error": rel})
+    monkeypatch.setattr(corpus, "capture_one", lambda root, rel, env, args, show: {"needs": [], "job_env": {},
+                                                                                   "error": rel})
     doc = corpus.build(tmp_path, "r", "c", "f")
     assert doc["scripts"] == [{"path": p, "hardware": "h200", "needs": [], "job_env": {}, "error": p}
                               for p in ("scripts/a.sh", "scripts/b.sh")]

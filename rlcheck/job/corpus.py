@@ -5,7 +5,9 @@ blocking FAILs it is expected to get and why each is a real defect of the script
 `build` captures a checked-out tree (slow: one sandbox per script, retried with the variables capture says it lacks)
 and keeps what a person judged in the document it rewrites (the hardware each is judged on, the reasons for its
 expected FAILs, why a script that is not captured cannot be: `error_why`, the arguments a script is run with as its
-usage line asks: `script_args`). The self-test replays every recorded entry through the recipe checks (fast: no
+usage line asks: `script_args`; the host folders a script is shown, each with what it stands for, as
+`job_show`: [{"path": "/root/models/GLM-5", "stands_for": "..."}], which must exist when the script is re-captured,
+see rlcheck.job.shown). The self-test replays every recorded entry through the recipe checks (fast: no
 sandbox) and `python tests/test_upstream_corpus.py review FILE` marks the FAILs not yet judged
 (tests/test_upstream_corpus.py).
 
@@ -57,10 +59,11 @@ def _scrub(text: str, root: Path) -> str:
     return text.replace(str(root.resolve()) + "/", "").replace(str(root.resolve()), ".")
 
 
-def capture_one(root: Path, rel: str, env: Mapping[str, str] | None = None, args: Sequence[str] = ()
-                ) -> dict[str, Any]:
+def capture_one(root: Path, rel: str, env: Mapping[str, str] | None = None, args: Sequence[str] = (),
+                show: Sequence[str] = ()) -> dict[str, Any]:
     """Capture one script from the tree's root (as its README says to run it) with the arguments a person chose for
-    it (args: `bash SCRIPT ARG...`), retrying with each variable capture names as missing:
+    it (args: `bash SCRIPT ARG...`) and the folders a person chose to show it (show: --job-show), retrying with each
+    variable capture names as missing:
     {'needs': [[round's names]...], 'job_env': {...}, 'job': {...} | 'error': why}."""
     given = dict(env or {})
     needs: list[list[str]] = []
@@ -69,7 +72,7 @@ def capture_one(root: Path, rel: str, env: Mapping[str, str] | None = None, args
     try:
         for _ in range(_MAX_ROUNDS):
             try:
-                job = capture.capture(Path(rel), env=tuple(given.items()), args=args)
+                job = capture.capture(Path(rel), env=tuple(given.items()), args=args, show=show)
             except (capture.CaptureFailed, capture.JobFormatError) as exc:
                 why = _scrub(str(exc), root)
                 names = [n for n in _NEEDS.findall(why) if n not in given]
@@ -100,9 +103,10 @@ def build(root: Path, repo: str, commit: str, framework: str, old: Mapping[str, 
                 entries.append(prev)
             continue
         print(f"capture {rel}", file=sys.stderr, flush=True)
-        got = capture_one(root, rel, prev.get("job_env_given"), prev.get("script_args", ()))
+        got = capture_one(root, rel, prev.get("job_env_given"), prev.get("script_args", ()),
+                          [folder["path"] for folder in prev.get("job_show", ())])
         entry: dict[str, Any] = {"path": rel, "hardware": prev.get("hardware", "h200"), **got}
-        for kept_key in ("job_env_given", "script_args"):
+        for kept_key in ("job_env_given", "script_args", "job_show"):
             if kept_key in prev:
                 entry[kept_key] = prev[kept_key]
         if "job" in got and "expected_fail" in prev:
