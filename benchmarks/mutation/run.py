@@ -289,6 +289,8 @@ TARGETS = {
     "data_types": ("rlcheck/data_types.py", ["test_rules_table_data_types.py"]),
     # the field corpus: which rows load, how the scanner's replay is counted, the docs section's recall and precision
     "field_corpus": ("rlcheck/field_corpus.py", ["test_rules_table_field_corpus.py"]),
+    # the progress lines' writer: when a silence speaks, its words, the events it takes, main's wiring
+    "plugin_heartbeat": ("rlcheck/plugin/heartbeat.py", ["test_rules_table_heartbeat.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
