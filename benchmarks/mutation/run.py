@@ -291,6 +291,8 @@ TARGETS = {
     "field_corpus": ("rlcheck/field_corpus.py", ["test_rules_table_field_corpus.py"]),
     # the progress lines' writer: when a silence speaks, its words, the events it takes, main's wiring
     "plugin_heartbeat": ("rlcheck/plugin/heartbeat.py", ["test_rules_table_heartbeat.py"]),
+    # the README's check table: each row's words from a check's registration, put between its markers only
+    "preflight_docs": ("rlcheck/preflight/docs.py", ["test_rules_table_preflight_docs.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
