@@ -5,7 +5,8 @@ the rollout GPUs (the actor GPUs where colocated without a count) and builds no 
 argv gives (and the refusals the frameworks assert), the GPUs each placement asks for, the argv a Recipe renders,
 and each recipe check's whole verdict on both sides of each flag: the engine checks PASS saying no engine starts
 only in train-only mode, the training checks PASS saying nothing is trained only in rollout-only mode (SLIME's
-layout; Miles validates Megatron's arguments in every mode), and everything else is judged as usual."""
+layout; Miles validates Megatron's arguments in every mode), train-only samples are the data's own length (no cap
+of the launch bounds them), and everything else is judged as usual."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from rlcheck.job import to_recipe
 from rlcheck.job.job import Job
 from rlcheck.preflight import by_area
 from rlcheck.preflight.job_inputs import inputs_for_job
-from rlcheck.probes.recipe import memory_buffers
+from rlcheck.probes.recipe import memory_buffers, sample_caps
 from rlcheck.probes.recipe.sglang_flags import SglangOptions
 from rlcheck.recipes.models import MODELS, QWEN3_4B
 from rlcheck.recipes.recipe import Parallelism, Placement, Recipe, Rollout
@@ -251,3 +252,49 @@ def test_rollout_only_batch_keeps_the_asserts_of_the_argument_check(extra, frame
 def test_training_modes_keep_every_batch_rule(extra, verdict):
     for mode in (("--debug-train-only",), ("--rollout-num-gpus", "4")):
         assert _verdict("recipe_batch", *mode, *extra) == verdict
+
+
+TRAIN_ONLY_SAMPLES = ("run.sh: train only (--debug-train-only, also set by --load-debug-rollout-data): no response is "
+                      "generated and no flag caps a sample, each is the data's own length; samples over the cap of "
+                      "{cap} tokens per micro-batch (--max-tokens-per-gpu {cap} x CP 1) run alone, beyond the memory "
+                      "plan")
+DYNAMIC = ("--use-dynamic-batch-size", "--max-tokens-per-gpu", "8192")
+
+
+@pytest.mark.parametrize("framework", ["slime", "miles"])
+@pytest.mark.parametrize(("extra", "verdict"), [
+    # train only: the samples are the data's (SFT conversations, or rollouts saved by another run): no cap of
+    # this launch bounds them, whatever its rollout caps say
+    (("--debug-train-only",), ("WARN", TRAIN_ONLY_SAMPLES.format(cap=8192))),
+    (("--debug-train-only", "--rollout-max-prompt-len", "1024", "--rollout-max-response-len", "99999",
+      "--rollout-max-context-len", "2048"), ("WARN", TRAIN_ONLY_SAMPLES.format(cap=8192))),
+    (("--load-debug-rollout-data=/d/{rollout_id}.pt", "--rollout-max-response-len", "bad"),
+     ("WARN", TRAIN_ONLY_SAMPLES.format(cap=8192))),
+    # with generation: the prompt and response caps bound the sample (the other side)
+    (("--rollout-max-prompt-len", "1024", "--rollout-max-response-len", "7168"),
+     ("PASS", "run.sh: the longest sample (--rollout-max-prompt-len 1024 + --rollout-max-response-len 7168 = 8192 "
+              "tokens) fits the cap of 8192 (--max-tokens-per-gpu 8192 x CP 1)")),
+    (("--debug-rollout-only", "--rollout-max-prompt-len", "1024", "--rollout-max-response-len", "7168"),
+     ("PASS", "run.sh: the longest sample (--rollout-max-prompt-len 1024 + --rollout-max-response-len 7168 = 8192 "
+              "tokens) fits the cap of 8192 (--max-tokens-per-gpu 8192 x CP 1)")),
+    (("--rollout-max-prompt-len", "1024", "--rollout-max-response-len", "99999"),
+     ("WARN", "run.sh: the longest sample (--rollout-max-prompt-len 1024 + --rollout-max-response-len 99999 = "
+              "101023 tokens) exceeds the cap of 8192 (--max-tokens-per-gpu 8192 x CP 1): it runs alone in a "
+              "micro-batch 12.33x the size the memory plan assumed")),
+    (("--rollout-max-response-len", "bad"),
+     ("FAIL", "run.sh: --rollout-max-response-len 'bad': a positive integer of tokens")),
+])
+def test_train_only_samples_are_the_datas_own_length(extra, verdict, framework):
+    got = sample_caps.evaluate_sample_caps(["--rollout-batch-size", "8", *DYNAMIC, *extra], "run.sh", framework)
+    assert (got.status.name, got.summary) == verdict
+
+
+def test_without_generation_a_response_cap_over_the_micro_batch_is_not_named():
+    got = sample_caps.evaluate_sample_caps([*DYNAMIC, "--debug-train-only", "--rollout-max-response-len", "20000"],
+                                           "run.sh")
+    assert got.summary == TRAIN_ONLY_SAMPLES.format(cap=8192)
+    got = sample_caps.evaluate_sample_caps([*DYNAMIC, "--rollout-max-response-len", "20000"], "run.sh")
+    assert got.summary == ("run.sh: --rollout-max-prompt-len is not set (prompts are not filtered by length): the "
+                           "longest sample is an uncapped prompt + up to 20000 response tokens; the response cap alone "
+                           "is 2.44x the micro-batch cap; samples over the cap of 8192 tokens per micro-batch "
+                           "(--max-tokens-per-gpu 8192 x CP 1) run alone, beyond the memory plan")

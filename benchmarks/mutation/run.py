@@ -58,7 +58,8 @@ TARGETS = {
                       ["test_probe_memory.py", "test_probe_memory_kv.py",
                        "test_rules_table_memory.py", "test_rules_table_memory_params.py"]),
     "sample_caps": ("rlcheck/probes/recipe/sample_caps.py",
-                    ["test_rules_table_sample_caps.py", "test_probe_field_caps.py"]),
+                    ["test_rules_table_sample_caps.py", "test_probe_field_caps.py",
+                     "test_rules_table_debug_modes.py"]),
     "gpu_health_judges": ("rlcheck/probes/cluster/node_health.py",  # the judges of gpu_health.py's readings
                           ["test_probe_gpu_health.py", "test_rules_table_gpu_health.py"]),
     "payload": ("rlcheck/reward/payload.py", ["test_reward_payload.py", "test_rules_table_payload.py"]),

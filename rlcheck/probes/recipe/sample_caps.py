@@ -48,13 +48,23 @@ def _prompt_cap(argv: Sequence[str]) -> tuple[int | None, str]:
     return None, "--rollout-max-prompt-len is not set (prompts are not filtered by length)"
 
 
+def _train_only(argv: Sequence[str]) -> bool:
+    return "--debug-train-only" in argv or any(t.partition("=")[0] == "--load-debug-rollout-data" for t in argv)
+
+
 def _longest(argv: Sequence[str], framework: str) -> tuple[int | None, str]:
     """(longest sample in tokens or None when a part is uncapped, how it was derived).
 
     Miles' default rollout (generate_hub single_turn, miles/rollout/generate_utils/generate_endpoint_utils.py
     compute_request_payload, main 31f1ca96) also cuts max_new_tokens to context - prompt: there the context cap
     does bound the sample. SLIME's does not.
+    Train only (--debug-train-only, which --load-debug-rollout-data sets) nothing is generated: each sample is a
+    conversation of the data as it stands (SFT's message lists pass SLIME's prompt filter unmeasured) or a rollout
+    saved by another run, cut by no flag of this launch.
     """
+    if _train_only(argv):
+        return None, ("train only (--debug-train-only, also set by --load-debug-rollout-data): no response is "
+                      "generated and no flag caps a sample, each is the data's own length")
     response = int_option(argv, "--rollout-max-response-len")
     context = int_option(argv, "--rollout-max-context-len")
     prompt, how = _prompt_cap(argv)
@@ -86,7 +96,7 @@ def evaluate_sample_caps(argv: Sequence[str], name: str, framework: str = "slime
                                "max_tokens_per_gpu must be set at start-up")
     budget = cap * cp
     if longest is None:
-        response = int_option(argv, "--rollout-max-response-len") or 0
+        response = 0 if _train_only(argv) else int_option(argv, "--rollout-max-response-len") or 0
         alone = (f"; the response cap alone is {response / budget:.2f}x the micro-batch cap" if response > budget
                  else "")
         return Verdict(**base, status=Status.WARN, remedy=remedy,
