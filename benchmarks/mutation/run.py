@@ -294,6 +294,9 @@ TARGETS = {
     "plugin_heartbeat": ("rlcheck/plugin/heartbeat.py", ["test_rules_table_heartbeat.py"]),
     # the README's check table: each row's words from a check's registration, put between its markers only
     "preflight_docs": ("rlcheck/preflight/docs.py", ["test_rules_table_preflight_docs.py"]),
+    # the warm interpreter's server in this process (os, select, signal, threading stand-ins): a child's exit status,
+    # each step that makes it a fresh `python -c`, the statuses reaped, the serve loop and main's import report
+    "process_warm_server": ("rlcheck/process/warm_server.py", ["test_rules_table_warm_server.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
