@@ -113,6 +113,11 @@ JOB_ENV = Option(flag="--job-env", action="append", default=(), metavar="NAME[=V
 JOB_ARG = Option(flag="--job-arg", action="append", default=(), metavar="ARG",
                  help="an argument of the --job script itself, as `bash SCRIPT ARG...` gets it (repeatable, in order; "
                       "write one that starts with - as --job-arg=-x), e.g. --job-arg p2p --job-arg 0")
+JOB_SHOW = Option(flag="--job-show", action="append", default=(), metavar="DIR",
+                  help="a host folder the --job script reads (a model's config.json, a dataset), shown to it at its "
+                       "own path through a private overlay: it may write there, the folder itself stays unchanged, "
+                       "credential files in it stay hidden (repeatable; not /, a system tree or a credential place), "
+                       "e.g. --job-show /root/models/GLM-5")
 FRAMEWORK = Option(flag="--framework", metavar="slime==VERSION",
                    help="the SLIME or Miles version the job runs under (slime==0.2.4, slime==main, miles==main); "
                         "default: the one installed here (package metadata, or a git checkout's tag), else the one "
@@ -149,8 +154,8 @@ DRY_RUN = Option(flag="--dry-run", action="store_true", default=False,
 PROGRESS = Option(flag="--progress-s", default=PROGRESS_S, type=float, metavar="S",
                   help=f"write what is running after S seconds without output (default {PROGRESS_S:g}; 0: never)")
 
-PLUGIN = (HARDWARE, RAY_ADDRESS, RECIPE, JOB, JOB_FORMAT, JOB_ENV, JOB_ARG, FRAMEWORK, REPORT_DIR, HISTORY, BAND_RUNS,
-          HARDWARE_TIMEOUT_S, BASELINE, NO_LOCAL_GPUS, QUICK, NO_CACHE, RM_URL, DRY_RUN, PROGRESS)
+PLUGIN = (HARDWARE, RAY_ADDRESS, RECIPE, JOB, JOB_FORMAT, JOB_ENV, JOB_ARG, JOB_SHOW, FRAMEWORK, REPORT_DIR, HISTORY,
+          BAND_RUNS, HARDWARE_TIMEOUT_S, BASELINE, NO_LOCAL_GPUS, QUICK, NO_CACHE, RM_URL, DRY_RUN, PROGRESS)
 """The pytest plugin's options (`pytest --help`, group rlcheck). `rlcheck slurm` and `rlcheck k8s apply-node-status`
 take --hardware and --recipe from here too, `rlcheck k8s render` --recipe."""
 

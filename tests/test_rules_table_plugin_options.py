@@ -209,7 +209,12 @@ def test_a_job_env_value_reaches_the_capture(tmp_path, monkeypatch):
     real = options.capture.capture
     monkeypatch.setattr(options.capture, "capture", lambda *a: seen.append(a) or real(*a))
     options.capture_job(str(path), None, ["A=1", "TABLE_VALUE_OF_THE_SHELL"], [])
-    assert seen == [(str(path), "argv-json", (("A", "1"), ("TABLE_VALUE_OF_THE_SHELL", "from-the-shell")), [])]
+    assert seen == [(str(path), "argv-json", (("A", "1"), ("TABLE_VALUE_OF_THE_SHELL", "from-the-shell")), [], ())]
+    options_given = _given(tmp_path, job=str(path), job_show=["/data/m"]).getoption
+    seen.clear()
+    monkeypatch.setattr(options.capture, "capture", lambda *a: seen.append(a) or real(*a[:4]))
+    options.capture_job(*(options_given(o) for o in ("job", "job_format", "job_env", "job_arg", "job_show")))
+    assert seen == [(str(path), "argv-json", (), [], ["/data/m"])]
 
 
 # --- the run context ------------------------------------------------------------------------------------------------
@@ -351,6 +356,8 @@ def test_the_job_format_given_reaches_the_capture(tmp_path):
     ({"job_env": ["TABLE_UNSET_IN_THIS_SHELL"]},
      "--job-env TABLE_UNSET_IN_THIS_SHELL: not set in this environment; give NAME=VALUE or export it"),
     ({"job_arg": ["p2p"]}, "{path}: a argv-json file takes no arguments"),
+    ({"job_show": ["/"]}, "{path}: a argv-json file reads no folder; --job-show is for a launch script run in the "
+                          "sandbox (bash, miles-py)"),
 ])
 def test_the_job_env_and_arguments_given_reach_the_capture(tmp_path, values, message):
     path = tmp_path / "launch.json"

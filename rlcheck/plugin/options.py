@@ -133,16 +133,16 @@ def _validate_report_dir(report_dir: Path) -> None:
         raise pytest.UsageError(f"--report-dir={str(report_dir)!r} cannot be written: {problem}")
 
 
-def capture_job(path: str | None, fmt: str | None, env: Sequence[str] = (), args: Sequence[str] = ()
-                ) -> dict[str, Any]:
-    """RunContext fields for --job: a bad file, --job-env or --job-arg (arguments for a file that is not a script) is
-    a usage error; a launch that gives no trainer is kept as an error."""
+def capture_job(path: str | None, fmt: str | None, env: Sequence[str] = (), args: Sequence[str] = (),
+                show: Sequence[str] = ()) -> dict[str, Any]:
+    """RunContext fields for --job: a bad file, --job-env, --job-arg (arguments for a file that is not a script) or
+    --job-show (a folder that cannot be shown) is a usage error; a launch that gives no trainer is kept as an error."""
     if path is None:
         return {}
     try:
         fmt = fmt or capture.detect(Path(path)) if Path(path).is_file() else fmt
         variables = capture.parse_env(env, os.environ)
-        return {"job_path": path, "job_format": fmt, "job": capture.capture(path, fmt, variables, args)}
+        return {"job_path": path, "job_format": fmt, "job": capture.capture(path, fmt, variables, args, show)}
     except capture.JobFormatError as exc:
         raise pytest.UsageError(str(exc)) from exc
     except capture.CaptureFailed as exc:
@@ -173,7 +173,7 @@ def run_context(config: pytest.Config) -> RunContext:
     if config.getoption("baseline"):
         profile, evidence = with_baseline(profile, evidence, Path(config.getoption("baseline")))
     captured = capture_job(config.getoption("job"), config.getoption("job_format"), config.getoption("job_env"),
-                           config.getoption("job_arg"))
+                           config.getoption("job_arg"), config.getoption("job_show"))
     return RunContext(
         hardware_requested=config.getoption("hardware"), profile=profile, hardware_evidence=evidence,
         recipe=recipe, ray_address=address, report_dir=report_dir, quick=config.getoption("quick"),
