@@ -29,6 +29,10 @@ def folder(tmp_path, monkeypatch):
     (models / "config.json").write_text('{"num_hidden_layers": 2}\n', encoding="utf-8")
     (models / "shadow").symlink_to("/etc/shadow")
     (models / "home_ssh").symlink_to(home / ".ssh")
+    (models / ".docker").symlink_to(home / ".ssh")  # named as a credential, leading where the sandbox shows nothing
+    (models / "kube_files").mkdir()
+    (models / "kube_files" / "config").write_text(SECRET, encoding="utf-8")
+    (models / ".kube").symlink_to(models / "kube_files")  # named as a credential: hidden where it leads
     monkeypatch.chdir(tmp_path)
     return models
 
@@ -45,8 +49,9 @@ def test_show_lets_the_script_rewrite_privately_and_read_no_secret(folder, tmp_p
     script.write_text(
         f"sed -i 's/2/3/' {d}/config.json && cat {d}/config.json\n"
         f"echo \"secret bytes: $(cat {d}/.ssh/id_rsa {d}/sub/.aws/credentials {d}/.netrc {d}/shadow "
-        f"{d}/home_ssh/id_rsa 2>/dev/null | wc -c) listed: $(find {d}/.ssh {d}/sub/.aws {d}/home_ssh/ -mindepth 1 "
-        f"2>/dev/null | wc -l)\"\n"
+        f"{d}/home_ssh/id_rsa {d}/.docker/id_rsa {d}/.kube/config {d}/kube_files/config 2>/dev/null | wc -c) "
+        f"listed: $(find {d}/.ssh {d}/sub/.aws {d}/home_ssh/ {d}/.docker/ {d}/kube_files -mindepth 1 2>/dev/null "
+        f"| wc -l)\"\n"
         f"echo x > {d}/new && rm {d}/config.json && echo WRITES-PRIVATE\n"
         f"head -c 200M /dev/zero > {d}/big 2>/dev/null || echo CAPPED\n"
         f"umount {d}/.ssh 2>/dev/null || umount -l {d} 2>/dev/null || echo MOUNTS-KEPT\n"

@@ -236,8 +236,10 @@ def _show(folder: str, secrets: Sequence[str], fd: int, upper: str) -> list[str]
              f"mkdir {q}/upper {q}/work",
              f"mount -t overlay overlay -o lowerdir=/proc/self/fd/{fd},upperdir={q}/upper,workdir={q}/work "
              f"{_q(folder)}", f"exec {fd}<&-"]
-    return lines + [f"mount -t tmpfs -o mode=700,size=1m,nosuid,nodev tmpfs {_q(p)}" if os.path.isdir(p) else
-                    f"mount --bind -o ro \"$EMPTY\" {_q(p)}" for p in secrets]
+    # a link named as a credential is hidden where it leads, unless that is out of view already (a hidden home)
+    return lines + [f"[ ! -e {_q(p)} ] || mount -t tmpfs -o mode=700,size=1m,nosuid,nodev tmpfs {_q(p)}"
+                    if os.path.isdir(p) else f"[ ! -e {_q(p)} ] || mount --bind -o ro \"$EMPTY\" {_q(p)}"
+                    for p in secrets]
 
 
 def _read_only_loop(writable: Sequence[str], cwd: str) -> str:
