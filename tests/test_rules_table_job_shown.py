@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from rlcheck.job import confine, shown
+from rlcheck.job import confine, sandbox, shown
 from rlcheck.job.confine import Layout
 
 ALLOWED = ("allowed: an existing directory that is not / or a top-level system tree, lies in no credential place and "
@@ -160,3 +160,15 @@ def test_prologue_holds_each_folder_before_hiding_shows_it_after_the_kept_paths_
     assert confine._read_only_loop(["/", "/tmp", "/dev/shm", f"{t}/h", f"{t}/r", f"{t}/base/ovl", f"{t}/a",
                                     f"{t}/base/show0", f"{t}/b", f"{t}/base/show1"], f"{t}/w") in "\n".join(lines)
     assert not any("overlay" in line and "lowerdir=/proc" in line for line in plain.splitlines())
+
+
+def test_run_refuses_a_folder_holding_rlchecks_own_folder_for_the_run(tmp_path, monkeypatch):
+    (tmp_path / "t").mkdir()
+    monkeypatch.setattr(sandbox, "available", lambda: "")
+    monkeypatch.setattr(sandbox.tempfile, "tempdir", str(tmp_path / "t"))
+    monkeypatch.setattr(sandbox, "_run", lambda *a: pytest.fail("ran"))
+    with pytest.raises(ValueError) as exc:
+        sandbox.run(["true"], show=[str(tmp_path)])
+    assert str(exc.value).startswith(f"--job-show {tmp_path}: holds rlcheck's own folder for the run ({tmp_path}/t/"
+                                     f"rlcheck-capture-")
+    assert str(exc.value).endswith(f"); {ALLOWED}")
