@@ -19,10 +19,12 @@ from rlcheck.job import to_recipe
 from rlcheck.job.job import Job
 from rlcheck.preflight import by_area
 from rlcheck.preflight.job_inputs import inputs_for_job
+from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes.recipe import memory_buffers, sample_caps
 from rlcheck.probes.recipe.sglang_flags import SglangOptions
 from rlcheck.recipes.models import MODELS, QWEN3_4B
 from rlcheck.recipes.recipe import Parallelism, Placement, Recipe, Rollout
+from rlcheck.verdict import Status, Verdict
 
 QWEN4B = tuple(MODELS["Qwen3-4B"].argv())
 BASE = ("python3", "train.py", *QWEN4B, "--rollout-batch-size", "16", "--global-batch-size", "16",
@@ -298,3 +300,68 @@ def test_without_generation_a_response_cap_over_the_micro_batch_is_not_named():
                            "longest sample is an uncapped prompt + up to 20000 response tokens; the response cap alone "
                            "is 2.44x the micro-batch cap; samples over the cap of 8192 tokens per micro-batch "
                            "(--max-tokens-per-gpu 8192 x CP 1) run alone, beyond the memory plan")
+
+
+# --- a moot check holds however few facts are known -----------------------------------------------------------------
+
+SLIME_NOTHING_TRAINED = NOTHING_TRAINED.format(fw="SLIME's", n=4)
+NO_MODEL = ("python3", "train.py", "--rollout-batch-size", "16", "--actor-num-gpus-per-node", "8")
+"""An argv that names no model: the checks that need it are UNKNOWN unless the mode makes them moot."""
+
+
+def _unknown_model_verdict(check_id: str, *extra: str) -> tuple[str, str]:
+    inputs = inputs_for_job(_job(*NO_MODEL, *extra), get_profile("h200"))
+    verdict = CHECKS[check_id].run(inputs)[0]
+    return verdict.status.name, verdict.summary
+
+
+@pytest.mark.parametrize(("check_id", "extra", "verdict"), [
+    ("recipe_kv_pool", ("--debug-train-only",), ("PASS", f"job:run.sh: {TRAIN_ONLY.format(fw='SLIME', n=8)}")),
+    ("recipe_stage_memory", ("--debug-rollout-only", "--rollout-num-gpus", "4"),
+     ("PASS", f"job:run.sh: {SLIME_NOTHING_TRAINED}")),
+])
+def test_a_check_the_mode_makes_moot_passes_without_the_model(check_id, extra, verdict):
+    assert _unknown_model_verdict(check_id, *extra) == verdict
+
+
+@pytest.mark.parametrize(("check_id", "extra"), [
+    ("recipe_kv_pool", ("--rollout-num-gpus", "8")),
+    ("recipe_kv_pool", ("--debug-rollout-only", "--rollout-num-gpus", "4")),
+    ("recipe_stage_memory", ("--debug-train-only",)),
+    ("recipe_stage_memory", ("--rollout-num-gpus", "8")),
+])
+def test_a_check_the_mode_leaves_to_judge_still_needs_the_model(check_id, extra):
+    status, summary = _unknown_model_verdict(check_id, *extra)
+    assert (status, summary.split(": ")[0:2]) == ("UNKNOWN", ["cannot judge the job", "the model is not known"])
+
+
+def test_an_unreadable_recipe_is_unknown_whatever_its_flags_say():
+    inputs = inputs_for_job(_job(*BASE, "--debug-train-only", "--debug-rollout-only", "--colocate"),
+                            get_profile("h200"))
+    for check_id in ("recipe_engines", "recipe_kv_pool", "recipe_stage_memory"):
+        verdict = CHECKS[check_id].run(inputs)[0]
+        assert (verdict.status.name, verdict.check_id) == ("UNKNOWN", check_id)
+        assert verdict.summary.endswith("the argv does not read as a SLIME recipe: --debug-train-only with "
+                                        "--debug-rollout-only: SLIME and Miles assert that debug_rollout_only and "
+                                        "debug_train_only are not both set")
+
+
+MOOT = Verdict(status=Status.PASS, summary="moot")
+
+
+@pytest.mark.parametrize(("moot", "missing", "verdict"), [
+    (lambda i: MOOT, {Need.MODEL: "no dims"}, ("PASS", "moot")),  # asked before the needs
+    (lambda i: MOOT, {}, ("PASS", "moot")),  # and before the judge
+    (lambda i: None, {Need.MODEL: "no dims"}, ("UNKNOWN", "cannot judge the job: the model is not known: no dims")),
+    (lambda i: None, {}, ("FAIL", "judged")),
+    # a recipe that could not be read is a stand-in: its mode says nothing about the launch
+    (lambda i: MOOT, {Need.RECIPE: "unread"}, ("UNKNOWN", "cannot judge the job: the recipe is not known: unread")),
+])
+def test_the_registry_asks_a_checks_moot_verdict_first_once_the_recipe_is_read(moot, missing, verdict):
+    check = Check(id="recipe_probe", guards=(), judges="x", needs=frozenset({Need.RECIPE, Need.MODEL}), moot=moot,
+                  judge=lambda obs, i: Verdict(status=Status.FAIL, summary="judged"))
+    recipe = Recipe(id="r", model=QWEN3_4B, parallel=Parallelism(),
+                    placement=Placement(actor_num_nodes=1, actor_gpus_per_node=8, colocate=True),
+                    rollout=Rollout(num_rollout=1, rollout_batch_size=8, n_samples_per_prompt=1, global_batch_size=8))
+    (got,) = check.run(Inputs(recipe=recipe, profile=None, missing=missing))
+    assert (got.status.name, got.summary, got.check_id) == (*verdict, "recipe_probe")

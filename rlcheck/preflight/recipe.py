@@ -117,10 +117,12 @@ CHECKS = (
     Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=MODEL_AND_PROFILE,
           judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer, "
                  "Megatron's activation formula for the recompute setting, fp32 logits) against 0.94 of HBM",
+          moot=lambda i: recipe_rules.no_training(i.recipe, "pp-stage-oom"),
           judge=lambda obs, i: memory.evaluate_stage_memory(i.recipe, i.profile)),
     Check(id="recipe_kv_pool", guards=("kv-pool-truncation",), needs=MODEL_AND_PROFILE,
           judges="SGLang's KV pool (its own arithmetic: fraction x free before loading - weights, in pages) against "
                  "rollout context x concurrency; NSA fp8 over-allocation",
+          moot=lambda i: recipe_rules.no_engines(i.recipe, "kv-pool-truncation"),
           judge=lambda obs, i: memory_kv.evaluate_kv_pool(i.recipe, i.profile)),
     Check(id="recipe_sample_caps", guards=("cuda-oom",),
           judges="with `--use-dynamic-batch-size`, `--max-tokens-per-gpu` is set and the longest sample (prompt cap, "

@@ -68,6 +68,10 @@ def _no_observation(inputs: Inputs) -> None:
     return None
 
 
+def _not_moot(inputs: Inputs) -> None:
+    return None
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Check:
     id: str
@@ -82,6 +86,9 @@ class Check:
     """Reads the machine (files, packages, subprocesses, GPUs, Ray); None for checks of the recipe alone."""
     needs: frozenset[Need] = frozenset({Need.LAUNCH, Need.RECIPE})
     """The facts it judges; a missing one makes it UNKNOWN before it runs (registry-wide, no list elsewhere)."""
+    moot: Callable[[Inputs], Verdict | None] = _not_moot
+    """A verdict that holds however few facts are known, where the launch never runs what the check judges (no
+    SGLang engine starts in a train-only job); None where it does. Asked before the needs, once the recipe is read."""
     light_collect: bool = False
     """The collector only looks up what is importable (no subprocess, GPU or network): dry runs run it too."""
     gpu_count: int = 0
@@ -118,6 +125,8 @@ class Check:
 
     def run(self, inputs: Inputs, observation: Any = None) -> list[Verdict]:
         """Judge (collecting first unless an observation is given) and stamp this check's id on every verdict."""
+        if Need.RECIPE not in inputs.missing and (moot := self.moot(inputs)) is not None:
+            return [moot.with_id(self.id)]
         lacking = [need for need in Need if need in self.needs and need in inputs.missing]
         if lacking:
             why = "; ".join(f"the {need.value} is not known: {inputs.missing[need]}" for need in lacking)
