@@ -249,7 +249,8 @@ TARGETS = {
     "plugin_resources": ("rlcheck/plugin/resources.py", ["test_rules_table_plugin_resources.py"]),
     # the recipes, hardware profiles and the preflight gate (results/mutation_recipes.json)
     "preflight_gate": ("rlcheck/preflight/gate.py", ["test_rules_table_preflight_gate.py"]),
-    "preflight_registry": ("rlcheck/preflight/registry.py", ["test_rules_table_preflight_registry.py"]),
+    "preflight_registry": ("rlcheck/preflight/registry.py", ["test_rules_table_preflight_registry.py",
+                                                             "test_rules_table_debug_modes.py"]),
     "hardware": ("rlcheck/hardware.py", ["test_rules_table_hardware.py", "test_hardware.py", "test_thresholds.py"]),
     "preflight_job_inputs": ("rlcheck/preflight/job_inputs.py", ["test_rules_table_job_inputs.py"]),
     "recipes_deltas": ("rlcheck/recipes/deltas.py", ["test_rules_table_recipe_deltas.py", "test_recipes.py"]),
