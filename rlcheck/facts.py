@@ -14,7 +14,14 @@ class Need(enum.StrEnum):
     RECIPE = "recipe"
     """The launch read as SLIME's parser reads it: parallelism, placement, rollout engines, flags, env."""
     MODEL = "model"
-    """The whole architecture (parameter count, attention shape): a known model the argv's dims match."""
+    """The whole architecture (parameter count, attention shape): a known model the argv's identity flags match,
+    else the model the argv's Megatron flags describe in full (rlcheck.job.argv_model)."""
+    TRAIN_MEMORY = "training memory"
+    """Every term of training memory the launch asks for is one the stage estimate counts (no MTP, LoRA, fp8
+    training, virtual pipeline ... it leaves out)."""
+    ROLLOUT_MEMORY = "rollout memory"
+    """Every term of an engine's memory the launch asks for is one the KV pool estimate counts (no draft model,
+    LoRA pool, disaggregated prefill ... it leaves out)."""
     BATCH = "batch"
     """The rollout batch the launch states (--rollout-batch-size)."""
     PROFILE = "profile"

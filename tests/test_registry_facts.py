@@ -15,7 +15,7 @@ from rlcheck.preflight import gate
 from rlcheck.preflight.job_inputs import inputs_for_job
 from rlcheck.verdict import Status
 
-JOB_FACTS = (Need.LAUNCH, Need.RECIPE, Need.MODEL, Need.BATCH)
+JOB_FACTS = (Need.LAUNCH, Need.RECIPE, Need.MODEL, Need.BATCH, Need.TRAIN_MEMORY, Need.ROLLOUT_MEMORY)
 """The facts a user's job can fail to give."""
 BASE = gate.inputs_for("qwen3-4b-colocated", get_profile("h200"))
 ROWS = [(c.id, need) for c in preflight.all_checks() for need in JOB_FACTS if need in c.needs]
@@ -59,13 +59,20 @@ def _job(argv: tuple[str, ...], **changes: object) -> Job:
 
 @pytest.mark.parametrize(("job", "error", "missing"), [
     (None, "the script exited 3 before `ray job submit`", set(JOB_FACTS)),
-    (_job(("bash", "run.sh")), "", {Need.RECIPE, Need.MODEL, Need.BATCH}),   # not a python trainer
+    (_job(("bash", "run.sh")), "",  # not a python trainer
+     {Need.RECIPE, Need.MODEL, Need.BATCH, Need.TRAIN_MEMORY, Need.ROLLOUT_MEMORY}),
     (_job(("python3", "train.py"), unseen="runs /opt/x.sh, not on this machine"), "",
-     {Need.RECIPE, Need.MODEL, Need.BATCH}),
+     {Need.RECIPE, Need.MODEL, Need.BATCH, Need.TRAIN_MEMORY, Need.ROLLOUT_MEMORY}),
     (_job(("python3", "train.py", "--rollout-batch-size", "32", *recipes.get("qwen3-4b-colocated").model.argv())),
      "", set()),
     (_job(("python3", "train.py", *recipes.get("qwen3-4b-colocated").model.argv())), "", {Need.BATCH}),
     (_job(("python3", "train.py", "--rollout-batch-size", "32", "--num-layers", "7")), "", {Need.MODEL}),
+    (_job(("python3", "train.py", "--rollout-batch-size", "32", *recipes.get("qwen3-4b-colocated").model.argv(),
+           "--mtp-num-layers", "1")), "", {Need.TRAIN_MEMORY}),
+    (_job(("python3", "train.py", "--rollout-batch-size", "32", *recipes.get("qwen3-4b-colocated").model.argv(),
+           "--sglang-speculative-algorithm", "EAGLE")), "", {Need.ROLLOUT_MEMORY}),
+    (_job(("python3", "train.py", "--rollout-batch-size", "32", *recipes.get("qwen3-4b-colocated").model.argv(),
+           "--lora-rank", "8")), "", {Need.TRAIN_MEMORY, Need.ROLLOUT_MEMORY}),
 ])
 def test_job_gives_each_fact_or_the_reason(job, error, missing):
     inputs = inputs_for_job(job, get_profile("h200"), error)
@@ -73,3 +80,18 @@ def test_job_gives_each_fact_or_the_reason(job, error, missing):
     assert all(why for why in inputs.missing.values())
     if error:
         assert all(error in why for why in inputs.missing.values())
+
+
+@pytest.mark.parametrize(("missing", "summary"), [
+    ({Need.MODEL: "a", Need.TRAIN_MEMORY: "a"}, "cannot judge the job: the model and training memory are not known: a"),
+    ({Need.MODEL: "a", Need.TRAIN_MEMORY: "b"},
+     "cannot judge the job: the model is not known: a; the training memory is not known: b"),
+    ({Need.LAUNCH: "x", Need.RECIPE: "x", Need.MODEL: "x", Need.TRAIN_MEMORY: "y"},
+     "cannot judge the job: the launch, recipe and model are not known: x; the training memory is not known: y"),
+    ({Need.TRAIN_MEMORY: "y"}, "cannot judge the job: the training memory is not known: y"),
+])
+def test_registry_names_one_reason_once_with_every_fact_it_leaves_unknown(missing, summary):
+    """A job that could not be read lacks several facts for one reason: said once, naming them all, in Need order."""
+    (verdict,) = preflight.get("recipe_stage_memory").run(dataclasses.replace(BASE, missing=missing),
+                                                            observation=Untouchable())
+    assert (verdict.status, verdict.summary) == (Status.UNKNOWN, summary)

@@ -28,7 +28,7 @@ def _job(argv=TRAIN, **kw) -> Job:
 
 
 def test_the_facts_read_from_the_trainers_argv():
-    assert READ_FROM_RECIPE == (Need.RECIPE, Need.MODEL, Need.BATCH)
+    assert READ_FROM_RECIPE == (Need.RECIPE, Need.MODEL, Need.BATCH, Need.TRAIN_MEMORY, Need.ROLLOUT_MEMORY)
 
 
 @pytest.mark.parametrize(("error", "why"), [("ray job submit: no entrypoint", "ray job submit: no entrypoint"),
@@ -36,8 +36,10 @@ def test_the_facts_read_from_the_trainers_argv():
 def test_a_job_not_captured_lacks_every_fact_of_a_launch(error, why):
     inputs = inputs_for_job(None, H200, error) if error else inputs_for_job(None, H200)
     assert inputs == Inputs(recipe=DEFAULT, profile=H200, guarded_by=guarded_by(), missing={
-        Need.RECIPE: why, Need.MODEL: why, Need.BATCH: why, Need.LAUNCH: why})
-    assert list(inputs.missing) == [Need.RECIPE, Need.MODEL, Need.BATCH, Need.LAUNCH]
+        Need.RECIPE: why, Need.MODEL: why, Need.BATCH: why, Need.TRAIN_MEMORY: why, Need.ROLLOUT_MEMORY: why,
+        Need.LAUNCH: why})
+    assert list(inputs.missing) == [Need.RECIPE, Need.MODEL, Need.BATCH, Need.TRAIN_MEMORY, Need.ROLLOUT_MEMORY,
+                                    Need.LAUNCH]
 
 
 @pytest.mark.parametrize(("job", "why"), [
@@ -52,7 +54,8 @@ def test_a_job_not_captured_lacks_every_fact_of_a_launch(error, why):
 def test_a_trainer_that_cannot_be_read_lacks_the_recipe_model_and_batch_naming_why(job, why):
     inputs = inputs_for_job(job, H200)
     assert inputs == Inputs(recipe=DEFAULT, profile=H200, guarded_by=guarded_by(), job=job,
-                            missing={Need.RECIPE: why, Need.MODEL: why, Need.BATCH: why})
+                            missing={Need.RECIPE: why, Need.MODEL: why, Need.BATCH: why,
+                                                              Need.TRAIN_MEMORY: why, Need.ROLLOUT_MEMORY: why})
 
 
 @pytest.mark.parametrize("argv", [("train.py", "--colocate"), ("python3", "train.py", "--colocate"),
@@ -67,7 +70,8 @@ def test_an_argv_slimes_parser_would_refuse_names_the_flag():
     inputs = inputs_for_job(job, H200)
     why = "the argv does not read as a SLIME recipe: --tensor-model-parallel-size 'two': expected an integer"
     assert inputs == Inputs(recipe=DEFAULT, profile=H200, guarded_by=guarded_by(), job=job,
-                            missing={Need.RECIPE: why, Need.MODEL: why, Need.BATCH: why})
+                            missing={Need.RECIPE: why, Need.MODEL: why, Need.BATCH: why,
+                                                              Need.TRAIN_MEMORY: why, Need.ROLLOUT_MEMORY: why})
 
 
 @pytest.mark.parametrize(("profile", "hardware"), [(H200, "h200"), (get_profile("gb300"), "gb300"), (None, None)])

@@ -5,6 +5,8 @@ not render kept for the judges that read them."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rlcheck.facts import Need
@@ -85,48 +87,78 @@ def test_a_known_models_own_flags_read_as_that_model(name):
     assert to_recipe.model_of(Flags(MODELS[name].argv())) == (MODELS[name], "")
 
 
-def test_a_spec_model_without_its_spec_is_not_that_model():
+def test_a_spec_model_without_its_spec_is_the_model_its_flags_describe():
+    """Without --spec Megatron builds its own MLA layers from the flags: no DSA indexer, and not GLM-5."""
     argv = [t for t in MODELS["GLM-5"].argv() if t not in MODELS["GLM-5"].spec]
     model, why = to_recipe.model_of(Flags(argv))
-    assert model.name == "unknown"
-    assert why == (f"the model (--num-layers 78, --hidden-size 6144, --ffn-hidden-size 12288, "
-                   f"--num-attention-heads 64) is not among the known architectures ({KNOWN})")
+    assert (model.name, why) == ("the argv's 78-layer model", "")
+    assert model.attention == dataclasses.replace(MODELS["GLM-5"].attention, indexer=None, kv_channels=192)
+    assert (model.moe, model.untie_embeddings) == (MODELS["GLM-5"].moe and dataclasses.replace(
+        MODELS["GLM-5"].moe, extra=(), extra_after_bias=()), True)
 
 
-def test_a_model_of_known_dims_that_differs_names_each_flag_and_the_known_value():
+UNCOUNTED = ("--multimodal-keys", '{"image": "images"}')
+"""A flag that leaves the argv's model uncounted (a vision tower), so the known-model reasons show."""
+VISION = ("it has a shape rlcheck does not count: --multimodal-keys {\"image\": \"images\"} (a vision-language "
+          "model: the vision tower is not in the argv)")
+
+
+def test_a_model_of_known_dims_that_differs_is_counted_from_its_flags():
     argv = [*QWEN4B[:-2], "--rotary-base", "10000", "--vocab-size", "1000"]
     model, why = to_recipe.model_of(Flags(argv))
+    assert (model.name, why, model.vocab_size, model.rotary_base) == ("the argv's 36-layer model", "", 1000, 10000)
+    assert dataclasses.replace(model, name="Qwen3-4B", vocab_size=151936, rotary_base=1_000_000, norm_epsilon="1e-6",
+                               bias_linear=False, params_b=4.0) == MODELS["Qwen3-4B"]
+
+
+def test_a_model_of_known_dims_that_differs_and_cannot_be_counted_names_each_flag_and_the_known_value():
+    argv = [*QWEN4B[:-2], "--rotary-base", "10000", "--vocab-size", "1000", *UNCOUNTED]
+    model, why = to_recipe.model_of(Flags(argv), [t for t in argv if t.startswith("--")])
     assert why == (f"the model (--num-layers 36, --hidden-size 2560, --ffn-hidden-size 9728, --num-attention-heads 32)"
-                   f" is not among the known architectures ({KNOWN}); its dims are known, but it has --vocab-size 1000 "
-                   f"(Qwen3-4B: 151936), --rotary-base 10000 (Qwen3-4B: 1000000)")
+                   f" is not among the known architectures ({KNOWN}) and cannot be counted from the argv: {VISION}; "
+                   f"its dims are a known model's, but it has --vocab-size 1000 (Qwen3-4B: 151936), --rotary-base "
+                   f"10000 (Qwen3-4B: 1000000)")
     assert (model.name, model.num_layers, model.moe) == ("unknown", 36, None)
 
 
 def test_every_known_model_of_the_same_dims_is_named():
-    argv = [*[t for t in MODELS["GLM-5"].argv() if t not in ("--rotary-base", "1000000")], "--rotary-base", "5"]
-    assert to_recipe.model_of(Flags(argv))[1].endswith(
-        "its dims are known, but it has --rotary-base 5 (GLM-5.2: 8000000); --rotary-base 5 (GLM-5: 1000000)")
+    argv = [*[t for t in MODELS["GLM-5"].argv() if t not in ("--rotary-base", "1000000")], "--rotary-base", "5",
+            *UNCOUNTED]
+    assert to_recipe.model_of(Flags(argv), ["--multimodal-keys"])[1].endswith(
+        "its dims are a known model's, but it has --rotary-base 5 (GLM-5.2: 8000000); --rotary-base 5 (GLM-5: "
+        "1000000)")
 
 
 def test_a_known_models_dims_with_a_flag_left_out_says_not_given():
-    argv = [t for t in QWEN4B if t not in ("--rotary-base", "1000000")]
-    assert to_recipe.model_of(Flags(argv))[1].endswith("its dims are known, but it has --rotary-base (not given) "
-                                                        "(Qwen3-4B: 1000000)")
+    argv = [*[t for t in QWEN4B if t not in ("--rotary-base", "1000000")], *UNCOUNTED]
+    assert to_recipe.model_of(Flags(argv), ["--multimodal-keys"])[1].endswith(
+        "its dims are a known model's, but it has --rotary-base (not given) (Qwen3-4B: 1000000)")
 
 
 def test_other_dims_are_not_near_a_known_model():
-    argv = [*QWEN4B[:1], "37", *QWEN4B[2:]]
-    model, why = to_recipe.model_of(Flags(argv))
+    argv = [*QWEN4B[:1], "37", *QWEN4B[2:], *UNCOUNTED]
+    model, why = to_recipe.model_of(Flags(argv), ["--multimodal-keys"])
     assert why == (f"the model (--num-layers 37, --hidden-size 2560, --ffn-hidden-size 9728, --num-attention-heads 32)"
-                   f" is not among the known architectures ({KNOWN})")
+                   f" is not among the known architectures ({KNOWN}) and cannot be counted from the argv: {VISION}")
     assert model.num_layers == 37
 
 
 def test_other_experts_are_not_near_a_known_model_and_the_stand_in_keeps_them():
-    argv = [t if t != "128" else "64" for t in QWEN30B]
-    model, why = to_recipe.model_of(Flags(argv))
-    assert "its dims are known" not in why
+    argv = [*[t if t != "128" else "64" for t in QWEN30B], *UNCOUNTED]
+    model, why = to_recipe.model_of(Flags(argv), ["--multimodal-keys"])
+    assert "known model's" not in why and VISION in why
     assert model.moe is not None and (model.moe.num_experts, model.moe.router_topk) == (64, 1)
+
+
+def test_other_experts_without_an_uncounted_flag_are_counted():
+    argv = [t if t != "128" else "64" for t in QWEN30B]
+    model, why = to_recipe.model_of(Flags(argv), [t for t in argv if t.startswith("--")])
+    assert why == "" and model.moe is not None
+    assert (model.moe.num_experts, model.moe.router_topk, model.moe.ffn_hidden_size) == (64, 8, 768)
+
+
+NO_DIMS = (f"the model (no model dims) is not among the known architectures ({KNOWN}) and cannot be counted from the "
+           "argv: the argv does not state --num-layers, --hidden-size, --num-attention-heads, --vocab-size")
 
 
 @pytest.mark.parametrize(("argv", "layers", "experts"), [
@@ -146,7 +178,7 @@ def test_the_stand_in_of_an_unknown_model(argv, layers, experts):
     if model.moe:
         assert (model.moe.router_topk, model.moe.ffn_hidden_size, model.moe.layer_freq) == (1, 1, "1")
     if not argv or argv[0] != "--num-layers":
-        assert why == f"the model (no model dims) is not among the known architectures ({KNOWN})"
+        assert why == NO_DIMS
 
 
 # --- the rollout, parallelism and placement SLIME would read ---------------------------------------------------------
@@ -286,7 +318,7 @@ def test_read_fills_the_rest_and_names_what_is_missing():
     assert (r.reward, r.hf_checkpoint, r.sglang, r.train_script, r.framework, r.optimizer.cpu_offload) == \
         (Reward(), "", (), "train.py", "slime", False)
     assert reading.missing == {
-        Need.MODEL: f"the model (no model dims) is not among the known architectures ({KNOWN})",
+        Need.MODEL: NO_DIMS,
         Need.BATCH: "--rollout-batch-size is not in the argv"}
     assert list(reading.missing) == [Need.MODEL, Need.BATCH]
     # an argv of one word (no interpreter before the script) names that word as the script

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from rlcheck.facts import Need
 from rlcheck.framework.detect import FRAMEWORKS
+from rlcheck.job import argv_model
 from rlcheck.job.job import Job
 from rlcheck.probes.recipe.inline_secrets import secret_name
 from rlcheck.probes.recipe.memory_activations import recompute_of
@@ -87,9 +88,10 @@ def _identity(model: ModelArch) -> dict[str, int | None]:
             "--kv-lora-rank": att.kv_lora_rank if isinstance(att, MLA) else None}
 
 
-def model_of(flags: Flags) -> tuple[ModelArch, str]:
-    """The known architecture the argv's identity flags all match, else an argv-only stand-in and the missing
-    fact (naming the flags that differ from a known model of the same dims)."""
+def model_of(flags: Flags, names: Sequence[str] = ()) -> tuple[ModelArch, str]:
+    """The known architecture the argv's identity flags all match, else the model its Megatron flags describe in
+    full (rlcheck.job.argv_model; names: the argv's options in order), else an argv-only stand-in and the missing
+    fact (why the argv's model cannot be counted, and the flags that differ from a known model of the same dims)."""
     dims = tuple(flags.int(f) for f in _DIMS)
     experts = flags.int("--num-experts")
     near: list[str] = []  # known models of the same dims and experts, by the flags they differ in
@@ -101,9 +103,13 @@ def model_of(flags: Flags) -> tuple[ModelArch, str]:
             return model, ""
         if all(f not in (*_DIMS, "--num-experts") for f, _ in differ):
             near.append(", ".join(f"{f} {flags.str(f) or '(not given)'} ({model.name}: {v})" for f, v in differ))
+    built, unbuilt = argv_model.from_argv(flags, list(names))
+    if built is not None:
+        return built, ""
     given = ", ".join(f"{f} {v}" for f, v in zip(_DIMS, dims, strict=True) if v is not None) or "no model dims"
-    why = (f"the model ({given}) is not among the known architectures ({', '.join(MODELS)})"
-           + (f"; its dims are known, but it has {'; '.join(near)}" if near else ""))
+    why = (f"the model ({given}) is not among the known architectures ({', '.join(MODELS)}) and cannot be counted "
+           f"from the argv: {unbuilt}"
+           + (f"; its dims are a known model's, but it has {'; '.join(near)}" if near else ""))
     # Stand-in: only the layer count and expert count are read by the checks that still run (layout). An argv that
     # states no model at all (its model args were not seen: a launcher helper the stub does not model) does not say
     # the model is dense: with EP > 1 the stand-in takes EP's experts, so the layout judges what the argv states.
@@ -194,7 +200,8 @@ def train_args(argv: Sequence[str], rendered: Recipe) -> tuple[str, ...]:
 def read(job: Job) -> Reading:
     """The Recipe of a Job; ValueError names a flag whose value SLIME would refuse."""
     flags = Flags(job.argv)
-    model, model_missing = model_of(flags)
+    names = [token.partition("=")[0] for token in job.argv if is_option(token)]
+    model, model_missing = model_of(flags, names)
     rollout, batch_missing = _rollout(flags)
     rm_type = flags.str("--rm-type", "deepscaler")
     recipe = Recipe(id=f"job:{job.source}", model=model, rollout=rollout, parallel=_parallel(flags),
@@ -210,5 +217,9 @@ def read(job: Job) -> Reading:
     recipe = recipe.replace(extra_args=train_args(job.argv, recipe))
     recompute_of(recipe)  # ValueError names a --recompute-* value SLIME's parser refuses
     flags.int("--rollout-max-prompt-len")
-    missing = {need: why for need, why in ((Need.MODEL, model_missing), (Need.BATCH, batch_missing)) if why}
-    return Reading(recipe=recipe, missing=missing)
+    train_terms = argv_model.asked(flags, names, argv_model.TRAIN_TERMS)
+    engine_terms = argv_model.asked(flags, names, argv_model.ROLLOUT_TERMS)
+    facts = ((Need.MODEL, model_missing), (Need.BATCH, batch_missing),
+             (Need.TRAIN_MEMORY, train_terms and f"the launch asks for {train_terms}"),
+             (Need.ROLLOUT_MEMORY, engine_terms and f"the launch asks for {engine_terms}"))
+    return Reading(recipe=recipe, missing={need: why for need, why in facts if why})

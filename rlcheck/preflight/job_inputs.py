@@ -14,7 +14,7 @@ from rlcheck.job.job import Job
 from rlcheck.preflight import guarded_by
 from rlcheck.preflight.registry import Inputs, Need
 
-READ_FROM_RECIPE = (Need.RECIPE, Need.MODEL, Need.BATCH)
+READ_FROM_RECIPE = (Need.RECIPE, Need.MODEL, Need.BATCH, Need.TRAIN_MEMORY, Need.ROLLOUT_MEMORY)
 """The facts read from the trainer's argv: all missing when it could not be read."""
 
 

@@ -114,16 +114,18 @@ CHECKS = (
                  "the job's own, else the recipe's; SLIME v0.2.4 by default): types, choices, unknown or dropped "
                  "options, abbreviations, options twice",
           collect=lambda i: i.judged_framework(), light_collect=True, judge=evaluate_framework_args),
-    Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=MODEL_AND_PROFILE,
+    Check(id="recipe_stage_memory", guards=("pp-stage-oom",), needs=MODEL_AND_PROFILE | {Need.TRAIN_MEMORY},
           judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer, "
                  "Megatron's activation formula for the recompute setting, fp32 logits) against 0.94 of HBM",
           moot=lambda i: recipe_rules.no_training(i.recipe, "pp-stage-oom"),
           judge=lambda obs, i: memory.evaluate_stage_memory(i.recipe, i.profile)),
-    Check(id="recipe_kv_pool", guards=("kv-pool-truncation",), needs=MODEL_AND_PROFILE,
+    Check(id="recipe_kv_pool", guards=("kv-pool-truncation",), needs=MODEL_AND_PROFILE | {Need.ROLLOUT_MEMORY},
           judges="SGLang's KV pool (its own arithmetic: fraction x free before loading - weights, in pages) against "
-                 "rollout context x concurrency; NSA fp8 over-allocation",
+                 "rollout context x concurrency; NSA fp8 over-allocation; a bf16 FAIL a quantized checkpoint would not "
+                 "have is UNKNOWN until config.json gives the precision",
           moot=lambda i: recipe_rules.no_engines(i.recipe, "kv-pool-truncation"),
-          judge=lambda obs, i: memory_kv.evaluate_kv_pool(i.recipe, i.profile)),
+          collect=lambda i: collect_hf_config(i.launch_argv()) if i.job is not None else None, light_collect=True,
+          judge=lambda obs, i: memory_kv.evaluate_kv_pool(i.recipe, i.profile, obs)),
     Check(id="recipe_sample_caps", guards=("cuda-oom",),
           judges="with `--use-dynamic-batch-size`, `--max-tokens-per-gpu` is set and the longest sample (prompt cap, "
                  "else `--rollout-max-context-len` - 1, + response cap; on Miles at most the context cap) fits it x CP",

@@ -72,6 +72,10 @@ def _not_moot(inputs: Inputs) -> None:
     return None
 
 
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Check:
     id: str
@@ -129,7 +133,11 @@ class Check:
             return [moot.with_id(self.id)]
         lacking = [need for need in Need if need in self.needs and need in inputs.missing]
         if lacking:
-            why = "; ".join(f"the {need.value} is not known: {inputs.missing[need]}" for need in lacking)
+            reasons: dict[str, list[str]] = {}  # one reason (a job that could not be read) lacks several facts
+            for need in lacking:
+                reasons.setdefault(inputs.missing[need], []).append(need.value)
+            why = "; ".join(f"the {_and(names)} {'is' if len(names) == 1 else 'are'} not known: {reason}"
+                            for reason, names in reasons.items())
             return [Verdict(check_id=self.id, status=Status.UNKNOWN, summary=f"cannot judge the job: {why}")]
         obs = self.collect(inputs) if observation is None else observation
         out = self.judge(obs, inputs)

@@ -6,8 +6,9 @@ SGLang 0.5.12.post1, python/sglang/srt/model_executor/:
 - model_runner_kv_cache_mixin.py `_profile_available_bytes`: rest = free after loading
   - pre_model_load_memory x (1 - mem_fraction_static). With free after loading = pre - weights, the
   pool is mem_fraction_static x pre - weights; CUDA graphs and activations live in the (1 - f) slice.
-- pool_configurator.py `DefaultPoolConfigurator`: tokens = rest // cell_size, then // page_size x
-  page_size. cell_size (bytes per token, all layers, one GPU):
+- pool_configurator.py `DefaultPoolConfigurator`: tokens = rest // cell_size, at most --max-total-tokens
+  (kv_cache_configurator.py `_apply_token_constraints`, 0.5.16), then // page_size x page_size.
+  cell_size (bytes per token, all layers, one GPU):
   GQA: max(1, KV heads // attention TP) x (head_dim + v_head_dim) x layers x element size;
   MLA: (kv_lora_rank + qk_rope_head_dim) x layers x element size, plus for NSA (DSA) models
   (index_head_dim + index_head_dim // 128 x 4) x layers x 1 B (uint8 index keys with fp32 scales).
@@ -32,6 +33,7 @@ import re
 
 from rlcheck import catalog
 from rlcheck.hardware import HardwareProfile
+from rlcheck.probes.recipe.hf_config import HfConfigObservation
 from rlcheck.probes.recipe.memory_params import GIB, count_params, flag_value, is_dsa, kv_bytes_per_token
 from rlcheck.probes.recipe.recipe_rules import no_engines
 from rlcheck.recipes.models import GLM5_2, MLA
@@ -55,7 +57,7 @@ class KvPool:
     engines: int
     pools_per_engine: int
     """One KV pool per engine; one per DP rank under --enable-dp-attention."""
-    weight_bytes_per_param: int
+    weight_bytes_per_param: float
     pre_load_free_gib: float
     """HBM less the CUDA context and NCCL: what SGLang sees free before loading weights."""
     weights_gib: float
@@ -117,18 +119,48 @@ def _fraction(recipe: Recipe) -> float:
     return fraction
 
 
-def estimate_kv_pool(recipe: Recipe, profile: HardwareProfile) -> KvPool:
-    """SGLang's KV pool per engine (per DP rank under dp-attention); ValueError without a usable fraction."""
+QUANTIZED_MIN_BYTES = 0.5
+"""The least a rollout weight takes (int4 / fp4 checkpoints): a pool that fails even at this fails at any precision."""
+
+
+def _config_fp8(checkpoint: HfConfigObservation | None) -> bool:
+    """The job's config.json says its weights are fp8 (quantization_config.quant_method 'fp8': 1 B per weight)."""
+    quant = checkpoint.config.get("quantization_config") if checkpoint and checkpoint.config else None
+    return isinstance(quant, dict) and quant.get("quant_method") == "fp8"
+
+
+def precision_unknown(recipe: Recipe, checkpoint: HfConfigObservation | None) -> str:
+    """'' when the rollout weights' precision is known, else why not. Known: SGLang's --sglang-quantization, an
+    fp8/int8 checkpoint name, a built-in recipe (checkpoint None: the recipe names its checkpoint), or the job's
+    config.json read with no quantization_config (bf16) or an fp8 one. A quantized config of another method
+    (compressed-tensors int4, AWQ, GPTQ, mxfp4) or an unreadable config leaves it unknown."""
+    if checkpoint is None or recipe.sglang_value("quantization") or _weight_bytes(recipe) == 1:
+        return ""
+    if checkpoint.config is None:
+        return f"{checkpoint.path or '--hf-checkpoint'} could not be read here ({checkpoint.error})"
+    quant = checkpoint.config.get("quantization_config")
+    if quant is None or _config_fp8(checkpoint):
+        return ""
+    method = quant.get("quant_method") if isinstance(quant, dict) else quant
+    return f"{checkpoint.path} has quantization_config {str(method)[:40]!r}, a precision rlcheck does not size"
+
+
+def estimate_kv_pool(recipe: Recipe, profile: HardwareProfile, weight_bytes: float | None = None) -> KvPool:
+    """SGLang's KV pool per engine (per DP rank under dp-attention); ValueError without a usable fraction.
+    weight_bytes: bytes per rollout weight, else read from the recipe (_weight_bytes)."""
     fraction, pl, ro = _fraction(recipe), recipe.placement, recipe.rollout
     engine = pl.rollout_gpus_per_engine
     pools = int(recipe.sglang_value("dp-size") or 1) if "enable-dp-attention" in dict(recipe.sglang) else 1
     attention_tp = max(1, engine // pools)
-    params, nbytes = count_params(recipe.model), _weight_bytes(recipe)
+    params = count_params(recipe.model)
+    nbytes = _weight_bytes(recipe) if weight_bytes is None else weight_bytes
     weights = (params.expert / engine + (params.total - params.expert) / attention_tp) * nbytes
     pre = (profile.hbm_gib - CUDA_CONTEXT_GIB) * GIB
     cell = kv_bytes_per_token(recipe.model, recipe.sglang_value("kv-cache-dtype"), attention_tp)
     page = int(recipe.sglang_value("page-size") or 1)
-    tokens = max(0, int((fraction * pre - weights) // cell) // page * page)
+    tokens = max(0, int((fraction * pre - weights) // cell))
+    cap = recipe.sglang_value("max-total-tokens") or ""
+    tokens = (min(tokens, int(cap)) if cap.isdigit() else tokens) // page * page  # the user's cap, then pages
     engines = max(1, pl.rollout_gpus // engine)
     asked = math.ceil(ro.rollout_batch_size * ro.n_samples_per_prompt / engines)
     running = recipe.sglang_value("max-running-requests")
@@ -172,7 +204,10 @@ def kv_calibration(hbm_gib: float) -> KvCalibration:
                          implied_loaded_gib=(f_lo * implied_pre - t_lo * cell) / GIB, weights_gib=weights / GIB)
 
 
-def evaluate_kv_pool(recipe: Recipe, profile: HardwareProfile | None) -> Verdict:
+def evaluate_kv_pool(recipe: Recipe, profile: HardwareProfile | None,
+                     checkpoint: HfConfigObservation | None = None) -> Verdict:
+    """checkpoint: the job's config.json as read (None for a built-in recipe): a FAIL at bf16 weights that a
+    quantized checkpoint would not have is UNKNOWN while the checkpoint's precision is not known."""
     base = {"failure_id": "kv-pool-truncation"}
     if done := no_engines(recipe, base["failure_id"]):
         return done
@@ -182,10 +217,18 @@ def evaluate_kv_pool(recipe: Recipe, profile: HardwareProfile | None) -> Verdict
         return Verdict(**base, status=Status.SKIP,
                        summary="needs --sglang-mem-fraction-static in the recipe: found none (SGLang picks its own)")
     try:
-        pool = estimate_kv_pool(recipe, profile)
+        pool = estimate_kv_pool(recipe, profile, 1 if _config_fp8(checkpoint) else None)
     except ValueError as exc:
         return Verdict(**base, status=Status.FAIL, summary=f"SGLang rejects {exc}", remedy="set a fraction such as 0.8")
     status, summary = _judge(pool, profile)
+    unsure = precision_unknown(recipe, checkpoint) if status is Status.FAIL else ""
+    if unsure and _judge(estimate_kv_pool(recipe, profile, QUANTIZED_MIN_BYTES), profile)[0] is not Status.FAIL:
+        return Verdict(**base, status=Status.UNKNOWN, details=_kv_details(recipe, profile, pool),
+                       summary=f"at {pool.weight_bytes_per_param:g} B per rollout weight: {summary}; but the "
+                               f"checkpoint's precision is not known ({unsure}) and a quantized one (int4, fp8) "
+                               f"would hold it",
+                       remedy="run where --hf-checkpoint's config.json is readable (its quantization_config decides), "
+                              "or state --sglang-quantization")
     remedy = "" if status is Status.PASS else _kv_remedy(pool, profile)
     return Verdict(**base, status=status, summary=summary, details=_kv_details(recipe, profile, pool), remedy=remedy)
 
@@ -199,7 +242,7 @@ def _judge(pool: KvPool, profile: HardwareProfile) -> tuple[Status, str]:
             f"({pool.allocated_bytes_per_token:,} vs {pool.kv_bytes_per_token:,} B per token)")
     if pool.pool_tokens == 0:
         return Status.FAIL, (f"no KV pool {at}: rollout weights {pool.weights_gib:.1f} GiB per GPU "
-                             f"({pool.engine_gpus}-GPU engine, {pool.weight_bytes_per_param} B per param) exceed "
+                             f"({pool.engine_gpus}-GPU engine, {pool.weight_bytes_per_param:g} B per param) exceed "
                              f"{pool.mem_fraction_static:g} x {pool.pre_load_free_gib:.1f} GiB free before loading")
     if pool.full_requests < 1:
         return Status.FAIL, (f"{size} < one full-length {request} (prompt + response): SGLang cuts responses at "
@@ -232,7 +275,7 @@ def _kv_details(recipe: Recipe, profile: HardwareProfile, pool: KvPool) -> str:
     prompt = "assumed" if pool.prompt_assumed else "--rollout-max-prompt-len"
     lines = [
         f"{recipe.model.name}: {pool.engines} engines of {pool.engine_gpus} GPUs, {pool.pools_per_engine} KV pool(s) "
-        f"each; weights {pool.weights_gib:.1f} GiB per GPU at {pool.weight_bytes_per_param} B per param; KV "
+        f"each; weights {pool.weights_gib:.1f} GiB per GPU at {pool.weight_bytes_per_param:g} B per param; KV "
         f"{pool.kv_bytes_per_token:,} B per token per GPU (kv-cache-dtype "
         f"{recipe.sglang_value('kv-cache-dtype') or 'auto'}), {pool.allocated_bytes_per_token:,} B allocated",
         f"pool (SGLang 0.5.12.post1 arithmetic) = {pool.mem_fraction_static:g} x ({profile.hbm_gib:.1f} GiB - "

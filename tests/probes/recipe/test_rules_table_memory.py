@@ -234,3 +234,72 @@ def test_rules_table_kv_excess_exactly_the_slice_is_a_warn():
 ], ids=["excess-only", "fraction-0.51", "need-0.95"])
 def test_rules_table_kv_remedy_each_branch(pool, remedy):
     assert memory_kv._kv_remedy(pool, H100).startswith(remedy)
+
+
+# --- the rollout checkpoint's precision, when the bf16 estimate FAILs ------------------------------------------------
+
+def _glm_on_one_node(fraction: str = "0.7") -> Recipe:
+    """GLM-5.2 in one 8-GPU engine on H200: at bf16 its weights alone exceed the pool's share; at int4 they do not."""
+    from rlcheck.recipes.models import GLM5_2
+    base = recipes.get("qwen3-4b-colocated", H200)
+    recipe = base.replace(model=GLM5_2, hf_checkpoint="/models/GLM-5.2",
+                          placement=dataclasses.replace(base.placement, rollout_gpus_per_engine=8))
+    return with_sglang(recipe, {"mem-fraction-static": fraction})
+
+
+def _read(config: dict | None, error: str = "") -> memory_kv.HfConfigObservation:
+    return memory_kv.HfConfigObservation(path="/models/GLM-5.2/config.json", config=config, error=error)
+
+
+UNREADABLE = _read(None, "/models/GLM-5.2 does not exist on this machine")
+
+
+@pytest.mark.parametrize(("checkpoint", "sglang", "name", "status"), [
+    (None, {}, "/models/GLM-5.2", Status.FAIL),  # a built-in recipe names its checkpoint: known
+    (UNREADABLE, {}, "/models/GLM-5.2", Status.UNKNOWN),
+    (_read({}), {}, "/models/GLM-5.2", Status.FAIL),  # no quantization_config: bf16
+    (_read({"quantization_config": None}), {}, "/models/GLM-5.2", Status.FAIL),
+    (_read({"quantization_config": {"quant_method": "compressed-tensors"}}), {}, "/models/GLM-5.2", Status.UNKNOWN),
+    (_read({"quantization_config": "awq"}), {}, "/models/GLM-5.2", Status.UNKNOWN),
+    (UNREADABLE, {"quantization": "awq"}, "/models/GLM-5.2", Status.FAIL),  # stated: SGLang's flag decides
+    (UNREADABLE, {}, "/models/GLM-5.2-INT8", Status.WARN),  # the name says 1 B: a pool, if a small one
+])
+def test_rules_table_a_bf16_fail_a_quantized_checkpoint_would_not_have_is_unknown(checkpoint, sglang, name, status):
+    recipe = with_sglang(_glm_on_one_node().replace(hf_checkpoint=name), sglang)
+    verdict = memory_kv.evaluate_kv_pool(recipe, H200, checkpoint)
+    assert verdict.status is status, verdict.render()
+    if status is Status.UNKNOWN:
+        why = ("/models/GLM-5.2/config.json could not be read here (/models/GLM-5.2 does not exist on this machine)"
+               if checkpoint is UNREADABLE else
+               f"/models/GLM-5.2/config.json has quantization_config "
+               f"{'compressed-tensors' if isinstance(checkpoint.config['quantization_config'], dict) else 'awq'!r}, "
+               f"a precision rlcheck does not size")
+        assert verdict.summary == (
+            "at 2 B per rollout weight: no KV pool at mem_fraction_static 0.7 on h200: rollout weights 173.2 GiB per "
+            "GPU (8-GPU engine, 2 B per param) exceed 0.7 x 138.7 GiB free before loading; but the checkpoint's "
+            f"precision is not known ({why}) and a quantized one (int4, fp8) would hold it")
+        assert verdict.remedy.startswith("run where --hf-checkpoint's config.json is readable")
+
+
+def test_rules_table_an_fp8_config_is_one_byte_per_weight():
+    recipe = _glm_on_one_node()
+    fp8 = memory_kv.evaluate_kv_pool(recipe, H200, _read({"quantization_config": {"quant_method": "fp8"}}))
+    assert fp8.status is Status.WARN and "86.6 GiB per GPU at 1 B per param" in fp8.details
+    assert memory_kv.evaluate_kv_pool(recipe, H200, _read({"quantization_config": {"quant_method": "fp4"}})).status \
+        is Status.UNKNOWN
+
+
+def test_rules_table_a_fail_at_any_precision_stays_a_fail():
+    """At fraction 0.2 even int4 weights (43.3 GiB per GPU) exceed 0.2 x 138.7 GiB: a FAIL whatever the checkpoint."""
+    verdict = memory_kv.evaluate_kv_pool(_glm_on_one_node("0.2"), H200, UNREADABLE)
+    assert verdict.status is Status.FAIL and verdict.summary.startswith("no KV pool at mem_fraction_static 0.2")
+
+
+@pytest.mark.parametrize(("cap", "page", "tokens"), [
+    (None, "1", None), ("1000", "1", 1000), ("1000", "64", 960), ("999999999", "1", None), ("abc", "1", None),
+])
+def test_rules_table_max_total_tokens_caps_the_pool_before_pages(cap, page, tokens):
+    recipe = with_sglang(recipes.get("qwen3-4b-colocated", H100), {"page-size": page})
+    profiled = memory_kv.estimate_kv_pool(recipe, H100).pool_tokens
+    capped = memory_kv.estimate_kv_pool(with_sglang(recipe, {"max-total-tokens": cap}) if cap else recipe, H100)
+    assert capped.pool_tokens == (profiled if tokens is None else tokens)

@@ -1,0 +1,224 @@
+"""The model a launch's Megatron flags describe, and the memory terms a launch asks for that rlcheck does not model.
+
+A launch of a model that is not one of rlcheck's known architectures still states its whole shape in the argv
+Megatron parses (SLIME's and Miles' model files are lists of those flags): layers, hidden size, FFN width, heads,
+GQA or MLA, experts and where they sit. `from_argv` builds the ModelArch the memory checks count from them, with
+Megatron's own defaults (megatron/training/arguments.py and TransformerConfig) for every flag left out:
+  --ffn-hidden-size    4 x hidden, or with --swiglu int(4 x hidden x 2/3 / 64) x 64
+  --kv-channels        hidden / heads
+  --num-query-groups   heads unless --group-query-attention (then 1 unless given)
+  MLA (--multi-latent-attention): --kv-lora-rank 32, --qk-head-dim 128, --v-head-dim 128, --qk-pos-emb-head-dim 64,
+                       no --q-lora-rank
+  MoE (--num-experts): --moe-ffn-hidden-size the FFN width, --moe-router-topk 2, --moe-layer-freq 1 (every layer)
+  activation           --swiglu three FFN matrices, else two
+A shape the count does not cover is never estimated from what is left: a layer spec or model provider of the
+launch's own, a vision tower, gated attention, latent MoE, learned absolute position embeddings
+(Megatron's default type) and the architecture flags of experimental variants make the model unknown, naming them.
+
+Terms smaller than 0.1% of the parameters are not counted: linear biases (Megatron's default without
+--disable-bias-linear), extra norms (--post-self-attn-layernorm, --post-mlp-layernorm, LayerNorm's bias), the
+shared-expert gate, attention sinks' per-head scalars, vocabulary padding.
+
+Beside the model, a launch can ask for memory neither estimate counts (TRAIN_TERMS, ROLLOUT_TERMS): MTP layers,
+LoRA adapters, fp8 training, another training backend, a virtual or explicit pipeline layout; a draft model,
+LoRA pools, disaggregated prefill, SGLang arguments from a file. Each makes the estimate it would change UNKNOWN,
+naming the flag, so no estimate undershoots what the launch really asks for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from rlcheck.probes.recipe.memory_params import moe_layer_flags
+from rlcheck.recipes.models import GQA, MLA, ModelArch, MoE
+
+
+class ArgvFlags(Protocol):
+    """What this module reads of an argv (rlcheck.job.to_recipe.Flags)."""
+
+    def has(self, flag: str) -> bool: ...
+    def int(self, flag: str, default: int | None = None) -> int | None: ...
+    def str(self, flag: str, default: str | None = None) -> str | None: ...
+
+
+Applies = Callable[[str, ArgvFlags], bool]
+"""(the flag's value, '' for a flag with none; the whole argv) -> the term is asked for."""
+
+
+def _always(value: str, flags: ArgvFlags) -> bool:
+    return True
+
+
+def _not_off(value: str, flags: ArgvFlags) -> bool:
+    """A size or switch that 0, none or false turns off (`--lora-rank 0` trains no adapter)."""
+    return value.strip().lower() not in ("0", "none", "false", "off")
+
+
+def _not(*defaults: str) -> Applies:
+    """Applies unless the value is one of the defaults (the value Megatron or SLIME uses when the flag is absent)."""
+    return lambda value, flags: value.strip().lower() not in defaults
+
+
+def _over_one(value: str, flags: ArgvFlags) -> bool:
+    return not value.strip().isdigit() or int(value) > 1
+
+
+def _attention_tp(flags: ArgvFlags) -> int:
+    """The attention TP of one SGLang engine as memory_kv counts it: engine GPUs over the DP ranks of dp-attention."""
+    engine = flags.int("--rollout-num-gpus-per-engine", 1) or 1
+    pools = (flags.int("--sglang-dp-size", 1) or 1) if flags.has("--sglang-enable-dp-attention") else 1
+    return max(1, engine // pools)
+
+
+def _dense_tp_below_attention(value: str, flags: ArgvFlags) -> bool:
+    """SGLang replicates dense MLP weights over more GPUs than the attention's: the estimate splits them by TP."""
+    return not value.strip().isdigit() or int(value) < _attention_tp(flags)
+
+
+def _tp_not_engine(value: str, flags: ArgvFlags) -> bool:
+    return value.strip() != str(flags.int("--rollout-num-gpus-per-engine", 1) or 1)
+
+
+def _dp_without_dp_attention(value: str, flags: ArgvFlags) -> bool:
+    return _over_one(value, flags) and not flags.has("--sglang-enable-dp-attention")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Term:
+    """A flag asking for memory an estimate does not count, and why."""
+
+    why: str
+    applies: Applies = _always
+    prefix: bool = False
+    """The entry's flag is a prefix: every flag starting with it (an experimental variant's family of flags)."""
+
+
+MODEL_TERMS: Mapping[str, Term] = {
+    "--spec": Term("a layer spec of the launch's own builds its layers"),
+    "--custom-model-provider-path": Term("a model provider of the launch's own builds the model"),
+    "--heterogeneous-layers-config-path": Term("layers of different shapes, from a config file"),
+    "--heterogeneous-layers-config-encoded-json": Term("layers of different shapes"),
+    "--multimodal-keys": Term("a vision-language model: the vision tower is not in the argv"),
+    "--moe-latent-size": Term("MoE experts in a latent space: their projections are not counted"),
+    "--experimental-attention-variant": Term("an experimental attention variant"),
+    "--attention-output-gate": Term("a gate on the attention output: its projection is not counted"),
+    "--use-gated-attention": Term("gated attention: its gate projection is not counted"),
+    "--dsa-": Term("DeepSeek sparse attention's indexer (only GLM-5.2's own spec is counted)", prefix=True),
+    "--dsv4-": Term("DeepSeek-V4's attention and hyper-connections", prefix=True),
+}
+"""Flags that give the model a shape the parameter count does not cover: with any of them the model is unknown."""
+
+TRAIN_TERMS: Mapping[str, Term] = {
+    "--mtp-num-layers": Term("MTP layers on the last stage, with their own logits", _not_off),
+    "--lora-rank": Term("LoRA adapters: frozen base weights with adapters' gradients and optimizer", _not_off),
+    "--train-backend": Term("a training backend other than Megatron (the estimate is Megatron's)", _not("megatron")),
+    "--fp8-format": Term("fp8 training: fp8 copies and scaling state beside the bf16 weights", _not_off),
+    "--fp8-recipe": Term("fp8 training: fp8 copies and scaling state beside the bf16 weights"),
+    "--fp4-format": Term("fp4 training: fp4 copies and scaling state beside the bf16 weights", _not_off),
+    "--num-layers-per-virtual-pipeline-stage": Term("a virtual pipeline: more micro-batches in flight"),
+    "--virtual-pipeline-model-parallel-size": Term("a virtual pipeline: more micro-batches in flight", _over_one),
+    "--pipeline-model-parallel-layout": Term("an explicit pipeline layout: stages of other sizes"),
+    "--account-for-embedding-in-pipeline-split": Term("a pipeline split that counts the embedding as a layer"),
+    "--account-for-loss-in-pipeline-split": Term("a pipeline split that counts the loss as a layer"),
+}
+"""Flags asking for training memory the stage estimate does not count."""
+
+ROLLOUT_TERMS: Mapping[str, Term] = {
+    "--sglang-speculative-algorithm": Term("a draft model: its weights and KV pool", _not("none", "")),
+    "--sglang-max-lora-rank": Term("SGLang's LoRA adapter pool", _not_off),
+    "--sglang-lora-": Term("SGLang's LoRA adapter pool", prefix=True),
+    "--sglang-enable-lora": Term("SGLang's LoRA adapter pool"),
+    "--lora-rank": Term("LoRA adapters served by SGLang: its adapter pool", _not_off),
+    "--sglang-config": Term("SGLang arguments from a file the launch does not show"),
+    "--sglang-enable-multimodal": Term("a vision tower in the engine"),
+    "--sglang-data-parallel-size": Term("data-parallel replicas inside one engine", _over_one),
+    "--sglang-dp-size": Term("data-parallel replicas without dp-attention", _dp_without_dp_attention),
+    "--sglang-pp-size": Term("pipeline stages inside one engine", _over_one),
+    "--sglang-pipeline-parallel-size": Term("pipeline stages inside one engine", _over_one),
+    "--sglang-tp-size": Term("a TP size other than the engine's GPUs", _tp_not_engine),
+    "--sglang-moe-dense-tp-size": Term("dense MLP weights split over fewer GPUs than the attention",
+                                       _dense_tp_below_attention),
+    "--sglang-disaggregation-mode": Term("disaggregated prefill and decode servers size their pools apart"),
+    "--prefill-num-servers": Term("disaggregated prefill and decode servers size their pools apart", _not_off),
+    "--window-size": Term("sliding-window layers: SGLang sizes their KV pool apart"),
+}
+"""Flags asking for rollout-engine memory the KV pool estimate does not count."""
+
+
+def asked(flags: ArgvFlags, names: list[str], terms: Mapping[str, Term]) -> str:
+    """'' or the flags of names (the argv's options, in order) that ask for a term of terms, each with why."""
+    out: list[str] = []
+    for name in names:
+        entry = terms.get(name) or next((t for f, t in terms.items() if t.prefix and name.startswith(f)), None)
+        value = flags.str(name, "") or ""
+        if entry is not None and entry.applies(value, flags):
+            shown = f"{name} {value}".strip()
+            out.append(f"{shown} ({entry.why})")
+    return "; ".join(dict.fromkeys(out))
+
+
+def _positions(flags: ArgvFlags) -> str:
+    """'' unless the model adds learned absolute position embeddings (Megatron's default type), which are not
+    counted."""
+    if flags.has("--no-position-embedding") or flags.has("--use-rotary-position-embeddings"):
+        return ""
+    kind = flags.str("--position-embedding-type", "learned_absolute")
+    return ("learned absolute position embeddings (Megatron's default --position-embedding-type; give rope or none)"
+            if kind == "learned_absolute" else "")
+
+
+def _attention(flags: ArgvFlags) -> GQA | MLA:
+    if flags.has("--multi-latent-attention"):
+        return MLA(q_lora_rank=flags.int("--q-lora-rank"), kv_lora_rank=flags.int("--kv-lora-rank", 32) or 32,
+                   qk_head_dim=flags.int("--qk-head-dim", 128) or 128, v_head_dim=flags.int("--v-head-dim", 128) or 128,
+                   qk_pos_emb_head_dim=flags.int("--qk-pos-emb-head-dim", 64) or 64,
+                   kv_channels=flags.int("--kv-channels"), qk_layernorm=flags.has("--qk-layernorm"))
+    groups = (flags.int("--num-query-groups", 1) or 1) if flags.has("--group-query-attention") else None
+    return GQA(num_query_groups=groups, kv_channels=flags.int("--kv-channels"),
+               qk_layernorm=flags.has("--qk-layernorm"), qkv_bias=flags.has("--add-qkv-bias"))
+
+
+def _rotary_base(flags: ArgvFlags) -> int:
+    """--rotary-base as a whole number (scripts write 1e6 or 1000000.0 too); it changes no memory, so a value that is
+    not one reads as 0 rather than failing the reading."""
+    raw = flags.str("--rotary-base", "10000") or "10000"
+    try:
+        value = float(raw)
+    except ValueError:
+        return 0
+    return int(value) if value.is_integer() else 0
+
+
+def from_argv(flags: ArgvFlags, names: list[str]) -> tuple[ModelArch | None, str]:
+    """The architecture the argv states (names: its options, in order), or None and why it cannot be counted."""
+    needed = ("--num-layers", "--hidden-size", "--num-attention-heads", "--vocab-size")
+    absent = [f for f in needed if flags.int(f) is None]
+    if absent:
+        return None, f"the argv does not state {', '.join(absent)}"
+    shape = "; ".join(x for x in (asked(flags, names, MODEL_TERMS), _positions(flags)) if x)
+    if shape:
+        return None, f"it has a shape rlcheck does not count: {shape}"
+    layers, hidden = flags.int("--num-layers") or 0, flags.int("--hidden-size") or 0
+    swiglu = flags.has("--swiglu")
+    ffn = flags.int("--ffn-hidden-size") or (int(4 * hidden * 2 / 3 / 64) * 64 if swiglu else 4 * hidden)
+    try:
+        moe = None
+        if flags.int("--num-experts"):
+            freq = flags.str("--moe-layer-freq", "1") or "1"
+            moe_layer_flags(freq, layers)  # Megatron refuses a pattern of another length, or none it can read
+            moe = MoE(num_experts=flags.int("--num-experts") or 0, router_topk=flags.int("--moe-router-topk", 2) or 2,
+                      ffn_hidden_size=flags.int("--moe-ffn-hidden-size") or ffn, layer_freq=freq,
+                      shared_expert_ffn=flags.int("--moe-shared-expert-intermediate-size") or 0,
+                      expert_bias=flags.has("--moe-router-enable-expert-bias"))
+        model = ModelArch(name=f"the argv's {layers}-layer model", num_layers=layers, hidden_size=hidden,
+                          ffn_hidden_size=ffn, num_attention_heads=flags.int("--num-attention-heads") or 0,
+                          vocab_size=flags.int("--vocab-size") or 0, rotary_base=_rotary_base(flags),
+                          attention=_attention(flags),
+                          untie_embeddings=flags.has("--untie-embeddings-and-output-weights"),
+                          activation="swiglu" if swiglu else "gelu", bias_linear=not flags.has("--disable-bias-linear"),
+                          moe=moe)
+    except ValueError as exc:
+        return None, f"its model flags do not describe a model Megatron builds: {exc}"
+    return model, ""
