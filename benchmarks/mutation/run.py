@@ -300,6 +300,9 @@ TARGETS = {
     # the warm interpreter's server in this process (os, select, signal, threading stand-ins): a child's exit status,
     # each step that makes it a fresh `python -c`, the statuses reaped, the serve loop and main's import report
     "process_warm_server": ("rlcheck/process/warm_server.py", ["test_rules_table_warm_server.py"]),
+    # the warm interpreters' client, its server a stand-in on in-memory pipes: ready or not, a run's Completed, the
+    # deadline's TERM then KILL, which runs share a server, when a run goes cold, how servers stop
+    "process_warm": ("rlcheck/process/warm.py", ["test_rules_table_warm.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
