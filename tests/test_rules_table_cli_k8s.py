@@ -164,6 +164,14 @@ def test_kubectl_applies_the_reports_patch_and_says_the_taint(stand, tmp_path, c
                            ("condition", status, node, _status(), kubectl)]
 
 
+def test_via_kubectl_with_kubectl_on_path_uses_it(stand, tmp_path, capsys):
+    kubectl = str(stand.kubectl)
+    got, _, err = _run(["apply-node-status", "--node", NODE, "--report", _report(tmp_path, [FAIL]), "--kubectl",
+                        kubectl, "--via", "kubectl"], capsys)
+    assert (got, err) == (1, f"rlcheck k8s apply-node-status: {NODE}: rlcheck.io/status=fail, tainted; {FAIL_LINE}\n")
+    assert [c[0] for c in stand.calls] == ["read_node", "apply", "condition"]
+
+
 def test_kubectl_without_condition_sets_no_condition(stand, tmp_path, capsys):
     got, _, err = _run(["apply-node-status", "--node", NODE, "--report", _report(tmp_path, [FAIL]),
                         "--kubectl", str(stand.kubectl), "--no-condition"], capsys)
@@ -320,6 +328,15 @@ def test_the_quick_tier_is_run_with_the_commands_options(stand, capsys):
     assert (got, out) == (1, json.dumps(expected.to_dict(), indent=2) + "\n")
 
 
+def test_the_quick_tiers_secrets_are_redacted(stand, capsys, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", CANARY)
+    stand.tier = [Verdict(check_id="image_hf", status=Status.FAIL, summary=f"token {CANARY} refused", node=NODE)]
+    got, out, _ = _run(["apply-node-status", "--node", NODE, "--dry-run"], capsys)
+    assert got == 1 and CANARY not in out
+    assert json.loads(out)["annotations"]["rlcheck.io/summary"].splitlines()[1] == (
+        "FAIL image_hf: token <HF_TOKEN redacted> refused")
+
+
 def test_the_quick_tier_with_its_defaults(stand, capsys):
     got, out, _ = _run(["apply-node-status", "--node", NODE, "--dry-run"], capsys)
     assert stand.calls == [("judge_here", "quick", "auto", "qwen3-4b-colocated", None)]
@@ -409,6 +426,14 @@ def test_render_job_passes_the_ray_address_and_namespace(capsys):
     docs = k8s_manifests.documents("preflight-job", hardware.get_profile("b200"), "qwen3-4b-colocated",
                                    namespace="gpu-ops", ray_namespace="ray")
     assert got == 0 and json.loads(out)["items"] == docs
+
+
+def test_render_job_writes_the_given_ray_address(capsys):
+    got, out, _ = _render(["--kind", "preflight-job", "--hardware", "h200", "--ray-address", "http://head.ray:8265",
+                           "--format", "json"], capsys)
+    docs = k8s_manifests.documents("preflight-job", hardware.get_profile("h200"), "qwen3-4b-colocated",
+                                   ray_address="http://head.ray:8265")
+    assert got == 0 and json.loads(out)["items"] == docs and "http://head.ray:8265" in out
 
 
 def test_render_yaml_by_default(capsys):

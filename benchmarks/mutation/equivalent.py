@@ -1015,4 +1015,25 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.deploy.k8s_manifests.x_node_status_daemonset__mutmut_153":
         "the metrics volume added when its mount or its volume is there (or for and): _metrics gives both or, "
         "without a metrics_dir, neither",
+    # rlcheck/cli_baseline.py
+    "rlcheck.cli_baseline.x_add_baseline__mutmut_72": "-o/--out's default=None left out: argparse's default is None",
+    "rlcheck.cli_baseline.x_cmd_baseline__mutmut_49":
+        "exc.args[0] for every refusal, not only KeyError's: each exception the handler catches (BaselineError, "
+        "ValueError, ProfileError) is raised by rlcheck with its message as its one argument, so args[0] is its str",
+    **{f"rlcheck.cli_baseline.x_cmd_baseline__mutmut_{n}":
+       'the baseline file written with encoding None / absent / "UTF-8" for "utf-8": codec names are '
+       "case-insensitive, and the locale's encoding is UTF-8 here (Python's UTF-8 mode under the C locale the "
+       "mutation run has); differs only under a non-UTF-8 locale" for n in (55, 57, 60)},
+    # rlcheck/cli_k8s.py
+    **{f"rlcheck.cli_k8s.x__apply__mutmut_{n}":
+       "_apply's first value 'api' changed: the caller only compares it with 'kubectl'" for n in (48, 49)},
+    "rlcheck.cli_k8s.x_add_k8s__mutmut_19":
+        "add_subparsers' parser_class=type(p) left out: argparse's default parser_class is type(p) already",
+    **{f"rlcheck.cli_k8s.x_cmd_apply_node_status__mutmut_{n}":
+       "patch_from_report's source (None, 'None'): it names the file only in the refusal of a text that is not a "
+       "report, and report_verdicts has read the same text with the right source just before and refused it first"
+       for n in (19, 26)},
+    **{f"rlcheck.cli_k8s.x_cmd_apply_node_status__mutmut_{n}":
+       'the report read with encoding None / "UTF-8" for "utf-8": codec names are case-insensitive, and the '
+       "locale's encoding is UTF-8 here (Python's UTF-8 mode under the C locale the mutation run has)" for n in (5, 7)},
 }
