@@ -488,3 +488,248 @@ def test_each_commands_parser_and_help():
                      "watch": cli.cmd_watch, "job": cli.cmd_job}
     assert sub.choices["job"].get_default("script_args") == [] and parser.prog == "rlcheck"
     assert type(sub.choices["job"]).__name__ == "_JobParser" and sub.required
+
+
+# --- what the first table left alive: the command line read from sys.argv, the commands each guard covers, the
+# output's exact shape, and the values each command hands on ----------------------------------------------------------
+
+
+def test_the_top_parser_says_what_rlcheck_is_and_serves_rewards():
+    from rlcheck.reward import cli as reward_cli
+
+    parser = cli.build_parser()
+    assert parser.description == "Diagnostics for RL post-training stacks."
+    assert parser.parse_args(["reward-service"]).func is reward_cli.run
+
+
+@pytest.mark.parametrize("argv", [["rlcheck", "catalog"], ["/usr/bin/rlcheck", "catalog"]])
+def test_without_an_argv_main_reads_the_processs_own(monkeypatch, capsys, argv):
+    monkeypatch.setattr(cli.sys, "argv", argv)
+    assert cli.main() == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(catalog.load_catalog())
+
+
+def test_an_empty_command_line_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.endswith("rlcheck: error: the following arguments are required: command\n")
+
+
+@pytest.mark.parametrize(("argv", "only"), [(["scan", "x.log"], "scan"), (["catalog"], "catalog"),
+                                            (["--version"], "--version")])
+def test_the_parser_is_built_for_the_first_word(monkeypatch, capsys, argv, only):
+    built = []
+    real = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda first=None: built.append(first) or real(first))
+    try:
+        cli.main(argv)
+    except SystemExit:
+        pass
+    capsys.readouterr()
+    assert built == [only]
+
+
+@pytest.mark.parametrize("command", [["catalog"], ["render", "qwen3-4b-colocated", "--hardware", "h200"]])
+def test_catalog_and_render_are_guarded_too(monkeypatch, capsys, command):
+    def broken(*a, **k):
+        raise catalog.CatalogError("bad toml")
+
+    monkeypatch.setattr(catalog, "load_catalog", broken)
+    monkeypatch.setattr(cli, "cmd_render", broken)
+    assert cli.main(command) == 2
+    assert capsys.readouterr().err == f"rlcheck {command[0]}: broken data file: bad toml\n"
+
+
+def tiny_catalog() -> dict[str, catalog.KnownFailure]:
+    entry = catalog.KnownFailure(id="x-fail", layer="sglang", severity="crash", title="T", signatures=("^rlx boom$",),
+                                 examples=("rlx boom",), near_misses=("rlx boom!",), cause="c", remedy="r")
+    return {"x-fail": entry}
+
+
+def test_scan_looks_for_the_catalogue_it_loaded(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(catalog, "load_catalog", tiny_catalog)
+    (tmp_path / "a.log").write_text("rlx boom\n")
+    assert cli.main(["scan", str(tmp_path / "a.log")]) == 1  # the packaged catalogue has no such line
+    out = capsys.readouterr().out
+    assert "x-fail" in out and not out.startswith("{")
+
+
+def test_scan_without_json_writes_the_human_summary(tmp_path, capsys):
+    (tmp_path / "a.log").write_text("all fine\n")
+    assert cli.main(["scan", str(tmp_path / "a.log")]) == 0
+    assert capsys.readouterr().out == "rlcheck scan: 1 file(s), no known failure\n"
+
+
+def test_the_docs_page_ends_with_the_field_corpus_scored_against_the_catalogue_given():
+    from rlcheck import field_corpus
+
+    lines = field_corpus.load()
+    tail = "\n".join(field_corpus.markdown(field_corpus.score(lines, tiny_catalog()), lines)) + "\n"
+    packaged = "\n".join(field_corpus.markdown(field_corpus.score(lines, catalog.load_catalog()), lines)) + "\n"
+    assert tail != packaged  # the test tells the two apart
+    assert cli.catalog_markdown(tiny_catalog()).endswith(tail)
+
+
+def test_catalog_json_is_every_entry_indented_by_two(monkeypatch, capsys):
+    from rlcheck import preflight
+
+    known = tiny_catalog()
+    known["y-fail"] = catalog.KnownFailure(id="y-fail", layer="ray", severity="hang", title="U", signatures=("^y$",),
+                                           examples=("y",), near_misses=("yy",), cause="c", remedy="r",
+                                           reproducer="reproducers/test_repro_y.py::test_repro_y")
+    monkeypatch.setattr(catalog, "load_catalog", lambda: known)
+    monkeypatch.setattr(preflight, "guarded_by", lambda: {"y-fail": "check_y"})
+    assert cli.main(["catalog", "--json"]) == 0
+    assert capsys.readouterr().out == (
+        '{\n  "x-fail": {\n    "layer": "sglang",\n    "severity": "crash",\n    "title": "T",\n    "check": "",\n'
+        '    "reproducer": ""\n  },\n  "y-fail": {\n    "layer": "ray",\n    "severity": "hang",\n    "title": "U",\n'
+        '    "check": "check_y",\n    "reproducer": "reproducers/test_repro_y.py::test_repro_y"\n  }\n}\n')
+
+
+def test_docs_pages_the_catalogue_it_loaded(checkout, monkeypatch, capsys):
+    monkeypatch.setattr(catalog, "load_catalog", tiny_catalog)
+    monkeypatch.setattr(cli, "catalog_markdown", lambda known: f"# {sorted(known)}\n")
+    (checkout / cli.DOCS_PAGE).write_text("# ['x-fail']\n", encoding="utf-8")
+    assert cli.main(["docs", "--root", str(checkout)]) == 0 and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["render", "no-such", "--hardware", "h200"], "rlcheck render: unknown recipe 'no-such'; valid: {}\n"),
+    (["render", "qwen3-4b-colocated", "--hardware", "z9"], "rlcheck render: unknown hardware 'z9'; valid: {}\n"),
+])
+def test_render_lists_what_it_knows(capsys, argv, said):
+    from rlcheck import recipes
+    from rlcheck.hardware import load_profiles
+
+    valid = ", ".join(recipes.RECIPE_IDS) if "recipe" in said else ", ".join(load_profiles())
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == said.format(valid)
+
+
+def test_render_hands_on_the_image(monkeypatch, capsys):
+    from rlcheck.deploy import render
+
+    asked = []
+    monkeypatch.setattr(render, "document", lambda *a: asked.append(a) or {"k": 1})
+    monkeypatch.setattr(render, "dump", lambda doc, fmt: f"{doc} as {fmt}\n")
+    assert cli.main(["render", "qwen3-4b-colocated", "--hardware", "h200", "--image", "img:1", "--format",
+                     "yaml"]) == 0
+    assert asked == [("qwen3-4b-colocated", "h200", "img:1")] and capsys.readouterr().out == "{'k': 1} as yaml\n"
+
+
+def test_watch_lists_the_cases_it_knows(tmp_path, capsys):
+    from rlcheck.e2e import slime_log
+
+    assert cli.main(["watch", "--replay", str(tmp_path / "x.log"), "--case", "nope"]) == 2
+    assert capsys.readouterr().err == (f"rlcheck watch: unknown case 'nope'; valid: "
+                                       f"{', '.join(slime_log.case_deadlines())}\n")
+
+
+def test_watch_hands_on_the_case_and_framework_and_renders_its_report(monkeypatch, tmp_path, capsys):
+    from rlcheck.e2e import replay, slime_log
+
+    case = next(iter(slime_log.case_deadlines()))
+    asked, report = [], {"exit_code": 1, "nested": {"a": [1]}}
+    monkeypatch.setattr(replay, "replay", lambda path, **kw: asked.append(kw) or report)
+    monkeypatch.setattr(replay, "render_text", lambda r: f"TEXT {r['exit_code']}")
+    argv = ["watch", "--replay", str(tmp_path / "x.log"), "--case", case, "--framework", "slime==0.2.4"]
+    assert cli.main(argv) == 1
+    assert capsys.readouterr().out == "TEXT 1\n"
+    assert asked == [{"loops": None, "case": case, "version": slime_log.parse_framework("slime==0.2.4")}]
+    assert asked[0]["version"] is not None
+    assert cli.main([*argv, "--json"]) == 1
+    assert capsys.readouterr().out == '{\n  "exit_code": 1,\n  "nested": {\n    "a": [\n      1\n    ]\n  }\n}\n'
+
+
+def test_job_hands_on_the_format_and_writes_only_a_capture_to_the_file(captured, capsys, tmp_path):
+    out = tmp_path / "job.json"
+    assert cli.main(["job", "capture", "x.sh", "--job-format", "bash", "-o", str(out)]) == 0
+    assert captured["asked"][0][:2] == ("x.sh", "bash")
+    assert out.read_text(encoding="utf-8") == job.json_dumps(captured["result"]) and capsys.readouterr().out == ""
+    assert cli.main(["job", "show", "x.sh", "-o", str(tmp_path / "no.json")]) == 0  # show always writes stdout
+    assert capsys.readouterr().out == job.json_dumps(captured["result"]) and not (tmp_path / "no.json").exists()
+
+
+def test_cmd_job_called_alone_writes_the_capture(captured, capsys, tmp_path):
+    out = tmp_path / "job.json"
+    args = argparse.Namespace(path="x.sh", job_format=None, job_env=[], script_args=[], job_show=[],
+                              action="capture", output=str(out))
+    assert cli.cmd_job(args) == 0
+    assert out.read_text(encoding="utf-8") == job.json_dumps(captured["result"]) and capsys.readouterr().out == ""
+
+
+def _job_parser() -> argparse.ArgumentParser:
+    return cli.build_parser()._subparsers._group_actions[0].choices["job"]
+
+
+def test_the_job_parser_reads_the_processs_argv_and_fills_the_namespace_given(monkeypatch):
+    monkeypatch.setattr(cli.sys, "argv", ["rlcheck-job", "capture", "x.sh", "--", "p2p", "0"])
+    parsed, extra = _job_parser().parse_known_args()
+    assert (parsed.action, parsed.path, parsed.script_args, extra) == ("capture", "x.sh", ["p2p", "0"], [])
+    given = argparse.Namespace(kept=1)
+    parsed, _ = _job_parser().parse_known_args(["show", "y.sh"], given)
+    assert parsed is given and (given.kept, given.action, given.script_args) == (1, "show", [])
+
+
+def test_the_job_parser_names_every_stray_option(capsys):
+    with pytest.raises(SystemExit):
+        _job_parser().parse_known_args(["show", "x.sh", "--bogus", "--other"])
+    assert capsys.readouterr().err.endswith(
+        "error: unrecognized arguments: --bogus --other (a script's own arguments go after --: rlcheck job capture "
+        "SCRIPT -- ARG...)\n")
+
+
+@pytest.mark.parametrize(("versions", "said"), [
+    ({"rlcheck": "9.9.1"}, "9.9.1"),
+    ({}, None),
+])
+def test_the_version_is_the_distributions_or_the_source_trees(monkeypatch, versions, said):
+    from importlib import metadata
+
+    import rlcheck
+
+    def version(name):
+        if name not in versions:
+            raise metadata.PackageNotFoundError(name)
+        return versions[name]
+
+    monkeypatch.setattr(metadata, "version", version)
+    assert cli.installed_version() == (said or f"{rlcheck.__version__} (not installed: read from the source tree)")
+
+
+def test_quiet_stdout_points_the_descriptor_at_dev_null(monkeypatch, tmp_path):
+    import os
+
+    path = tmp_path / "out"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        monkeypatch.setattr(cli.sys, "stdout", type("Out", (), {"fileno": lambda self: fd})())
+        before = len(os.listdir("/proc/self/fd"))
+        cli._quiet_stdout()
+        assert len(os.listdir("/proc/self/fd")) == before  # /dev/null's own descriptor is closed again
+        os.write(fd, b"lost")
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b""
+
+
+def test_quiet_stdout_leaves_a_stdout_without_a_descriptor():
+    class Captured:
+        def fileno(self):
+            raise ValueError("no descriptor")
+
+    import sys
+
+    real = sys.stdout
+    sys.stdout = Captured()  # type: ignore[assignment]
+    try:
+        assert cli._quiet_stdout() is None
+    finally:
+        sys.stdout = real
+
+
+def test_version_leaves_no_attribute_and_passes_argparses_other_words_on():
+    assert not hasattr(cli.build_parser().parse_args(["catalog"]), "version")
+    action = cli._Version(["--v"], "v", metavar="M", required=True)
+    assert (action.metavar, action.required, action.nargs, action.default) == ("M", True, 0, argparse.SUPPRESS)

@@ -136,3 +136,13 @@ def test_the_default_folder_is_this_interpreters_site_packages(monkeypatch, tmp_
     monkeypatch.setattr(driver_guard, "sysconfig", types.SimpleNamespace(get_paths=lambda: {"purelib": str(tmp_path)}))
     assert driver_guard.main(["--install"]) == 0
     assert (Path(tmp_path) / driver_guard.PTH_NAME).is_file()
+
+
+def test_help_is_the_modules_text_as_written_and_each_options_words(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as exit_:
+        driver_guard.main(["--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0 and driver_guard.__doc__ is not None
+    assert out.startswith("usage: ") and f"\n{driver_guard.__doc__}\n" in out
+    assert " write rlcheck-driver-guard.pth into site-packages\n" in out

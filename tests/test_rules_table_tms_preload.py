@@ -102,3 +102,14 @@ def test_the_cuda_major_is_a_required_number(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
         tms_preload.main(argv)
     assert exit_.value.code == 2 and "--cuda-major" in capsys.readouterr().err
+
+
+def test_help_is_the_modules_text_as_written_and_each_options_words(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as exit_:
+        tms_preload.main(["--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0 and tms_preload.__doc__ is not None
+    assert out.startswith("usage: ") and f"\n{tms_preload.__doc__}\n" in out
+    assert " the image's CUDA runtime major (12, 13)\n" in out
+    assert " where the hook libraries are (site-packages)\n" in out

@@ -1036,4 +1036,20 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.cli_k8s.x_cmd_apply_node_status__mutmut_{n}":
        'the report read with encoding None / "UTF-8" for "utf-8": codec names are case-insensitive, and the '
        "locale's encoding is UTF-8 here (Python's UTF-8 mode under the C locale the mutation run has)" for n in (5, 7)},
+    # rlcheck/cli.py
+    "rlcheck.cli.x_build_parser__mutmut_23":
+        "the subcommands' parser_class=_Parser dropped: argparse's own error() prints the usage to stderr and exits 2 "
+        "with '<prog>: error: <message>', word for word what _Parser.error does (EXIT_USAGE is 2); rlcheck job's "
+        "parser is made a _JobParser explicitly either way",
+    **{f"rlcheck.cli.x_cmd_docs__mutmut_{n}": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive'
+       for n in (17, 23, 30)},
+    **{f"rlcheck.cli.x_cmd_docs__mutmut_{n}": 'the docs\' read_text / write_text encoding="utf-8" -> the locale\'s '
+       "(None, absent): UTF-8 wherever the self-tests run (Python's UTF-8 mode under the C locale the mutation run "
+       "has, or a UTF-8 locale); differs only under a non-UTF-8 locale" for n in (11, 21, 26, 28)},
+    "rlcheck.cli.x_cmd_job__mutmut_33":
+        'the Job file\'s write_text encoding="utf-8" -> None: the locale\'s encoding, UTF-8 wherever the self-tests '
+        "run (Python's UTF-8 mode under the C locale the mutation run has), and json_dumps writes ASCII-escaped JSON",
+    # rlcheck/fixes/tms_preload.py
+    "rlcheck.fixes.tms_preload.x_main__mutmut_22":
+        "--folder's default=None dropped: argparse's default for an option is None",
 }
