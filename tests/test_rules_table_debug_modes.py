@@ -166,6 +166,24 @@ def test_dead_sglang_flags_matter_only_where_engines_start(extra, verdict):
     assert (got.status.name, got.summary) == verdict
 
 
+PROXY_FAIL = ("FAIL", "job:run.sh: http_proxy set in the runtime env and no_proxy exempts no host (CIDR entries httpx "
+                      "ignores: 10.0.0.0/8): engine and router traffic between nodes goes to the proxy")
+
+
+@pytest.mark.parametrize(("extra", "verdict"), [
+    # no engine and no router start: no traffic between nodes for the proxy to swallow
+    (("--debug-train-only",), ("PASS", f"job:run.sh: {TRAIN_ONLY.format(fw='SLIME', n=8)}")),
+    (("--rollout-num-gpus", "8"), PROXY_FAIL),
+    (("--debug-rollout-only", "--colocate"), PROXY_FAIL),
+])
+def test_a_proxy_matters_only_where_engines_start(extra, verdict):
+    argv = (*BASE, *extra)
+    job = Job(argv=argv, intended_argv=argv, entrypoint="", source="run.sh", source_format="bash",
+              env=(("http_proxy", "http://proxy:3128"), ("no_proxy", "10.0.0.0/8")))
+    got = CHECKS["recipe_proxy_env"].run(inputs_for_job(job, get_profile("h200")))[0]
+    assert (got.status.name, got.summary) == verdict
+
+
 def test_rollout_only_judges_the_engines_on_the_rollout_gpus():
     assert _verdict("recipe_engines", "--debug-rollout-only", "--rollout-num-gpus", "4",
                     "--rollout-num-gpus-per-engine", "3") == \

@@ -161,6 +161,7 @@ CHECKS = (
           judge=lambda obs, i: ld_preload.evaluate_ld_preload_env(i.launch_env(), i.launch_argv(), i.recipe.id)),
     Check(id="recipe_proxy_env", guards=("rollout-engines-unreachable",),
           judges="an http(s) proxy in the job env has a no_proxy that exempts hosts (httpx ignores CIDR entries)",
+          moot=lambda i: recipe_rules.no_engines(i.recipe, proxy_env.FAILURE_ID),
           judge=lambda obs, i: proxy_env.evaluate_proxy_env(i.launch_env(), i.recipe.id)),
     Check(id="recipe_argv_intact", guards=("ray-argv-loss", "model-args-glob"), needs=LAUNCH,
           judges="the trainer gets the argv the launch meant after Ray's `/bin/sh -c`; no bare glob tokens",
