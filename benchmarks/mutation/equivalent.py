@@ -1036,6 +1036,15 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.cli_k8s.x_cmd_apply_node_status__mutmut_{n}":
        'the report read with encoding None / "UTF-8" for "utf-8": codec names are case-insensitive, and the '
        "locale's encoding is UTF-8 here (Python's UTF-8 mode under the C locale the mutation run has)" for n in (5, 7)},
+    # rlcheck/data_types.py
+    **{f"rlcheck.data_types.x__where__mutmut_{n}":
+       "next(...) without its None default: _where is called only for a value that does not conform, and a value of "
+       "the kind's own container that does not conform holds an element that does not, so next always finds one"
+       for n in (17, 33)},
+    "rlcheck.data_types.x__where__mutmut_3": 'kind.rpartition("[") for partition: a kind holds at most one "["',
+    "rlcheck.data_types.x__where__mutmut_8":
+        'element.rstrip("XX]XX") for rstrip("]"): it strips X as well, and no element name (str, number, table) '
+        "ends in X",
     # rlcheck/cli.py
     "rlcheck.cli.x_build_parser__mutmut_23":
         "the subcommands' parser_class=_Parser dropped: argparse's own error() prints the usage to stderr and exits 2 "

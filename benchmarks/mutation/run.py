@@ -303,6 +303,8 @@ TARGETS = {
     # the warm interpreters' client, its server a stand-in on in-memory pipes: ready or not, a run's Completed, the
     # deadline's TERM then KILL, which runs share a server, when a run goes cold, how servers stop
     "process_warm": ("rlcheck/process/warm.py", ["test_rules_table_warm.py"]),
+    # the reward service's bounded uvicorn: the header timer, the warning it logs, the shutdown's order and bound
+    "reward_server": ("rlcheck/reward/server.py", ["test_rules_table_reward_server.py"]),
 }
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-q", "-x"]
 COPY = ["rlcheck/", "tests/", "conftest.py", "checks/", "README.md", "docs/", "pyproject.toml", "testcases/",
