@@ -1059,6 +1059,6 @@ EQUIVALENT: dict[str, str] = {
         'the Job file\'s write_text encoding="utf-8" -> None: the locale\'s encoding, UTF-8 wherever the self-tests '
         "run (Python's UTF-8 mode under the C locale the mutation run has), and json_dumps writes ASCII-escaped JSON",
     # rlcheck/fixes/tms_preload.py
-    "rlcheck.fixes.tms_preload.x_main__mutmut_22":
+    "rlcheck.fixes.tms_preload.x_main__mutmut_25":
         "--folder's default=None dropped: argparse's default for an option is None",
 }

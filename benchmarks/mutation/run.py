@@ -160,6 +160,10 @@ TARGETS = {
     # a reproducer judged against the catalogue's range, and Megatron's validate_args in a child (none started here)
     "repro_reproduce": ("rlcheck/repro/reproduce.py", ["test_rules_table_repro_reproduce.py", "test_reproduce.py"]),
     "repro_megatron_args": ("rlcheck/repro/megatron_args.py", ["test_rules_table_megatron_args.py"]),
+    # how a reproducer makes a package absent, finds another version of it, and starts its children ahead
+    "repro_site_mirror": ("rlcheck/repro/site_mirror.py", ["test_rules_table_site_mirror.py"]),
+    "repro_sidecar": ("rlcheck/repro/sidecar.py", ["test_rules_table_sidecar.py"]),
+    "repro_ahead": ("rlcheck/repro/ahead.py", ["test_repro_ahead.py"]),
     "history": ("rlcheck/history.py", ["test_history.py", "test_history_band.py", "test_history_fleet.py",
                                        "test_rules_table_history.py", "test_rules_table_history_draw.py"]),
     "history_band": ("rlcheck/history_band.py", ["test_history_band.py", "test_rules_table_history.py"]),
@@ -227,6 +231,9 @@ TARGETS = {
     "cluster_launch": ("rlcheck/cluster/launch.py", ["test_rules_table_launch.py"]),
     "cluster_fanout_job": ("rlcheck/cluster/fanout_job.py", ["test_rules_table_fanout_job.py", "test_fanout_plan.py"]),
     "cluster_exec_argv": ("rlcheck/cluster/exec_argv.py", ["test_rules_table_exec_argv.py"]),
+    # the embedded loopback Ray the cluster checks run on without --ray-address (a stand-in holder and Ray modules)
+    "cluster_local_ray": ("rlcheck/cluster/local_ray.py", ["test_rules_table_local_ray.py"]),
+    "cluster_embedded_ray": ("rlcheck/cluster/embedded_ray.py", ["test_rules_table_embedded_ray.py"]),
     # the image fixes (results/mutation_fixes.json; test_fix_driver_guard.py's real Megatron children are too slow)
     "fixes_driver_guard": ("rlcheck/fixes/driver_guard.py", ["test_rules_table_driver_guard.py"]),
     "fixes_tms_preload": ("rlcheck/fixes/tms_preload.py", ["test_rules_table_tms_preload.py",

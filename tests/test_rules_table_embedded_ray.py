@@ -1,0 +1,241 @@
+"""Rule table for the child that holds an embedded loopback Ray (rlcheck.cluster.embedded_ray): the dashboard modules
+it loads (the default pair, all, a list), the option it adds to the dashboard's command once, the head's and each
+extra node's arguments (a node's spec, a retry of a node that did not start), the raylet pids it reports, a node off
+loopback as exit 3 with its line, the READY line, and the stop when stdin closes or the parent dies. Stand-in Ray
+modules in sys.modules; no Ray starts (test_embedded_ray_dashboard.py starts a real one)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import threading
+import types
+
+import pytest
+
+from rlcheck.cluster import embedded_ray as er
+
+
+@pytest.fixture
+def env(monkeypatch):
+    for name in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED", "RLCHECK_RAY_DASHBOARD_MODULES",
+                 "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "RAY_TMPDIR"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_the_environment_keeps_ray_on_loopback_and_quiet(env):
+    er._env()
+    assert {k: er.os.environ[k] for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED",
+                                         "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT")} == {
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT": "150"}
+
+
+def test_a_module_wait_set_by_the_caller_is_kept(env):
+    env.setenv("RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "30")
+    er._env()
+    assert er.os.environ["RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT"] == "30"
+
+
+@pytest.mark.parametrize(("value", "modules"), [
+    (None, "JobHead,NodeHead"), ("all", None), ("", None), ("  all ", None), (" JobHead ", "JobHead"),
+    ("A,B,C", "A,B,C"),
+])
+def test_the_dashboard_modules_loaded(env, value, modules):
+    if value is not None:
+        env.setenv("RLCHECK_RAY_DASHBOARD_MODULES", value)
+    assert er.dashboard_modules() == modules
+
+
+@pytest.fixture
+def services(monkeypatch):
+    """ray._private.services and ray_constants as _trim_dashboard patches them."""
+    calls: list = []
+    services = types.SimpleNamespace(start_ray_process=lambda command, process_type, *a, **kw: calls.append(
+        (command, process_type, a, kw)) or "proc")
+    constants = types.SimpleNamespace(PROCESS_TYPE_DASHBOARD="dashboard")
+    private = types.SimpleNamespace(services=services, ray_constants=constants)
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(_private=private))
+    monkeypatch.setitem(sys.modules, "ray._private", private)
+    monkeypatch.setitem(sys.modules, "ray._private.services", services)
+    monkeypatch.setitem(sys.modules, "ray._private.ray_constants", constants)
+    return services, calls
+
+
+def test_the_dashboards_command_gets_the_modules_option_once(services):
+    svc, calls = services
+    er._trim_dashboard("JobHead,NodeHead")
+    assert svc.start_ray_process(["dashboard.py", "--x"], "dashboard", 1, k=2) == "proc"
+    svc.start_ray_process(["dashboard.py", "--modules-to-load=Own"], "dashboard")
+    svc.start_ray_process(["raylet"], "raylet")
+    assert calls == [(["dashboard.py", "--x", "--modules-to-load=JobHead,NodeHead"], "dashboard", (1,), {"k": 2}),
+                     (["dashboard.py", "--modules-to-load=Own"], "dashboard", (), {}),
+                     (["raylet"], "raylet", (), {})]
+
+
+def test_all_modules_leaves_the_dashboard_alone(services):
+    svc, _ = services
+    before = svc.start_ray_process
+    er._trim_dashboard(None)
+    assert svc.start_ray_process is before
+
+
+class Node:
+    def __init__(self, node_id: str, pid: int) -> None:
+        self.node_id = node_id
+        self.all_processes = {"raylet": [types.SimpleNamespace(process=types.SimpleNamespace(pid=pid))]}
+
+
+class Cluster:
+    made: list[Cluster] = []
+
+    def __init__(self, initialize_head, head_node_args):
+        self.head_args, self.head_node, self.added, self.waited = head_node_args, Node("h", 10), [], False
+        self.fail, self.address, self.shut = 0, "127.0.0.1:6379", False
+        Cluster.made.append(self)
+
+    def add_node(self, **kw):
+        self.added.append(kw)
+        if self.fail:
+            self.fail -= 1
+            raise Exception("node timed out")
+        return Node(f"n{len(self.added)}", 20 + len(self.added))
+
+    def wait_for_nodes(self):
+        self.waited = True
+
+    def shutdown(self):
+        self.shut = True
+
+
+@pytest.fixture
+def ray_cluster(monkeypatch, services):
+    ports = iter(range(5000, 5100))
+    monkeypatch.setattr("rlcheck.process.wait.free_loopback_port", lambda: next(ports))
+    monkeypatch.setitem(sys.modules, "ray.cluster_utils", types.SimpleNamespace(Cluster=Cluster))
+    Cluster.made = []
+    return Cluster.made
+
+
+def test_the_head_and_each_extra_node_with_its_spec(env, ray_cluster, capsys):
+    args = argparse.Namespace(num_cpus=3, dashboard_port=8265, extra_nodes=2,
+                              node_specs=json.dumps([{"num_gpus": 8, "env": {"A": "1"}}]))
+    cluster, nodes = er._start(args)
+    assert cluster is ray_cluster[0] and cluster.waited and [n.node_id for n in nodes] == ["h", "n1", "n2"]
+    assert cluster.head_args == {"num_cpus": 3, "num_gpus": 0, "include_dashboard": True,
+                                 "dashboard_host": "127.0.0.1", "dashboard_port": 8265,
+                                 "node_ip_address": "127.0.0.1", "dashboard_agent_listen_port": 5000}
+    assert cluster.added == [
+        {"num_cpus": 3, "node_ip_address": "127.0.0.1", "num_gpus": 8, "resources": {"rlcheck_node_1": 1},
+         "env_vars": {"A": "1"}, "dashboard_agent_listen_port": 5001},
+        {"num_cpus": 3, "node_ip_address": "127.0.0.1", "num_gpus": 0, "resources": {"rlcheck_node_2": 1},
+         "env_vars": None, "dashboard_agent_listen_port": 5002}]
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize(("fails", "attempts", "raised"), [(0, 1, False), (2, 3, False), (3, 3, True)])
+def test_a_node_that_did_not_start_is_tried_three_times(ray_cluster, capsys, fails, attempts, raised):
+    cluster = Cluster(True, {})
+    cluster.fail = fails
+    if raised:
+        with pytest.raises(Exception, match="^node timed out$"):
+            er._add_node(cluster, {"num_cpus": 1})
+    else:
+        assert er._add_node(cluster, {"num_cpus": 1}).node_id == f"n{attempts}"
+    assert [kw["dashboard_agent_listen_port"] for kw in cluster.added] == list(range(5000, 5000 + attempts))
+    said = [f"extra node did not start (attempt {i} of 3): node timed out" for i in range(1, min(fails, 2) + 1)]
+    assert capsys.readouterr().out.splitlines() == said
+
+
+def test_no_attempt_is_unreachable(ray_cluster):
+    with pytest.raises(AssertionError, match="^unreachable$"):
+        er._add_node(Cluster(True, {}), {}, attempts=0)
+
+
+def test_each_nodes_raylet_pid_head_first():
+    assert er._node_processes([Node("h", 10), Node("w", 11)]) == {"node_ids": ["h", "w"],
+                                                                  "raylet_pids": {"h": 10, "w": 11}}
+
+
+def test_the_nodes_off_loopback_are_named(monkeypatch):
+    seen = []
+    nodes = [{"Alive": True, "NodeManagerAddress": "127.0.0.1"}, {"Alive": True, "NodeManagerAddress": "10.0.0.2"},
+             {"Alive": False, "NodeManagerAddress": "10.0.0.3"}, {"Alive": True, "NodeManagerAddress": "127.0.1.1"},
+             {"Alive": True, "NodeManagerAddress": "1.127.0.0"}]
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(
+        init=lambda **kw: seen.append(("init", kw)), nodes=lambda: nodes, shutdown=lambda: seen.append("shutdown")))
+    assert er._non_loopback("127.0.0.1:6379") == ["10.0.0.2", "1.127.0.0"]
+    assert seen == [("init", {"address": "127.0.0.1:6379", "logging_level": er.logging.ERROR,
+                              "log_to_driver": False}), "shutdown"]
+
+
+def test_stdin_closing_stops_it(monkeypatch):
+    monkeypatch.setattr(er.sys, "stdin", io.StringIO("anything"))
+    stop = threading.Event()
+    er._stop_on_eof(stop)
+    assert stop.is_set()
+
+
+def test_a_dead_parent_stops_it(monkeypatch):
+    parents = iter([7, 7, 1])
+    monkeypatch.setattr(er.os, "getppid", lambda: next(parents))
+    stop = threading.Event()
+    er._stop_when_orphaned(stop, 7, poll_s=0.001)
+    assert stop.is_set()
+
+
+def test_a_stop_already_asked_for_ends_the_watch(monkeypatch):
+    monkeypatch.setattr(er.os, "getppid", lambda: 1)
+    stop = threading.Event()
+    stop.set()
+    er._stop_when_orphaned(stop, 7)  # returns at once: set() is the only way out, and it is set
+    assert stop.is_set()
+
+
+@pytest.fixture
+def held(env, monkeypatch):
+    """main with a stand-in cluster: its stdin already closed, no signal handler set in the test process."""
+    state: dict = {"outside": [], "signals": []}
+    cluster = types.SimpleNamespace(address="127.0.0.1:6379", shutdown=lambda: state.setdefault("shutdown", True))
+
+    def start(args):
+        state["args"], state["tmpdir"] = args, er.os.environ.get("RAY_TMPDIR")
+        return cluster, [Node("h", 10), Node("w", 11)]
+
+    monkeypatch.setattr(er, "_start", start)
+    monkeypatch.setattr(er, "_non_loopback", lambda address: state["outside"])
+    monkeypatch.setattr(er, "signal", types.SimpleNamespace(SIGTERM=15, signal=lambda s, f: state["signals"].append(s)))
+    monkeypatch.setattr(er.sys, "stdin", io.StringIO(""))
+    return state
+
+
+def test_main_prints_ready_holds_until_stdin_closes_and_shuts_down(held, capsys):
+    assert er.main(["--dashboard-port", "8265", "--extra-nodes", "1", "--temp-dir", "/tmp/rlray-x"]) == 0
+    ready = {"gcs_address": "127.0.0.1:6379", "dashboard_url": "http://127.0.0.1:8265", "nodes": 2,
+             "node_ids": ["h", "w"], "raylet_pids": {"h": 10, "w": 11}}
+    assert capsys.readouterr().out == f"RLCHECK_RAY_READY {json.dumps(ready)}\n"
+    assert held["shutdown"] and held["signals"] == [15] and held["tmpdir"] == "/tmp/rlray-x"
+    assert vars(held["args"]) == {"dashboard_port": 8265, "num_cpus": 2, "extra_nodes": 1, "temp_dir": "/tmp/rlray-x",
+                                  "node_specs": "[]"}
+
+
+def test_main_without_a_temp_dir_leaves_rays_own(held, capsys):
+    assert er.main(["--dashboard-port", "1", "--num-cpus", "4", "--node-specs", "[{}]"]) == 0
+    assert held["tmpdir"] is None and (held["args"].num_cpus, held["args"].node_specs) == (4, "[{}]")
+    assert json.loads(capsys.readouterr().out.removeprefix("RLCHECK_RAY_READY "))["nodes"] == 1
+
+
+def test_main_refuses_a_node_off_loopback_with_exit_3_and_shuts_down(held, capsys):
+    held["outside"] = ["10.0.0.2"]
+    assert er.main(["--dashboard-port", "8265"]) == 3
+    assert capsys.readouterr().out == "RLCHECK_RAY_ERROR nodes on non-loopback addresses: ['10.0.0.2']\n"
+    assert held["shutdown"]
+
+
+def test_main_needs_the_dashboard_port(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        er.main([])
+    assert exit_.value.code == 2 and "--dashboard-port" in capsys.readouterr().err
