@@ -112,6 +112,14 @@ def test_the_replay_is_counted(lines, counts):
     assert (got.failures, got.found, got.healthy, got.claimed, got.wrong) == counts
 
 
+def test_the_replay_uses_the_catalogue_it_is_given():
+    """A line of an entry the given catalogue lacks names nothing: the score is of that catalogue, not the shipped."""
+    only_pg = {"placement-group-oversubscribed": ENTRIES["placement-group-oversubscribed"]}
+    got = field_corpus.score((_fail(STORE, "engine-larger-than-node"), _fail(PG, "placement-group-oversubscribed")),
+                             only_pg)
+    assert (got.found, got.wrong, [x.line for x in got.missed]) == (1, 0, [STORE])
+
+
 def test_missed_lines_and_overlaps_are_listed_in_order():
     missed_a, missed_b = _fail(HEALTHY, "cuda-oom", "a"), _fail(STORE, "placement-group-oversubscribed", "b")
     both = _fail(f"{STORE}\n{PG}", "placement-group-oversubscribed", "c")

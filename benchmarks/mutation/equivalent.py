@@ -1045,6 +1045,10 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.data_types.x__where__mutmut_8":
         'element.rstrip("XX]XX") for rstrip("]"): it strips X as well, and no element name (str, number, table) '
         "ends in X",
+    # rlcheck/field_corpus.py
+    **{f"rlcheck.field_corpus.x_load__mutmut_{n}":
+       'the corpus read with encoding None / "UTF-8" for "utf-8": codec names are case-insensitive, and the '
+       "locale's encoding is UTF-8 here (Python's UTF-8 mode under the C locale the mutation run has)" for n in (3, 5)},
     # rlcheck/cli.py
     "rlcheck.cli.x_build_parser__mutmut_23":
         "the subcommands' parser_class=_Parser dropped: argparse's own error() prints the usage to stderr and exits 2 "
