@@ -73,10 +73,6 @@ def test_the_site_directories_are_this_interpreters_that_exist_once_each(monkeyp
     assert site_mirror.site_dirs() == [a, b]
 
 
-def test_the_real_site_directories_hold_this_environments_packages():
-    assert any((d / "pytest").is_dir() for d in site_mirror.site_dirs())
-
-
 def test_the_childs_argv_runs_python_without_its_own_sites_and_adds_the_mirror(tmp_path):
     argv = site_mirror.argv(tmp_path / "m 1", "import numpy")
     assert argv == [sys.executable, "-S", "-c", f"import site\nsite.addsitedir({str(tmp_path / 'm 1')!r})\n"
