@@ -162,6 +162,12 @@ def test_feed_applies_whole_lines_and_keeps_the_torn_one():
     assert (beat.running, beat.last, beat.phase) == ({"t::a": 99.0}, 101.0, None)
 
 
+def test_feed_goes_on_after_a_line_it_cannot_read():
+    beat, _, _ = _beat()
+    assert heartbeat.feed(beat, b"", b'not json\n\n["phase", "after"]\n') == b""
+    assert beat.phase == "after"
+
+
 def test_feed_of_no_newline_keeps_everything():
     beat, _, _ = _beat()
     assert heartbeat.feed(beat, b"", b'["spoke", 101.0]') == b'["spoke", 101.0]'

@@ -68,6 +68,12 @@ def test_the_markers_side_by_side(checks):
     assert docs.with_checks_table(readme) == f"{docs.BEGIN}\n{TABLE}\n{docs.END}"
 
 
+def test_the_first_begin_and_the_first_end_after_it_bound_the_table(checks):
+    """A second marker (a README that quotes them) is text: the table replaces what lies between the first pair."""
+    readme = f"a\n{docs.BEGIN}\nold\n{docs.BEGIN}\nquoted\n{docs.END}\nb\n{docs.END}\nc\n"
+    assert docs.with_checks_table(readme) == f"a\n{docs.BEGIN}\n{TABLE}\n{docs.END}\nb\n{docs.END}\nc\n"
+
+
 @pytest.mark.parametrize("readme", [
     "# rlcheck\nno table\n",
     f"{docs.BEGIN}\nno end\n",

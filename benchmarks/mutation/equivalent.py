@@ -1049,6 +1049,16 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.field_corpus.x_load__mutmut_{n}":
        'the corpus read with encoding None / "UTF-8" for "utf-8": codec names are case-insensitive, and the '
        "locale's encoding is UTF-8 here (Python's UTF-8 mode under the C locale the mutation run has)" for n in (3, 5)},
+    # rlcheck/plugin/heartbeat.py, rlcheck/preflight/docs.py
+    "rlcheck.plugin.heartbeat.x_serve__mutmut_17":
+        "os.read's size 65536 -> 65537: it only bounds one read; feed keeps a line torn across reads, so the events "
+        "applied are the same",
+    "rlcheck.preflight.docs.x_with_checks_table__mutmut_9":
+        "end < start -> end <= start: the two markers are different texts, so they never start at one index",
+    **{f"rlcheck.preflight.docs.x_write_readme__mutmut_{n}":
+       'the README read or written with encoding None / absent / "UTF-8" for "utf-8": codec names are '
+       "case-insensitive, and the locale's encoding is UTF-8 here (Python's UTF-8 mode under the C locale the "
+       "mutation run has)" for n in (2, 4, 9, 11, 13)},
     # rlcheck/cli.py
     "rlcheck.cli.x_build_parser__mutmut_23":
         "the subcommands' parser_class=_Parser dropped: argparse's own error() prints the usage to stderr and exits 2 "
