@@ -74,8 +74,8 @@ class Status:
 
 
 class Clock:
-    def __init__(self) -> None:
-        self.now, self.slept = 0.0, []
+    def __init__(self, now: float = 0.0) -> None:
+        self.now, self.slept = now, []
 
     def monotonic(self) -> float:
         return self.now
@@ -162,7 +162,15 @@ def test_submit_argv_refuses_a_secret_before_sending(head, monkeypatch):
 def test_submit_entrypoint_sends_the_text_as_it_is(head):
     made, _ = head()
     assert launch.submit_entrypoint("http://h:8265", "bash -c 'echo $X'") == "raysubmit_7"
-    assert made[0].submitted == [{"entrypoint": "bash -c 'echo $X'"}]
+    assert made[0].submitted == [{"entrypoint": "bash -c 'echo $X'"}] and made[0].url == "http://h:8265"
+
+
+def test_submit_argv_refuses_a_secret_in_the_metadata(head, monkeypatch):
+    made, _ = head()
+    monkeypatch.setenv("HF_TOKEN", CANARY)
+    with pytest.raises(ValueError, match=r"^the value of \['HF_TOKEN'\] appears"):
+        launch.submit_argv("http://h:8265", ["python3"], metadata={"note": CANARY})
+    assert made == []
 
 
 def test_a_starting_job_agent_is_waited_for_a_second_at_a_time(head):
@@ -213,9 +221,11 @@ def test_await_terminal_polls_every_fifth_of_a_second_by_default(head):
 
 
 def test_wait_job_says_the_terminal_status_and_the_log(head):
-    made, clock = head(done_at=1.0, final="FAILED")
+    made, clock = head(done_at=101.0, final="FAILED")
+    clock.now = 100.0
     got = launch.wait_job("http://h", "j", timeout_s=5.0)
     assert got == JobOutcome(job_id="j", status="FAILED", logs="the log", elapsed_s=1.0)
+    assert {job_id for _, job_id in made[0].calls} == {"j"}
     assert made[0].url == "http://h" and ("stop", "j") not in made[0].calls
     assert clock.slept == [0.5, 0.5]
 

@@ -155,6 +155,8 @@ def child(monkeypatch):
 @pytest.mark.parametrize(("done", "ok", "error", "outcome"), [
     (completed(0, "x\nRESULT validate_args completed\n"), True, "", "validate_args completed"),
     (completed(0, "RESULT validate_args"), False, "", "exit code 0"),
+    (completed(0, "RESULT validate_args completed\n", "ValueError: a warning it printed\n"), True, "",
+     "validate_args completed"),
     (completed(1, "RESULT validate_args completed\n", "AssertionError: late\n"), False, "AssertionError: late",
      "AssertionError: late"),
     (completed(1, "", "RuntimeError: Found no NVIDIA driver on your system.\n"), False,
