@@ -143,17 +143,19 @@ def asked(table, *argv: str) -> str:
 
 
 TRAIN, ROLLOUT = argv_model.TRAIN_TERMS, argv_model.ROLLOUT_TERMS
+ADDS, LESS = argv_model.TRAIN_ADDS, argv_model.TRAIN_LESS
 
 
 @pytest.mark.parametrize(("argv", "table", "flag"), [
-    (("--mtp-num-layers", "1"), TRAIN, "--mtp-num-layers"), (("--mtp-num-layers", "0"), TRAIN, None),
-    (("--lora-rank", "16"), TRAIN, "--lora-rank"), (("--lora-rank", "0"), TRAIN, None),
+    (("--mtp-num-layers", "1"), ADDS, "--mtp-num-layers"), (("--mtp-num-layers", "0"), ADDS, None),
+    (("--lora-rank", "16"), LESS, "--lora-rank"), (("--lora-rank", "0"), LESS, None),
+    (("--lora-rank", "16"), TRAIN, None), (("--mtp-num-layers", "1"), TRAIN, None),
     (("--lora-rank", "16"), ROLLOUT, "--lora-rank"), (("--lora-rank", "0"), ROLLOUT, None),
     (("--train-backend", "fsdp"), TRAIN, "--train-backend"), (("--train-backend", "megatron"), TRAIN, None),
     (("--train-backend", "Megatron"), TRAIN, None),
-    (("--fp8-format", "e4m3"), TRAIN, "--fp8-format"), (("--fp8-format", "none"), TRAIN, None),
-    (("--fp8-recipe", "mxfp8"), TRAIN, "--fp8-recipe"), (("--fp4-format", "e2m1"), TRAIN, "--fp4-format"),
-    (("--fp4-format", "off"), TRAIN, None),
+    (("--fp8-format", "e4m3"), ADDS, "--fp8-format"), (("--fp8-format", "none"), ADDS, None),
+    (("--fp8-recipe", "mxfp8"), ADDS, "--fp8-recipe"), (("--fp4-format", "e2m1"), ADDS, "--fp4-format"),
+    (("--fp4-format", "off"), ADDS, None), (("--fp8-format", "e4m3"), LESS, None),
     (("--num-layers-per-virtual-pipeline-stage", "2"), TRAIN, "--num-layers-per-virtual-pipeline-stage"),
     (("--virtual-pipeline-model-parallel-size", "2"), TRAIN, "--virtual-pipeline-model-parallel-size"),
     (("--virtual-pipeline-model-parallel-size", "1"), TRAIN, None),
@@ -191,6 +193,7 @@ TRAIN, ROLLOUT = argv_model.TRAIN_TERMS, argv_model.ROLLOUT_TERMS
     (("--prefill-num-servers", "1"), ROLLOUT, "--prefill-num-servers"), (("--prefill-num-servers", "0"), ROLLOUT, None),
     (("--window-size", "128,0"), ROLLOUT, "--window-size"),
     (("--mtp-num-layers", "1"), ROLLOUT, None), (("--sglang-speculative-algorithm", "EAGLE"), TRAIN, None),
+    (("--sglang-speculative-algorithm", "EAGLE"), ADDS, None),
 ])
 def test_each_uncounted_term_is_asked_for_only_when_on(argv, table, flag):
     got = asked(table, *argv)
@@ -209,3 +212,17 @@ def test_uncounted_terms_are_named_in_argv_order_once_each():
     assert got == (f"--sglang-lora-paths a ({lora}); --sglang-config d.yaml ({ROLLOUT['--sglang-config'].why}); "
                    f"--sglang-lora-backend triton ({lora})")
     assert asked(TRAIN, "--colocate", "--lr", "1e-6") == ""
+
+
+@pytest.mark.parametrize(("extra", "adds", "less"), [
+    ((), "", ""),
+    (("--mtp-num-layers", "1"), f"--mtp-num-layers 1 ({ADDS['--mtp-num-layers'].why})", ""),
+    (("--lora-rank", "8"), "", f"--lora-rank 8 ({LESS['--lora-rank'].why})"),
+    (("--lora-rank", "8", "--fp8-format", "e4m3", "--recompute-granularity", "full"),
+     f"--fp8-format e4m3 ({ADDS['--fp8-format'].why})", f"--lora-rank 8 ({LESS['--lora-rank'].why})"),
+    (("--lora-rank", "0", "--mtp-num-layers", "0"), "", ""),
+])
+def test_train_bounds_read_a_recipes_extra_args(extra, adds, less):
+    """A Recipe's extra_args (the flags its fields do not render, `--flag value` pairs) give the stage check its
+    bounds."""
+    assert argv_model.train_bounds(extra) == (adds, less)

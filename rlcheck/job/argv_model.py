@@ -19,16 +19,18 @@ Terms smaller than 0.1% of the parameters are not counted: linear biases (Megatr
 --disable-bias-linear), extra norms (--post-self-attn-layernorm, --post-mlp-layernorm, LayerNorm's bias), the
 shared-expert gate, attention sinks' per-head scalars, vocabulary padding.
 
-Beside the model, a launch can ask for memory neither estimate counts (TRAIN_TERMS, ROLLOUT_TERMS): MTP layers,
-LoRA adapters, fp8 training, another training backend, a virtual or explicit pipeline layout; a draft model,
-LoRA pools, disaggregated prefill, SGLang arguments from a file. Each makes the estimate it would change UNKNOWN,
-naming the flag, so no estimate undershoots what the launch really asks for.
+Beside the model, a launch can ask for memory neither estimate counts. What only adds to the training estimate
+(TRAIN_ADDS: MTP layers, fp8 training) makes it a lower bound, and LoRA (TRAIN_LESS: a frozen base) an upper one:
+the stage check judges within those bounds (rlcheck.probes.recipe.memory). What it neither counts nor bounds
+(TRAIN_TERMS: another training backend, a virtual or explicit pipeline layout) and what the KV pool estimate leaves
+out (ROLLOUT_TERMS: a draft model, LoRA pools, disaggregated prefill, SGLang arguments from a file) make the
+estimate they would change UNKNOWN, naming the flag, so no estimate undershoots what the launch really asks for.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from rlcheck.probes.recipe.memory_params import moe_layer_flags
@@ -110,20 +112,29 @@ MODEL_TERMS: Mapping[str, Term] = {
 }
 """Flags that give the model a shape the parameter count does not cover: with any of them the model is unknown."""
 
-TRAIN_TERMS: Mapping[str, Term] = {
+TRAIN_ADDS: Mapping[str, Term] = {
     "--mtp-num-layers": Term("MTP layers on the last stage, with their own logits", _not_off),
-    "--lora-rank": Term("LoRA adapters: frozen base weights with adapters' gradients and optimizer", _not_off),
-    "--train-backend": Term("a training backend other than Megatron (the estimate is Megatron's)", _not("megatron")),
     "--fp8-format": Term("fp8 training: fp8 copies and scaling state beside the bf16 weights", _not_off),
     "--fp8-recipe": Term("fp8 training: fp8 copies and scaling state beside the bf16 weights"),
     "--fp4-format": Term("fp4 training: fp4 copies and scaling state beside the bf16 weights", _not_off),
+}
+"""Flags asking for training memory on top of what the stage estimate counts: the estimate is a lower bound."""
+
+TRAIN_LESS: Mapping[str, Term] = {
+    "--lora-rank": Term("LoRA: the base weights are frozen, with no gradients or optimizer state", _not_off),
+}
+"""Flags that train less than the stage estimate counts (the adapters' own share is far below what the frozen base
+saves): the estimate is an upper bound, and the frozen weights with activations and buffers a lower one."""
+
+TRAIN_TERMS: Mapping[str, Term] = {
+    "--train-backend": Term("a training backend other than Megatron (the estimate is Megatron's)", _not("megatron")),
     "--num-layers-per-virtual-pipeline-stage": Term("a virtual pipeline: more micro-batches in flight"),
     "--virtual-pipeline-model-parallel-size": Term("a virtual pipeline: more micro-batches in flight", _over_one),
     "--pipeline-model-parallel-layout": Term("an explicit pipeline layout: stages of other sizes"),
     "--account-for-embedding-in-pipeline-split": Term("a pipeline split that counts the embedding as a layer"),
     "--account-for-loss-in-pipeline-split": Term("a pipeline split that counts the loss as a layer"),
 }
-"""Flags asking for training memory the stage estimate does not count."""
+"""Flags that change training memory in a way the stage estimate neither counts nor bounds."""
 
 ROLLOUT_TERMS: Mapping[str, Term] = {
     "--sglang-speculative-algorithm": Term("a draft model: its weights and KV pool", _not("none", "")),
@@ -157,6 +168,16 @@ def asked(flags: ArgvFlags, names: list[str], terms: Mapping[str, Term]) -> str:
             shown = f"{name} {value}".strip()
             out.append(f"{shown} ({entry.why})")
     return "; ".join(dict.fromkeys(out))
+
+
+def train_bounds(argv: Sequence[str]) -> tuple[str, str]:
+    """(the terms of TRAIN_ADDS, of TRAIN_LESS) an argv asks for, each '' or the flags with why (argv: a Recipe's
+    extra_args, the flags its typed fields do not render)."""
+    from rlcheck.job.to_recipe import Flags, is_option  # the argv reader, which builds its model here
+
+    flags = Flags(argv)
+    names = [token.partition("=")[0] for token in argv if is_option(token)]
+    return asked(flags, names, TRAIN_ADDS), asked(flags, names, TRAIN_LESS)
 
 
 def _positions(flags: ArgvFlags) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rlcheck.framework import argv as framework_argv
 from rlcheck.framework import live
 from rlcheck.framework.detect import Installed, choose
+from rlcheck.job import argv_model
 from rlcheck.job.job import framework_why
 from rlcheck.preflight.registry import Check, Inputs, Need
 from rlcheck.probes.image import ld_preload
@@ -118,7 +119,8 @@ CHECKS = (
           judges="training memory of the most loaded pipeline stage (bf16 weights, fp32 grads, sharded optimizer, "
                  "Megatron's activation formula for the recompute setting, fp32 logits) against 0.94 of HBM",
           moot=lambda i: recipe_rules.no_training(i.recipe, "pp-stage-oom"),
-          judge=lambda obs, i: memory.evaluate_stage_memory(i.recipe, i.profile)),
+          judge=lambda obs, i: memory.evaluate_stage_memory(i.recipe, i.profile,
+                                                            *argv_model.train_bounds(i.recipe.extra_args))),
     Check(id="recipe_kv_pool", guards=("kv-pool-truncation",), needs=MODEL_AND_PROFILE | {Need.ROLLOUT_MEMORY},
           judges="SGLang's KV pool (its own arithmetic: fraction x free before loading - weights, in pages) against "
                  "rollout context x concurrency; NSA fp8 over-allocation; a bf16 FAIL a quantized checkpoint would not "

@@ -134,7 +134,11 @@ def _err(value: float, reference: float) -> str:
     return f"{(value - reference) / reference:+.1%}"
 
 
-def evaluate_stage_memory(recipe: Recipe, profile: HardwareProfile | None) -> Verdict:
+def evaluate_stage_memory(recipe: Recipe, profile: HardwareProfile | None, adds: str = "", less: str = "") -> Verdict:
+    """adds: what the launch asks for on top of the estimate (MTP layers, fp8 training; the estimate is a lower
+    bound); less: what it trains less of (LoRA's frozen base: the estimate is an upper bound, the frozen weights with
+    activations and buffers a lower one). Within such bounds only a lower bound over the budget FAILs, and only an
+    upper bound under it PASSes (or WARNs); between them the check is UNKNOWN."""
     base = {"failure_id": "pp-stage-oom"}
     if done := no_training(recipe, base["failure_id"]):
         return done
@@ -151,6 +155,10 @@ def evaluate_stage_memory(recipe: Recipe, profile: HardwareProfile | None) -> Ve
              f"{buf.total_gib:.1f} buffers")
     limit = f"{budget:.1f} GiB torch budget ({TORCH_BUDGET_FRACTION:.2f} x {profile.hbm_gib:.1f} GiB {profile.name})"
     details = _stage_details(recipe, memory)
+    if adds or less:
+        bounded = _bounded(memory, where, limit, adds, less)
+        if bounded is not None:
+            return dataclasses.replace(bounded, details=details, failure_id=base["failure_id"])
     if total > budget:
         return Verdict(**base, status=Status.FAIL, details=details, remedy=catalog.get("pp-stage-oom").remedy,
                        summary=f"{where} > {limit}")
@@ -162,6 +170,29 @@ def evaluate_stage_memory(recipe: Recipe, profile: HardwareProfile | None) -> Ve
                        summary=f"{where}; ~{likely:.1f} GiB with the {shortfall() - 1:.1%} the estimate fell short "
                                f"of seed 004's measured run, within {1 - WARN_FRACTION:.0%} of the {limit}")
     return Verdict(**base, status=Status.PASS, details=details, summary=f"most loaded {where} <= {limit}")
+
+
+def _bounded(memory: StageMemory, where: str, limit: str, adds: str, less: str) -> Verdict | None:
+    """The verdict within the bounds adds / less put on the estimate, or None when the estimate's own stands (only
+    less, and the estimate, an upper bound, within the budget)."""
+    frozen = [memory.total_gib(i) - (s.grads_gib + s.optimizer_gib if less else 0.0)
+              for i, s in enumerate(memory.stages)]
+    low = max(range(len(frozen)), key=frozen.__getitem__)
+    what = f"with {'; '.join(x for x in (adds, less) if x)}"
+    if frozen[low] > memory.budget_gib:
+        floor = "even with the base frozen" if less else "before what that adds"
+        return Verdict(status=Status.FAIL, remedy=catalog.get("pp-stage-oom").remedy,
+                       summary=f"{what}: {floor}, stage {memory.stages[low].stage} of {len(memory.stages)} takes "
+                               f"{frozen[low]:.1f} GiB per GPU > {limit}")
+    if adds:
+        return Verdict(status=Status.UNKNOWN,
+                       summary=f"{what}: the estimate counts {where}, within the {limit}, but not what the launch adds "
+                               f"to it")
+    if memory.total_gib(memory.peak_index) > memory.budget_gib:
+        return Verdict(status=Status.UNKNOWN,
+                       summary=f"{what}: counted as full training {where} > {limit}; with the base frozen "
+                               f"{frozen[low]:.1f} GiB, within it, but the adapters' share is not counted")
+    return None
 
 
 def _stage_details(recipe: Recipe, memory: StageMemory) -> str:

@@ -303,3 +303,77 @@ def test_rules_table_max_total_tokens_caps_the_pool_before_pages(cap, page, toke
     profiled = memory_kv.estimate_kv_pool(recipe, H100).pool_tokens
     capped = memory_kv.estimate_kv_pool(with_sglang(recipe, {"max-total-tokens": cap}) if cap else recipe, H100)
     assert capped.pool_tokens == (profiled if tokens is None else tokens)
+
+
+# --- terms the launch adds to (MTP, fp8) or takes from (LoRA) the stage estimate -------------------------------------
+
+ADDS = "--mtp-num-layers 1 (MTP layers)"
+LESS = "--lora-rank 16 (LoRA: frozen base)"
+
+
+def _qwen30b_ep(ep: int) -> Recipe:
+    """Qwen3-30B-A3B on 12 H200s: EP 1 FAILs (200 GiB; 61 GiB with the base frozen), EP 2 WARNs, EP 4 PASSes."""
+    recipe = recipes.get("qwen3-30b-a3b-disaggregated", H200)
+    return recipe.replace(parallel=dataclasses.replace(recipe.parallel, ep=ep))
+
+
+@pytest.mark.parametrize("ep", [1, 2, 4])
+def test_rules_table_no_term_leaves_the_verdict_as_it_was(ep):
+    assert memory.evaluate_stage_memory(_qwen30b_ep(ep), H200, "", "") == \
+        memory.evaluate_stage_memory(_qwen30b_ep(ep), H200)
+
+
+@pytest.mark.parametrize(("ep", "status"), [(4, Status.PASS), (2, Status.WARN)])
+def test_rules_table_training_less_keeps_a_verdict_within_the_budget(ep, status):
+    """LoRA trains less than the estimate counts: an estimate within the budget is an upper bound within it."""
+    plain = memory.evaluate_stage_memory(_qwen30b_ep(ep), H200)
+    assert plain.status is status
+    assert memory.evaluate_stage_memory(_qwen30b_ep(ep), H200, "", LESS) == plain
+
+
+def test_rules_table_training_less_over_the_budget_is_unknown_while_the_frozen_base_fits():
+    recipe = _qwen30b_ep(1)
+    est = memory.estimate_stage_memory(recipe, H200)
+    peak = est.stages[est.peak_index]
+    frozen = est.total_gib(est.peak_index) - peak.grads_gib - peak.optimizer_gib
+    plain = memory.evaluate_stage_memory(recipe, H200)
+    verdict = memory.evaluate_stage_memory(recipe, H200, "", LESS)
+    assert plain.status is Status.FAIL and verdict.status is Status.UNKNOWN
+    assert verdict.summary == (f"with {LESS}: counted as full training {plain.summary}; with the base frozen "
+                               f"{frozen:.1f} GiB, within it, but the adapters' share is not counted")
+    assert (verdict.failure_id, verdict.details) == ("pp-stage-oom", plain.details)
+
+
+@pytest.mark.parametrize("ep", [2, 4])
+def test_rules_table_what_the_launch_adds_makes_a_verdict_within_the_budget_unknown(ep):
+    plain = memory.evaluate_stage_memory(_qwen30b_ep(ep), H200)
+    verdict = memory.evaluate_stage_memory(_qwen30b_ep(ep), H200, ADDS, "")
+    where = plain.summary.removeprefix("most loaded ").split("; ~")[0].split(" <= ")[0]
+    limit = "131.6 GiB torch budget (0.94 x 139.8 GiB h200)"
+    assert verdict.status is Status.UNKNOWN
+    assert verdict.summary == (f"with {ADDS}: the estimate counts {where}, within the {limit}, but not what the "
+                               "launch adds to it")
+
+
+def test_rules_table_over_the_budget_before_what_the_launch_adds_fails():
+    recipe = _qwen30b_ep(1)
+    est = memory.estimate_stage_memory(recipe, H200)
+    verdict = memory.evaluate_stage_memory(recipe, H200, ADDS, "")
+    assert verdict.status is Status.FAIL and verdict.remedy
+    assert verdict.summary == (f"with {ADDS}: before what that adds, stage 1 of 1 takes "
+                               f"{est.total_gib(est.peak_index):.1f} GiB per GPU > 131.6 GiB torch budget (0.94 x "
+                               f"139.8 GiB h200)")
+
+
+@pytest.mark.parametrize(("adds", "less"), [("", LESS), (ADDS, LESS)])
+def test_rules_table_a_frozen_base_over_the_budget_fails_whatever_else(adds, less):
+    recipe = _glm_on_one_node()
+    verdict = memory.evaluate_stage_memory(recipe, H200, adds, less)
+    what = "; ".join(x for x in (adds, less) if x)
+    assert verdict.status is Status.FAIL
+    assert verdict.summary.startswith(f"with {what}: even with the base frozen, stage 1 of 1 takes ")
+
+
+def test_rules_table_adds_and_less_within_the_budget_frozen_is_unknown():
+    verdict = memory.evaluate_stage_memory(_qwen30b_ep(1), H200, ADDS, LESS)
+    assert verdict.status is Status.UNKNOWN and verdict.summary.startswith(f"with {ADDS}; {LESS}: the estimate counts")
