@@ -101,6 +101,21 @@ def test_a_job_with_no_result_line_says_how_it_ended_and_its_last_three_lines(dr
     assert capsys.readouterr().out == "PLAN-LINE\n"
 
 
+def test_the_plan_line_is_relayed_flushed(drive, monkeypatch):
+    run, _ = drive
+    written: list[str] = []
+    out = types.SimpleNamespace(write=written.append, flush=lambda: written.append("<flush>"))
+    monkeypatch.setattr(sys, "stdout", out)
+    run(WaitResult(ok=True, elapsed_s=0.1, attempts=1, last_error=""), status="FAILED")
+    assert written == ["PLAN-LINE", "\n", "<flush>"]
+
+
+def test_a_head_named_with_a_trailing_slash_and_no_port(drive):
+    run, seen = drive
+    run(WaitResult(ok=False, elapsed_s=1.0, attempts=1, last_error="x"), a=args(address="http://HEAD-X/"))
+    assert seen["probe"] == ("http://HEAD-X/api/version", 30.0)
+
+
 def test_the_drivers_result_is_handed_on_with_what_was_tried(drive):
     run, _ = drive
     node = NodeFacts(node_id="ab" * 28, address="10.0.0.1", hostname="n1", is_head=True, ray_gpus=8.0)
@@ -213,6 +228,19 @@ def test_the_plan_line_moves_the_deadline_and_is_relayed_once():
     # once the plan is known the log is not read for it again
     assert job.calls == [("status", "j"), ("logs", "j"), ("sleep", 2.0), ("status", "j"), ("logs", "j"),
                          ("sleep", 2.0), ("status", "j"), ("sleep", 2.0), ("status", "j"), ("logs", "j")]
+
+
+def test_the_deadline_counts_from_the_start_not_from_zero():
+    job = Job([(0.0, "running")])
+    job.now = 100.0
+    (status, _), _ = wait(job, lambda n: 2.0)
+    assert (status, job.now) == ("TIMEOUT", 102.0)
+
+
+def test_the_wait_polls_every_half_second_by_default():
+    job = Job([], done_at=1.0)
+    got = fanout_job.wait_planned(job, "j", lambda n: 10.0, relay=print, clock=lambda: job.now, sleep=job.sleep)
+    assert got == ("SUCCEEDED", "") and [c for c in job.calls if c[0] == "sleep"] == [("sleep", 0.5)] * 2
 
 
 def test_a_plan_of_zero_nodes_is_a_plan():
