@@ -214,6 +214,8 @@ def test_a_childs_status_and_what_it_prints(child, capsys, code, status, err):
     assert exc.value.status == status
     got = capsys.readouterr().err
     assert (got == err) if not err or err.endswith("\n") else (err in got and "Traceback" in got)
+    if "boom" in code:  # as `python -c` names the code in a traceback
+        assert got.endswith('  File "<string>", line 1, in <module>\nValueError: boom\n')
     assert child.joined == ["worker"] and child.exitfuncs == [1]  # after an error too
     assert child.sys.stderr.getvalue() == ("went wrong\n" if "went wrong" in code else "")
 
