@@ -86,3 +86,8 @@ def test_the_childs_pythonpath_is_exactly_the_one_given(monkeypatch, given, expe
     child = site_mirror.env(given)
     assert child.get("PYTHONPATH") == expected and child["RLCHECK_M1_KEPT"] == "1"
     assert site_mirror.env() == site_mirror.env(())
+
+
+def test_a_child_of_a_process_without_pythonpath_gets_none(monkeypatch):
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert "PYTHONPATH" not in site_mirror.env()

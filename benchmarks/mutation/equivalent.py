@@ -1075,4 +1075,7 @@ EQUIVALENT: dict[str, str] = {
     # rlcheck/fixes/tms_preload.py
     "rlcheck.fixes.tms_preload.x_main__mutmut_25":
         "--folder's default=None dropped: argparse's default for an option is None",
+    # rlcheck/repro/ahead.py
+    "rlcheck.repro.ahead.xǁAheadǁstart__mutmut_15":
+        "pool.shutdown(wait=False) -> wait=None: shutdown only tests wait for truth, and None is false as False",
 }

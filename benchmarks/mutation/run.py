@@ -163,7 +163,7 @@ TARGETS = {
     # how a reproducer makes a package absent, finds another version of it, and starts its children ahead
     "repro_site_mirror": ("rlcheck/repro/site_mirror.py", ["test_rules_table_site_mirror.py"]),
     "repro_sidecar": ("rlcheck/repro/sidecar.py", ["test_rules_table_sidecar.py"]),
-    "repro_ahead": ("rlcheck/repro/ahead.py", ["test_repro_ahead.py"]),
+    "repro_ahead": ("rlcheck/repro/ahead.py", ["test_repro_ahead.py", "test_rules_table_ahead.py"]),
     "history": ("rlcheck/history.py", ["test_history.py", "test_history_band.py", "test_history_fleet.py",
                                        "test_rules_table_history.py", "test_rules_table_history_draw.py"]),
     "history_band": ("rlcheck/history_band.py", ["test_history_band.py", "test_rules_table_history.py"]),
