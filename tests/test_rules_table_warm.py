@@ -169,6 +169,13 @@ def test_a_server_is_the_warm_server_module_with_its_imports_in_its_own_session(
     proc.say(None)
 
 
+def test_the_reader_is_a_daemon_thread(world):
+    server = warm.Server(("json",), {})
+    (reader,) = [t for t in threading.enumerate() if getattr(t, "_target", None) == server._pump]
+    assert reader.daemon is True  # it never holds the interpreter's exit
+    FakeProc.made[-1].say(None)
+
+
 @pytest.mark.parametrize(("first", "ready"), [({"ready": 77}, True), ({"error": "import of x failed"}, False),
                                               (None, False)])
 def test_ready_is_the_first_message_or_the_end(world, first, ready):
@@ -336,7 +343,10 @@ def test_prewarm_starts_the_server_a_run_then_finds(world):
     FakeProc.made[0].say({"ready": 77})
     done = warm.python("pass", preload=["json"], env={"A": "1", "R": "5"}, runtime=["R"], timeout_s=5)
     assert len(FakeProc.made) == 1 and done.argv[0] == "rlcheck.process.warm"
-    assert FakeProc.made[0].requests[0]["env"] == {"A": "1", "R": "5"}  # the run's own env, runtime names and all
+    request = FakeProc.made[0].requests[0]
+    assert request["env"] == {"A": "1", "R": "5"}  # the run's own env, runtime names and all
+    assert (request["code"], request["argv"], request["cwd"]) == ("pass", [], None)
+    assert world.gets == [30, 5]  # the run's own deadline
 
 
 def test_a_warm_run_waits_for_the_imports_outside_its_deadline(world, monkeypatch):
@@ -388,6 +398,13 @@ def test_a_ready_server_has_its_stdin_closed_and_is_waited_for(world):
     server, proc = _ready()
     server.stop()
     assert proc.stdin.closed and proc.waited == [10] and world.groups == [] and not server.folder.exists()
+
+
+def test_stopping_twice_is_harmless(world):
+    server, proc = _ready()
+    server.stop()
+    server.stop()
+    assert proc.waited == [10] and not server.folder.exists()
 
 
 def test_a_ready_server_that_lingers_is_killed(world):

@@ -1059,6 +1059,10 @@ EQUIVALENT: dict[str, str] = {
        'the README read or written with encoding None / absent / "UTF-8" for "utf-8": codec names are '
        "case-insensitive, and the locale's encoding is UTF-8 here (Python's UTF-8 mode under the C locale the "
        "mutation run has)" for n in (2, 4, 9, 11, 13)},
+    # rlcheck/process/warm_server.py, rlcheck/process/warm.py
+    "rlcheck.process.warm.xǁServerǁrun__mutmut_56":
+        "_answers.pop(request_id) without its None default: this run put its own id there and only this run takes "
+        "it out, so the key is always present",
     # rlcheck/cli.py
     "rlcheck.cli.x_build_parser__mutmut_23":
         "the subcommands' parser_class=_Parser dropped: argparse's own error() prints the usage to stderr and exits 2 "
