@@ -197,6 +197,12 @@ def test_the_service_drains_before_uvicorns_own_shutdown(shutdown):
     assert order == ["before", "drained", ("uvicorn", ["s"])]
 
 
+def test_the_server_keeps_its_configuration(shutdown):
+    _, make, _ = shutdown
+    s = make()
+    assert isinstance(s.config, uvicorn.Config) and s.config.app is None
+
+
 def test_without_a_drain_only_before_shutdown_runs_first(shutdown):
     order, make, _ = shutdown
     asyncio.run(make().shutdown())
@@ -241,9 +247,9 @@ def test_mid_request(connection, mid):
 
 def test_the_options_become_uvicorns_configuration():
     app = object()
-    config = server.server_config(app, host="127.0.0.1", port=8123, log_level="warning", access_log=False,
+    config = server.server_config(app, host="::1", port=8123, log_level="warning", access_log=False,
                                   keep_alive_s=7, graceful_shutdown_s=11, read_timeout_s=2.5, max_connections=64)
     assert (config.app, config.host, config.port, config.log_config, config.log_level, config.access_log,
             config.lifespan, config.timeout_keep_alive, config.timeout_graceful_shutdown, config.limit_concurrency) == (
-        app, "127.0.0.1", 8123, None, "warning", False, "on", 7, 11, 64)
+        app, "::1", 8123, None, "warning", False, "on", 7, 11, 64)
     assert issubclass(config.http, server.BoundedH11Protocol) and config.http.header_timeout_s == 2.5
