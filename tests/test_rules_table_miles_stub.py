@@ -325,6 +325,54 @@ def test_the_model_args_beside_a_launcher_outside_a_miles_tree(model_tree):
     assert miles_stub._model_args("glm.5") == "'[0,1]' --glm"
 
 
+def _variant(where: Path, name: str, base: str, **kwargs: object) -> None:
+    """A model file derived from another, as Miles writes its smaller variants."""
+    where.mkdir(parents=True, exist_ok=True)
+    (where / f"{name}.py").write_text("from model_args_utils import load_sibling_model_args\n"
+                                      f"def model_args():\n    return load_sibling_model_args(__file__, {base!r}, "
+                                      f"**{kwargs!r})\n")
+
+
+def _sized(where: Path, name: str) -> None:
+    """A model file whose args take the variant's layer count, as Miles' base model files do."""
+    where.mkdir(parents=True, exist_ok=True)
+    (where / f"{name}.py").write_text("def model_args(nlayers=61):\n    return f'--num-layers {nlayers}\\n --x'\n")
+
+
+def test_a_variant_reads_its_siblings_args_for_real(model_tree, stub):
+    """Miles' load_sibling_model_args: the base file beside the variant, asked with the variant's keywords, one line."""
+    _, records = stub
+    _sized(model_tree / "models", "deepseek-v3")
+    _variant(model_tree / "models", "deepseek-v3-5layer", "deepseek-v3", nlayers=5)
+    miles_stub._LAUNCHER.append(model_tree / "run.py")
+    assert miles_stub._model_args("deepseek-v3-5layer") == "--num-layers 5 --x"
+    assert miles_stub._model_args("deepseek-v3") == "--num-layers 61 --x"
+    assert records() == []
+
+
+def test_load_model_args_as_miles_own(model_tree):
+    _sized(model_tree / "elsewhere", "m")
+    miles_stub._LAUNCHER.append(model_tree / "run.py")
+    assert miles_stub.load_model_args("m", model_tree / "elsewhere", nlayers=2) == "--num-layers 2 --x"
+    assert miles_stub.load_model_args("m", str(model_tree / "elsewhere")) == "--num-layers 61 --x"
+    _sized(model_tree / "models", "m")
+    assert miles_stub.load_model_args("m") == "--num-layers 61 --x"  # no folder: the tree's model files
+    assert miles_stub.load_sibling_model_args(str(model_tree / "elsewhere" / "v.py"), "m", nlayers=3) == \
+        "--num-layers 3 --x"
+    with pytest.raises(AssertionError, match=f"^no model args script at {model_tree / 'elsewhere' / 'gone.py'}$"):
+        miles_stub.load_model_args("gone", model_tree / "elsewhere")
+    (model_tree / "elsewhere" / "empty.py").write_text("def model_args():\n    return ' \\n '\n")
+    with pytest.raises(AssertionError, match=f"^{model_tree / 'elsewhere' / 'empty.py'} declared no model args$"):
+        miles_stub.load_model_args("empty", model_tree / "elsewhere")
+
+
+@pytest.mark.parametrize("module", [miles_stub._CMD, "miles.utils.external_utils.model_args_utils"])
+def test_the_model_helpers_are_known_names(module):
+    helpers = miles_stub._MODULES[module]
+    assert (helpers["load_model_args"], helpers["load_sibling_model_args"], helpers["moe_layer_freq"]) == (
+        miles_stub.load_model_args, miles_stub.load_sibling_model_args, miles_stub.moe_layer_freq)
+
+
 def test_no_model_args(stub, model_tree):
     _, records = stub
     assert miles_stub._model_args(None) == ""

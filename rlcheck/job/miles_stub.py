@@ -11,6 +11,8 @@ TRAIN_ARGS` through `bash -c`. Here:
   sandbox's fake `ray` records them, so the capture reads them like a bash launcher's; first, as Miles does, it
   stops on an AssertionError unless train_args hold the text `--train-backend fsdp` exactly when megatron_model_type
   is None (SLIME's execute_train has no such check);
+- Miles' model-argument helpers (`load_model_args`, `load_sibling_model_args`, `moe_layer_freq`; command_utils or
+  model_args_utils) are pure and run for real: a model file derived from another reads its sibling's args;
 - `execute_train_npu` (only Miles' NPU image has it: docker/npu_patch/miles.patch) launches as that patch does;
   `resolve_extra_env_vars`, `encode_pseudo_file` and the `GENERATION_HARDWARE` table return what Miles' own do;
 - `exec_command_cpu`/`exec_command_gpu` run their command through `bash -c` too (fakes record; a command that
@@ -115,12 +117,38 @@ def _model_args(model_type: Any) -> str:
     if not path.is_file():
         _record(f"not seen: the model args: no {path} (Miles' scripts/models/<megatron_model_type>.py)", "miles-note")
         return ""
-    sys.modules.setdefault("model_args_utils", next(sys.modules[m] for m in _CMDS if m in sys.modules))
-    spec = importlib.util.spec_from_file_location(f"rlcheck_model_{path.stem.replace('.', '_')}", path)
+    return " ".join(shlex.quote(token) for token in _import_model_file(path).model_args().split())
+
+
+def _import_model_file(path: Path) -> Any:
+    """A model args file, run as Miles runs it: its `from model_args_utils import ...` reaches Miles' helpers."""
+    sys.modules.setdefault("model_args_utils",
+                           next((sys.modules[m] for m in _CMDS if m in sys.modules), _MilesModule(_CMDS[0])))
+    spec = importlib.util.spec_from_file_location(f"rlcheck_model_{path.stem.replace('.', '_').replace('-', '_')}",
+                                                  path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return " ".join(shlex.quote(token) for token in module.model_args().split())
+    return module
+
+
+def load_model_args(model_type: str, model_script_dir: Path | str | None = None, **kwargs: Any) -> str:
+    """Miles' model_args_utils.load_model_args, a pure helper run for real: <model_type>.py of model_script_dir (else
+    the tree's scripts/models) asked for model_args(**kwargs), on one line; an AssertionError naming the file when it
+    is missing or declares nothing, as Miles' own."""
+    folder = Path(model_script_dir) if model_script_dir is not None else _model_file(model_type).parent
+    path = folder / f"{model_type}.py"
+    if not path.is_file():  # Miles asserts; raised here so the message is the same under any interpreter flags
+        raise AssertionError(f"no model args script at {path}")
+    args = " ".join(str(_import_model_file(path).model_args(**kwargs)).split())
+    if not args:
+        raise AssertionError(f"{path} declared no model args")
+    return args
+
+
+def load_sibling_model_args(model_script: str, model_type: str, **kwargs: Any) -> str:
+    """Miles' load_sibling_model_args: the model a variant derives from, beside the variant's own file."""
+    return load_model_args(model_type, Path(model_script).resolve().parent, **kwargs)
 
 
 def _parse_extra_env_vars(text: str) -> Any:
@@ -395,10 +423,12 @@ _KNOWN: dict[str, Any] = {
     "ExecuteTrainConfig": ExecuteTrainConfig, "dataclass_cli": dataclass_cli, "get_default_wandb_args": _wandb_args,
     "create_run_id": create_run_id, "get_bool_env_var": _bool_env, "NUM_GPUS_OF_HARDWARE": _HARDWARE_GPUS,
     "shell_safe_model_args": _model_args, "repo_base_dir": Path.cwd(), "moe_layer_freq": moe_layer_freq,
+    "load_model_args": load_model_args, "load_sibling_model_args": load_sibling_model_args,
     **dict.fromkeys(("convert_checkpoint", "hf_download_dataset", "rsync_simple", "fp8_cast_bf16",
                      "ssh_start_ray_workers"), _noop),
 }
 _MODULES = {_CMD: _KNOWN, _CMDS[1]: {**_KNOWN, "execute_train": slime_execute_train},
+            "miles.utils.external_utils.model_args_utils": _KNOWN,
             "miles.utils.external_utils.exec_command": _EXEC}
 """The modules whose names the stub models: Miles' (and SLIME's) command_utils, Miles' exec_command."""
 
