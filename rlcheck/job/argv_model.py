@@ -20,7 +20,7 @@ Terms smaller than 0.1% of the parameters are not counted: linear biases (Megatr
 shared-expert gate, attention sinks' per-head scalars, vocabulary padding.
 
 Beside the model, a launch can ask for memory neither estimate counts. What only adds to the training estimate
-(TRAIN_ADDS: MTP layers, fp8 training) makes it a lower bound, and LoRA (TRAIN_LESS: a frozen base) an upper one:
+(TRAIN_ADDS: fp8 training) makes it a lower bound, and LoRA (TRAIN_LESS: a frozen base) an upper one:
 the stage check judges within those bounds (rlcheck.probes.recipe.memory). What it neither counts nor bounds
 (TRAIN_TERMS: another training backend, a virtual or explicit pipeline layout) and what the KV pool estimate leaves
 out (ROLLOUT_TERMS: a draft model, LoRA pools, disaggregated prefill, SGLang arguments from a file) make the
@@ -113,7 +113,6 @@ MODEL_TERMS: Mapping[str, Term] = {
 """Flags that give the model a shape the parameter count does not cover: with any of them the model is unknown."""
 
 TRAIN_ADDS: Mapping[str, Term] = {
-    "--mtp-num-layers": Term("MTP layers on the last stage, with their own logits", _not_off),
     "--fp8-format": Term("fp8 training: fp8 copies and scaling state beside the bf16 weights", _not_off),
     "--fp8-recipe": Term("fp8 training: fp8 copies and scaling state beside the bf16 weights"),
     "--fp4-format": Term("fp4 training: fp4 copies and scaling state beside the bf16 weights", _not_off),

@@ -31,12 +31,21 @@ from rlcheck import catalog
 from rlcheck.hardware import HardwareProfile, get_profile
 from rlcheck.probes.recipe.memory_activations import (
     StageActivations,
+    largest_layer_bytes,
     recompute_of,
     stage_activations,
     tokens_per_micro_batch,
 )
 from rlcheck.probes.recipe.memory_buffers import StageBuffers, nccl_groups, stage_buffers
-from rlcheck.probes.recipe.memory_params import GIB, StageLoad, count_params, stage_loads
+from rlcheck.probes.recipe.memory_params import (
+    GIB,
+    OPTIMIZER_BYTES,
+    ModelParams,
+    StageLoad,
+    count_params,
+    flag_value,
+    stage_loads,
+)
 from rlcheck.probes.recipe.recipe_rules import no_training
 from rlcheck.recipes.glm import GlmOptions, glm_recipe
 from rlcheck.recipes.models import GLM5_2
@@ -70,12 +79,15 @@ class StageMemory:
     """Per stage, same order as stages; empty when the estimate leaves activations out."""
     buffers: tuple[StageBuffers, ...] = ()
     """Per stage: dispatcher, padding, CUDA context, NCCL (rlcheck.probes.recipe.memory_buffers); empty to leave out."""
+    mtp: Mtp | None = None
+    """The MTP layers on the last stage (--mtp-num-layers), None without them."""
 
     def total_gib(self, index: int) -> float:
-        """Static, activation and buffer memory of stage index (0-based)."""
+        """Static, activation and buffer memory of stage index (0-based), the last stage's MTP layers included."""
         act = self.activations[index].total_gib if self.activations else 0.0
         buf = self.buffers[index].total_gib if self.buffers else 0.0
-        return self.stages[index].total_gib + act + buf
+        mtp = self.mtp.total_gib if self.mtp and index == len(self.stages) - 1 else 0.0
+        return self.stages[index].total_gib + act + buf + mtp
 
     @property
     def peak_index(self) -> int:
@@ -86,6 +98,50 @@ class StageMemory:
         return self.stages[self.peak_index]
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Mtp:
+    """Megatron's MTP layers (--mtp-num-layers), on the last pipeline stage, each counted as the model's largest
+    decoder layer plus its own projection of [embedding; hidden] (2h x h) and two norms, trained like the stage's
+    other parameters, with that layer's full activations for each micro-batch the stage holds and another logits
+    tensor for its loss: an upper bound of what Megatron builds for it."""
+
+    layers: int
+    params: float
+    """Per rank."""
+    static_gib: float
+    activations_gib: float
+
+    @property
+    def total_gib(self) -> float:
+        return self.static_gib + self.activations_gib
+
+
+def mtp_layers(recipe: Recipe) -> int:
+    """--mtp-num-layers as Megatron reads it (0 without it); ValueError for a value it refuses."""
+    raw = flag_value(list(recipe.extra_args), "--mtp-num-layers")
+    if raw is None:
+        return 0
+    if not raw.isdigit():
+        raise ValueError(f"--mtp-num-layers {raw!r}: a whole number")
+    return int(raw)
+
+
+def _mtp(recipe: Recipe, params: ModelParams, activations: tuple[StageActivations, ...], world: int) -> Mtp | None:
+    n = mtp_layers(recipe)
+    if not n:
+        return None
+    par, h = recipe.parallel, recipe.model.hidden_size
+    largest = max(params.layers, key=lambda la: la.expert / (par.ep * par.etp) + la.dense / par.tp)
+    expert = n * largest.expert / (par.ep * par.etp)
+    dense = n * (largest.dense + 2 * h * h + 2 * h) / par.tp
+    dp_cp, expert_dp = world // (par.tp * par.pp), world // (par.ep * par.etp * par.pp)
+    optimizer = 0.0 if recipe.optimizer.cpu_offload else OPTIMIZER_BYTES * (expert / expert_dp + dense / dp_cp)
+    last = activations[-1]
+    stored = n * (largest_layer_bytes(recipe) * last.in_flight + last.logits_gib * GIB)
+    return Mtp(layers=n, params=expert + dense, static_gib=(6 * (expert + dense) + optimizer) / GIB,
+               activations_gib=stored / GIB)
+
+
 def estimate_stage_memory(recipe: Recipe, profile: HardwareProfile) -> StageMemory:
     """Static and activation memory per GPU of every pipeline stage; ValueError when the layout cannot exist."""
     par, world = recipe.parallel, recipe.world_size
@@ -94,6 +150,7 @@ def estimate_stage_memory(recipe: Recipe, profile: HardwareProfile) -> StageMemo
             raise ValueError(f"{world} training GPUs do not divide by {name} = {size}")
     params, activations = count_params(recipe.model), stage_activations(recipe)
     return StageMemory(stages=stage_loads(params, par, world, recipe.optimizer.cpu_offload),
+                       mtp=_mtp(recipe, params, activations, world),
                        model_params=params.total, dp_cp=world // (par.tp * par.pp),
                        expert_dp=world // (par.ep * par.etp * par.pp), optimizer_offload=recipe.optimizer.cpu_offload,
                        budget_gib=TORCH_BUDGET_FRACTION * profile.hbm_gib, activations=activations,
@@ -150,9 +207,11 @@ def evaluate_stage_memory(recipe: Recipe, profile: HardwareProfile | None, adds:
         return Verdict(**base, status=Status.UNKNOWN, summary=f"cannot estimate the stage memory of {recipe.id}: {exc}")
     i, budget, pp = memory.peak_index, memory.budget_gib, recipe.parallel.pp
     peak, act, buf, total = memory.stages[i], memory.activations[i], memory.buffers[i], memory.total_gib(i)
+    mtp = (f" + {memory.mtp.total_gib:.1f} for {memory.mtp.layers} MTP layer(s)"
+           if memory.mtp and i == len(memory.stages) - 1 else "")
     where = (f"stage {peak.stage} of {pp} ({peak.layers} layers): {total:.1f} GiB per GPU = {peak.total_gib:.1f} "
              f"static ({peak.params / 1e9:.2f}B params per rank) + {act.total_gib:.1f} activations + "
-             f"{buf.total_gib:.1f} buffers")
+             f"{buf.total_gib:.1f} buffers{mtp}")
     limit = f"{budget:.1f} GiB torch budget ({TORCH_BUDGET_FRACTION:.2f} x {profile.hbm_gib:.1f} GiB {profile.name})"
     details = _stage_details(recipe, memory)
     if adds or less:
@@ -211,6 +270,12 @@ def _stage_details(recipe: Recipe, memory: StageMemory) -> str:
               f"{b.padding_gib:.3f}, CUDA context {b.context_gib:.2f}, NCCL {b.nccl_gib:.2f}, colocated engine "
               f"{b.colocated_gib:.2f}) = {memory.total_gib(i):.1f} GiB"
               for i, (s, a, b) in enumerate(zip(memory.stages, memory.activations, memory.buffers, strict=True))]
+    if memory.mtp:
+        m = memory.mtp
+        lines.append(f"MTP: {m.layers} layer(s) on stage {len(memory.stages)}, each counted as the largest decoder "
+                     f"layer + its 2h x h projection: {m.params / 1e9:.2f}B params per rank, {m.static_gib:.1f} GiB "
+                     f"static + {m.activations_gib:.1f} GiB activations (the layer's in full and another logits "
+                     f"tensor) = {m.total_gib:.1f} GiB")
     collective, p2p = nccl_groups(recipe)
     lines += [f"NCCL groups: collectives {', '.join(collective) or 'none'}; send/recv {', '.join(p2p) or 'none'} "
               f"(measured per-communicator figures: lower bounds for groups with more peers); not counted: the "

@@ -143,6 +143,13 @@ def _layer_bytes(recipe: Recipe, tokens: int, is_moe: bool) -> float:
     return tokens * (unsharded + sharded / par.tp)
 
 
+def largest_layer_bytes(recipe: Recipe) -> float:
+    """The full stored activations of the model's largest layer for one micro-batch per GPU (no recompute)."""
+    model, tokens = recipe.model, tokens_per_micro_batch(recipe)
+    moe = moe_layer_flags(model.moe.layer_freq, model.num_layers) if model.moe else (False,)
+    return max(_layer_bytes(recipe, tokens, is_moe) for is_moe in set(moe))
+
+
 def stage_activations(recipe: Recipe) -> tuple[StageActivations, ...]:
     """Activation bytes per GPU of each pipeline stage for the recipe's recompute and parallel settings."""
     model, par, recompute = recipe.model, recipe.parallel, recompute_of(recipe)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable
 
 import pytest
 
 from rlcheck import recipes
 from rlcheck.hardware import get_profile
-from rlcheck.probes.recipe import memory, memory_kv
+from rlcheck.probes.recipe import memory, memory_activations, memory_kv, memory_params
 from rlcheck.recipes.recipe import Recipe, with_sglang
 from rlcheck.verdict import Status
 from tests import golden_verdicts
@@ -307,7 +308,7 @@ def test_rules_table_max_total_tokens_caps_the_pool_before_pages(cap, page, toke
 
 # --- terms the launch adds to (MTP, fp8) or takes from (LoRA) the stage estimate -------------------------------------
 
-ADDS = "--mtp-num-layers 1 (MTP layers)"
+ADDS = "--fp8-format e4m3 (fp8 training)"
 LESS = "--lora-rank 16 (LoRA: frozen base)"
 
 
@@ -377,3 +378,82 @@ def test_rules_table_a_frozen_base_over_the_budget_fails_whatever_else(adds, les
 def test_rules_table_adds_and_less_within_the_budget_frozen_is_unknown():
     verdict = memory.evaluate_stage_memory(_qwen30b_ep(1), H200, ADDS, LESS)
     assert verdict.status is Status.UNKNOWN and verdict.summary.startswith(f"with {ADDS}; {LESS}: the estimate counts")
+
+
+
+# --- MTP layers on the last stage ------------------------------------------------------------------------------------
+
+def _with_mtp(recipe: Recipe, n: str | None) -> Recipe:
+    return recipe if n is None else recipe.replace(extra_args=(*recipe.extra_args, "--mtp-num-layers", n))
+
+
+@pytest.mark.parametrize(("raw", "layers"), [(None, 0), ("0", 0), ("1", 1), ("3", 3)])
+def test_rules_table_mtp_layers_as_megatron_reads_them(raw, layers):
+    assert memory.mtp_layers(_with_mtp(_qwen30b_ep(4), raw)) == layers
+
+
+@pytest.mark.parametrize("raw", ["x", "-1", "1.5", ""])
+def test_rules_table_an_mtp_count_megatron_refuses_leaves_the_stage_unknown(raw):
+    recipe = _with_mtp(_qwen30b_ep(4), raw)
+    with pytest.raises(ValueError, match=re.escape(f"--mtp-num-layers {raw!r}: a whole number")):
+        memory.mtp_layers(recipe)
+    verdict = memory.evaluate_stage_memory(recipe, H200)
+    assert verdict.status is Status.UNKNOWN and verdict.summary.endswith(f"--mtp-num-layers {raw!r}: a whole number")
+
+
+def _glm_pp2() -> Recipe:
+    """GLM-5.2's 5-layer variant (3 dense + 2 MoE layers) over two pipeline stages of 8 GPUs."""
+    from rlcheck.recipes.models import GLM5_2_5LAYER
+    base = recipes.get("qwen3-4b-colocated", H200)
+    return base.replace(model=GLM5_2_5LAYER, parallel=dataclasses.replace(base.parallel, tp=4, pp=2, ep=4,
+                                                                          sequence_parallel=True, pp_first_layers=3),
+                        placement=dataclasses.replace(base.placement, actor_num_nodes=2, actor_gpus_per_node=4))
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_rules_table_mtp_layers_are_the_largest_layer_on_the_last_stage(n):
+    recipe = _glm_pp2()
+    plain = memory.estimate_stage_memory(recipe, H200)
+    est = memory.estimate_stage_memory(_with_mtp(recipe, str(n)), H200)
+    assert plain.mtp is None and est.mtp is not None and est.mtp.layers == n
+    par, h, world = recipe.parallel, recipe.model.hidden_size, recipe.world_size
+    layers = memory_params.count_params(recipe.model).layers
+    moe = max(layers, key=lambda la: la.expert)  # an MoE layer: the largest per rank here
+    assert moe.expert and all(la.expert / (par.ep * par.etp) + la.dense / par.tp
+                              <= moe.expert / (par.ep * par.etp) + moe.dense / par.tp for la in layers)
+    expert, dense = n * moe.expert / (par.ep * par.etp), n * (moe.dense + 2 * h * h + 2 * h) / par.tp
+    assert est.mtp.params == pytest.approx(expert + dense)
+    optimizer = 12 * (expert / (world // (par.ep * par.etp * par.pp)) + dense / (world // (par.tp * par.pp)))
+    assert est.mtp.static_gib == pytest.approx((6 * (expert + dense) + optimizer) / 2**30)
+    act = plain.activations[-1]
+    assert est.mtp.activations_gib == pytest.approx(
+        n * (memory_activations.largest_layer_bytes(recipe) * act.in_flight / 2**30 + act.logits_gib))
+    assert est.total_gib(0) == pytest.approx(plain.total_gib(0))  # the first stage has none
+    assert est.total_gib(1) == pytest.approx(plain.total_gib(1) + est.mtp.total_gib)
+
+
+def test_rules_table_mtp_offloaded_optimizer_keeps_no_state_on_the_gpu():
+    recipe = _with_mtp(_glm_pp2(), "1")
+    recipe = recipe.replace(optimizer=dataclasses.replace(recipe.optimizer, cpu_offload=True))
+    est = memory.estimate_stage_memory(recipe, H200)
+    assert est.mtp is not None and est.mtp.static_gib == pytest.approx(6 * est.mtp.params / 2**30)
+
+
+def test_rules_table_the_verdict_names_the_mtp_share():
+    recipe = _with_mtp(_glm_pp2(), "1")
+    est = memory.estimate_stage_memory(recipe, H200)
+    verdict = memory.evaluate_stage_memory(recipe, H200)
+    assert est.peak_index == 1 and verdict.status is Status.FAIL  # the MTP layer tips the last stage over
+    assert memory.evaluate_stage_memory(_glm_pp2(), H200).status is Status.PASS
+    assert verdict.summary.startswith(f"stage 2 of 2 (2 layers): {est.total_gib(1):.1f} GiB per GPU = ")
+    assert f" buffers + {est.mtp.total_gib:.1f} for 1 MTP layer(s) > 131.6 GiB torch budget" in verdict.summary
+    assert f"MTP: 1 layer(s) on stage 2, each counted as the largest decoder layer + its 2h x h projection: " \
+           f"{est.mtp.params / 1e9:.2f}B params per rank" in verdict.details
+
+
+def test_rules_table_largest_layer_bytes_is_the_larger_kind():
+    recipe = _glm_pp2()
+    tokens = memory_activations.tokens_per_micro_batch(recipe)
+    kinds = [memory_activations._layer_bytes(recipe, tokens, moe) for moe in (False, True)]
+    assert kinds[0] != kinds[1]
+    assert memory_activations.largest_layer_bytes(recipe) == max(kinds)
