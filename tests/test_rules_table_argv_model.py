@@ -180,15 +180,7 @@ ADDS, LESS = argv_model.TRAIN_ADDS, argv_model.TRAIN_LESS
     (("--sglang-tp-size", "4", "--rollout-num-gpus-per-engine", "8"), ROLLOUT, "--sglang-tp-size"),
     (("--sglang-tp-size", "8", "--rollout-num-gpus-per-engine", "8"), ROLLOUT, None),
     (("--sglang-tp-size", "1"), ROLLOUT, None),  # one GPU per engine is SLIME's default
-    (("--sglang-moe-dense-tp-size", "1", "--rollout-num-gpus-per-engine", "8"), ROLLOUT,
-     "--sglang-moe-dense-tp-size"),
-    (("--sglang-moe-dense-tp-size", "8", "--rollout-num-gpus-per-engine", "8"), ROLLOUT, None),
-    (("--sglang-moe-dense-tp-size", "1", "--rollout-num-gpus-per-engine", "8", "--sglang-enable-dp-attention",
-      "--sglang-dp-size", "8"), ROLLOUT, None),  # dp-attention of 8 over 8 GPUs: attention TP 1 already
-    (("--sglang-moe-dense-tp-size", "1", "--rollout-num-gpus-per-engine", "8", "--sglang-enable-dp-attention",
-      "--sglang-dp-size", "4"), ROLLOUT, "--sglang-moe-dense-tp-size"),  # attention TP 2
-    (("--sglang-moe-dense-tp-size", "1", "--rollout-num-gpus-per-engine", "8", "--sglang-dp-size", "8"), ROLLOUT,
-     "--sglang-moe-dense-tp-size"),  # without dp-attention the DP size does not split the attention
+    (("--sglang-moe-dense-tp-size", "1", "--rollout-num-gpus-per-engine", "8"), ROLLOUT, None),  # counted
     (("--sglang-disaggregation-mode", "prefill"), ROLLOUT, "--sglang-disaggregation-mode"),
     (("--prefill-num-servers", "1"), ROLLOUT, "--prefill-num-servers"), (("--prefill-num-servers", "0"), ROLLOUT, None),
     (("--window-size", "128,0"), ROLLOUT, "--window-size"),

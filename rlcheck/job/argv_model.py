@@ -67,18 +67,6 @@ def _over_one(value: str, flags: ArgvFlags) -> bool:
     return not value.strip().isdigit() or int(value) > 1
 
 
-def _attention_tp(flags: ArgvFlags) -> int:
-    """The attention TP of one SGLang engine as memory_kv counts it: engine GPUs over the DP ranks of dp-attention."""
-    engine = flags.int("--rollout-num-gpus-per-engine", 1) or 1
-    pools = (flags.int("--sglang-dp-size", 1) or 1) if flags.has("--sglang-enable-dp-attention") else 1
-    return max(1, engine // pools)
-
-
-def _dense_tp_below_attention(value: str, flags: ArgvFlags) -> bool:
-    """SGLang replicates dense MLP weights over more GPUs than the attention's: the estimate splits them by TP."""
-    return not value.strip().isdigit() or int(value) < _attention_tp(flags)
-
-
 def _tp_not_engine(value: str, flags: ArgvFlags) -> bool:
     return value.strip() != str(flags.int("--rollout-num-gpus-per-engine", 1) or 1)
 
@@ -148,8 +136,6 @@ ROLLOUT_TERMS: Mapping[str, Term] = {
     "--sglang-pp-size": Term("pipeline stages inside one engine", _over_one),
     "--sglang-pipeline-parallel-size": Term("pipeline stages inside one engine", _over_one),
     "--sglang-tp-size": Term("a TP size other than the engine's GPUs", _tp_not_engine),
-    "--sglang-moe-dense-tp-size": Term("dense MLP weights split over fewer GPUs than the attention",
-                                       _dense_tp_below_attention),
     "--sglang-disaggregation-mode": Term("disaggregated prefill and decode servers size their pools apart"),
     "--prefill-num-servers": Term("disaggregated prefill and decode servers size their pools apart", _not_off),
     "--window-size": Term("sliding-window layers: SGLang sizes their KV pool apart"),

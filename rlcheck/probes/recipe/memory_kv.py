@@ -18,7 +18,8 @@ SGLang 0.5.12.post1, python/sglang/srt/model_executor/:
   budgeted: the difference comes out of the (1 - f) slice.
 
 rlcheck's terms: pre = HBM - CUDA_CONTEXT_GIB; weights per GPU = expert / engine GPUs + other /
-attention TP (dp-attention replicates every non-expert weight per DP rank), at 2 B (1 B for an fp8
+attention TP (dp-attention replicates every non-expert weight per DP rank; an MoE model's dense-layer MLPs whole with
+--sglang-moe-dense-tp-size 1), at 2 B (1 B for an fp8
 or int8 rollout checkpoint). FAIL when the pool holds no full prompt + response (SGLang caps
 max_req_len at the pool), WARN when it holds fewer than the requests an engine runs at once, WARN
 when the NSA fp8 allocation exceeds what the profiler budgeted, FAIL when that excess is larger
@@ -34,7 +35,14 @@ import re
 from rlcheck import catalog
 from rlcheck.hardware import HardwareProfile
 from rlcheck.probes.recipe.hf_config import HfConfigObservation
-from rlcheck.probes.recipe.memory_params import GIB, count_params, flag_value, is_dsa, kv_bytes_per_token
+from rlcheck.probes.recipe.memory_params import (
+    GIB,
+    count_params,
+    flag_value,
+    is_dsa,
+    kv_bytes_per_token,
+    moe_layer_flags,
+)
 from rlcheck.probes.recipe.recipe_rules import no_engines
 from rlcheck.recipes.models import GLM5_2, MLA
 from rlcheck.recipes.recipe import Recipe
@@ -145,6 +153,17 @@ def precision_unknown(recipe: Recipe, checkpoint: HfConfigObservation | None) ->
     return f"{checkpoint.path} has quantization_config {str(method)[:40]!r}, a precision rlcheck does not size"
 
 
+def replicated_dense_mlp(recipe: Recipe) -> int:
+    """Parameters of an MoE model's dense layers' MLPs when `--sglang-moe-dense-tp-size 1` keeps them whole on every
+    GPU (SGLang 0.5.16 `enable_moe_dense_fully_dp`: the MoE model files build those MLPs at TP 1; any other size
+    leaves them at the engine's TP); 0 otherwise."""
+    model = recipe.model
+    if model.moe is None or recipe.sglang_value("moe-dense-tp-size") != "1":
+        return 0
+    dense = moe_layer_flags(model.moe.layer_freq, model.num_layers).count(False)
+    return dense * model.ffn_matrices * model.hidden_size * model.ffn_hidden_size
+
+
 def estimate_kv_pool(recipe: Recipe, profile: HardwareProfile, weight_bytes: float | None = None) -> KvPool:
     """SGLang's KV pool per engine (per DP rank under dp-attention); ValueError without a usable fraction.
     weight_bytes: bytes per rollout weight, else read from the recipe (_weight_bytes)."""
@@ -154,7 +173,8 @@ def estimate_kv_pool(recipe: Recipe, profile: HardwareProfile, weight_bytes: flo
     attention_tp = max(1, engine // pools)
     params = count_params(recipe.model)
     nbytes = _weight_bytes(recipe) if weight_bytes is None else weight_bytes
-    weights = (params.expert / engine + (params.total - params.expert) / attention_tp) * nbytes
+    whole = replicated_dense_mlp(recipe)
+    weights = (params.expert / engine + (params.total - params.expert - whole) / attention_tp + whole) * nbytes
     pre = (profile.hbm_gib - CUDA_CONTEXT_GIB) * GIB
     cell = kv_bytes_per_token(recipe.model, recipe.sglang_value("kv-cache-dtype"), attention_tp)
     page = int(recipe.sglang_value("page-size") or 1)
@@ -217,9 +237,13 @@ def evaluate_kv_pool(recipe: Recipe, profile: HardwareProfile | None,
         return Verdict(**base, status=Status.SKIP,
                        summary="needs --sglang-mem-fraction-static in the recipe: found none (SGLang picks its own)")
     try:
-        pool = estimate_kv_pool(recipe, profile, 1 if _config_fp8(checkpoint) else None)
+        _fraction(recipe)
     except ValueError as exc:
         return Verdict(**base, status=Status.FAIL, summary=f"SGLang rejects {exc}", remedy="set a fraction such as 0.8")
+    try:
+        pool = estimate_kv_pool(recipe, profile, 1 if _config_fp8(checkpoint) else None)
+    except ValueError as exc:  # the model's own shape (an MoE layer pattern of another length)
+        return Verdict(**base, status=Status.UNKNOWN, summary=f"cannot estimate the KV pool of {recipe.id}: {exc}")
     status, summary = _judge(pool, profile)
     unsure = precision_unknown(recipe, checkpoint) if status is Status.FAIL else ""
     if unsure and _judge(estimate_kv_pool(recipe, profile, QUANTIZED_MIN_BYTES), profile)[0] is not Status.FAIL:

@@ -457,3 +457,32 @@ def test_rules_table_largest_layer_bytes_is_the_larger_kind():
     kinds = [memory_activations._layer_bytes(recipe, tokens, moe) for moe in (False, True)]
     assert kinds[0] != kinds[1]
     assert memory_activations.largest_layer_bytes(recipe) == max(kinds)
+
+
+# --- --sglang-moe-dense-tp-size 1: an MoE model's dense-layer MLPs whole on every GPU ---------------------------------
+
+@pytest.mark.parametrize(("size", "whole"), [(None, False), ("1", True), ("2", False), ("8", False)])
+def test_rules_table_dense_mlps_are_whole_only_at_dense_tp_one(size, whole):
+    from rlcheck.recipes.models import GLM5_2_5LAYER
+    recipe = _glm_on_one_node().replace(model=GLM5_2_5LAYER)
+    recipe = with_sglang(recipe, {"moe-dense-tp-size": size}) if size else recipe
+    model = recipe.model
+    expected = 3 * 3 * model.hidden_size * model.ffn_hidden_size if whole else 0  # 3 dense layers, swiglu
+    assert memory_kv.replicated_dense_mlp(recipe) == expected
+    plain = memory_kv.estimate_kv_pool(_glm_on_one_node().replace(model=GLM5_2_5LAYER), H200)
+    pool = memory_kv.estimate_kv_pool(recipe, H200)
+    assert pool.weights_gib == pytest.approx(plain.weights_gib + expected * 2 * (1 - 1 / 8) / 2**30)
+
+
+def test_rules_table_dense_tp_one_changes_nothing_for_a_dense_model():
+    recipe = with_sglang(recipes.get("qwen3-4b-colocated", H100), {"moe-dense-tp-size": "1"})
+    assert memory_kv.replicated_dense_mlp(recipe) == 0
+
+
+def test_rules_table_a_model_shape_that_cannot_be_counted_is_unknown_not_an_sglang_refusal():
+    from rlcheck.recipes.models import GLM5_2_5LAYER
+    bad = dataclasses.replace(GLM5_2_5LAYER, moe=dataclasses.replace(GLM5_2_5LAYER.moe, layer_freq="[1]*2"))
+    verdict = memory_kv.evaluate_kv_pool(_glm_on_one_node().replace(model=bad), H200)
+    assert verdict.status is Status.UNKNOWN
+    assert verdict.summary == ("cannot estimate the KV pool of qwen3-4b-colocated: moe layer_freq='[1]*2': gives 2 "
+                               "layers, the model has 5")
