@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import threading
 import types
 
 import pytest
@@ -242,3 +243,41 @@ def test_as_a_context_manager_it_starts_and_stops(holder, jobs):
         assert endpoints == ENDPOINTS and holder["holder"].events == []
     assert holder["holder"].events == ["stdin closed", ("wait", 60.0)]
     assert jobs["submitted"] == [("http://127.0.0.1:8265", "true")]
+
+
+def test_a_ready_line_at_the_deadline_itself_is_too_late(monkeypatch):
+    monkeypatch.setattr(local_ray, "time", types.SimpleNamespace(monotonic=lambda: 5.0))  # no time passes
+    ray = EmbeddedRay(start_timeout_s=0)
+    ray._lines.put(READY + json.dumps(READY_DOC))
+    with pytest.raises(EmbeddedRayError, match="^embedded Ray not ready within 0 s:\n$"):
+        ray._await_ready()
+
+
+def test_the_pump_passes_each_line_without_its_newline_then_the_end():
+    ray = EmbeddedRay()
+    ray.proc = Holder(["a  ", "endX", "\ttab"])  # type: ignore[assignment]
+    ray._pump()
+    assert [ray._lines.get_nowait() for _ in range(4)] == ["a  ", "endX", "\ttab", None]
+
+
+def test_the_pump_needs_the_holders_output():
+    ray = EmbeddedRay()
+    proc = Holder([])
+    proc.stdout = None  # type: ignore[assignment]
+    ray.proc = proc  # type: ignore[assignment]
+    with pytest.raises(AssertionError):
+        ray._pump()
+
+
+def test_the_pump_thread_is_a_daemon(holder, monkeypatch):
+    made = []
+
+    class Thread(threading.Thread):
+        def __init__(self, **kw):
+            made.append(kw.get("daemon"))
+            super().__init__(**kw)
+
+    monkeypatch.setattr(local_ray, "threading", types.SimpleNamespace(Thread=Thread, Lock=threading.Lock))
+    holder["holder"] = Holder([READY + json.dumps(READY_DOC)])
+    EmbeddedRay().start(jobs=False)
+    assert made == [True]
