@@ -70,7 +70,7 @@ def _job(argv: tuple[str, ...], **changes: object) -> Job:
     (_job(("python3", "train.py", "--rollout-batch-size", "32", *recipes.get("qwen3-4b-colocated").model.argv(),
            "--train-backend", "fsdp")), "", {Need.TRAIN_MEMORY}),
     (_job(("python3", "train.py", "--rollout-batch-size", "32", *recipes.get("qwen3-4b-colocated").model.argv(),
-           "--sglang-speculative-algorithm", "EAGLE")), "", {Need.ROLLOUT_MEMORY}),
+           "--sglang-speculative-draft-model-path", "/d")), "", {Need.ROLLOUT_MEMORY}),
     (_job(("python3", "train.py", "--rollout-batch-size", "32", *recipes.get("qwen3-4b-colocated").model.argv(),
            "--lora-rank", "8")), "", {Need.ROLLOUT_MEMORY}),  # the stage check bounds LoRA itself
     (_job(("python3", "train.py", "--rollout-batch-size", "32", *recipes.get("qwen3-4b-colocated").model.argv(),

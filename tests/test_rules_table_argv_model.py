@@ -162,8 +162,8 @@ ADDS, LESS = argv_model.TRAIN_ADDS, argv_model.TRAIN_LESS
     (("--pipeline-model-parallel-layout", "Et|tL"), TRAIN, "--pipeline-model-parallel-layout"),
     (("--account-for-embedding-in-pipeline-split",), TRAIN, "--account-for-embedding-in-pipeline-split"),
     (("--account-for-loss-in-pipeline-split",), TRAIN, "--account-for-loss-in-pipeline-split"),
-    (("--sglang-speculative-algorithm", "EAGLE"), ROLLOUT, "--sglang-speculative-algorithm"),
-    (("--sglang-speculative-algorithm", "NONE"), ROLLOUT, None),
+    (("--sglang-speculative-algorithm", "EAGLE"), ROLLOUT, None),  # the KV pool check counts an MTP draft
+    (("--sglang-speculative-draft-model-path", "/d"), ROLLOUT, "--sglang-speculative-draft-model-path"),
     (("--sglang-max-lora-rank", "16"), ROLLOUT, "--sglang-max-lora-rank"),
     (("--sglang-max-lora-rank", "0"), ROLLOUT, None),
     (("--sglang-lora-backend", "triton"), ROLLOUT, "--sglang-lora-backend"),

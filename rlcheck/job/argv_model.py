@@ -23,7 +23,7 @@ Beside the model, a launch can ask for memory neither estimate counts. What only
 (TRAIN_ADDS: fp8 training) makes it a lower bound, and LoRA (TRAIN_LESS: a frozen base) an upper one:
 the stage check judges within those bounds (rlcheck.probes.recipe.memory). What it neither counts nor bounds
 (TRAIN_TERMS: another training backend, a virtual or explicit pipeline layout) and what the KV pool estimate leaves
-out (ROLLOUT_TERMS: a draft model, LoRA pools, disaggregated prefill, SGLang arguments from a file) make the
+out (ROLLOUT_TERMS: a draft model of its own, LoRA pools, disaggregated prefill, SGLang arguments from a file) make the
 estimate they would change UNKNOWN, naming the flag, so no estimate undershoots what the launch really asks for.
 """
 
@@ -124,7 +124,7 @@ TRAIN_TERMS: Mapping[str, Term] = {
 """Flags that change training memory in a way the stage estimate neither counts nor bounds."""
 
 ROLLOUT_TERMS: Mapping[str, Term] = {
-    "--sglang-speculative-algorithm": Term("a draft model: its weights and KV pool", _not("none", "")),
+    "--sglang-speculative-draft-model-path": Term("a draft model of its own: its weights and KV pool"),
     "--sglang-max-lora-rank": Term("SGLang's LoRA adapter pool", _not_off),
     "--sglang-lora-": Term("SGLang's LoRA adapter pool", prefix=True),
     "--sglang-enable-lora": Term("SGLang's LoRA adapter pool"),

@@ -82,6 +82,8 @@ class KvPool:
     prompt_assumed: bool
     concurrency: int
     """Requests one pool is asked to hold at once: min(max-running-requests, samples / engines) / pools."""
+    draft_layers: int = 0
+    """An MTP draft's layers (speculative decoding), whose KV shares the pool's cells."""
 
     @property
     def full_requests(self) -> int:
@@ -164,9 +166,45 @@ def replicated_dense_mlp(recipe: Recipe) -> int:
     return dense * model.ffn_matrices * model.hidden_size * model.ffn_hidden_size
 
 
-def estimate_kv_pool(recipe: Recipe, profile: HardwareProfile, weight_bytes: float | None = None) -> KvPool:
+MTP_DRAFTS = ("EAGLE", "NEXTN")
+"""SGLang's speculative algorithms whose draft, without --speculative-draft-model-path, is the target checkpoint's
+own MTP (NextN) layers; EAGLE3, STANDALONE, NGRAM and DFLASH drafts are other models (their terms are not counted)."""
+
+
+def draft_layers(recipe: Recipe, checkpoint: HfConfigObservation | None) -> tuple[int, str]:
+    """(the MTP draft's layers, '') for speculative decoding with the target's own MTP layers, (0, '') without
+    speculative decoding, (0, why) when the draft's layers are not known: --mtp-num-layers, else config.json's
+    num_nextn_predict_layers."""
+    algorithm = (recipe.sglang_value("speculative-algorithm") or "").upper()
+    if algorithm in ("", "NONE"):
+        return 0, ""
+    if algorithm not in MTP_DRAFTS or recipe.sglang_value("speculative-draft-model-path"):
+        return 0, f"a draft model of its own ({algorithm}): its weights and KV are not counted"
+    stated = flag_value(list(recipe.extra_args), "--mtp-num-layers")
+    config = checkpoint.config if checkpoint is not None and checkpoint.config is not None else {}
+    layers = stated if stated is not None else config.get("num_nextn_predict_layers")
+    if isinstance(layers, int) or (isinstance(layers, str) and layers.isdigit()):
+        return int(layers), "" if int(layers) > 0 else "an MTP draft of 0 layers"
+    return 0, ("the MTP draft's layers are not known: neither --mtp-num-layers nor config.json's "
+               "num_nextn_predict_layers gives them")
+
+
+def _draft_weights(recipe: Recipe, layers: int, engine: int, attention_tp: int) -> float:
+    """Per GPU, an upper bound of an MTP draft's own weights: each layer the model's largest with its 2h x h
+    projection and norms, and its own embedding and output layer (SGLang shares the target's after loading, which
+    the profile may or may not have seen)."""
+    params, h = count_params(recipe.model), recipe.model.hidden_size
+    largest = max(params.layers, key=lambda la: la.expert / engine + la.dense / attention_tp)
+    own = largest.dense + 2 * h * h + 2 * h
+    return layers * (largest.expert / engine + own / attention_tp) + 2 * recipe.model.vocab_size * h / attention_tp
+
+
+def estimate_kv_pool(recipe: Recipe, profile: HardwareProfile, weight_bytes: float | None = None,
+                     draft: int = 0, draft_weights: bool = True) -> KvPool:
     """SGLang's KV pool per engine (per DP rank under dp-attention); ValueError without a usable fraction.
-    weight_bytes: bytes per rollout weight, else read from the recipe (_weight_bytes)."""
+    weight_bytes: bytes per rollout weight, else read from the recipe (_weight_bytes); draft: an MTP draft's layers
+    (SGLang scales cell_size by 1 + draft / layers, pool_configurator.py 0.5.16), whose weights are counted (an upper
+    bound, _draft_weights) unless draft_weights is False."""
     fraction, pl, ro = _fraction(recipe), recipe.placement, recipe.rollout
     engine = pl.rollout_gpus_per_engine
     pools = int(recipe.sglang_value("dp-size") or 1) if "enable-dp-attention" in dict(recipe.sglang) else 1
@@ -174,9 +212,11 @@ def estimate_kv_pool(recipe: Recipe, profile: HardwareProfile, weight_bytes: flo
     params = count_params(recipe.model)
     nbytes = _weight_bytes(recipe) if weight_bytes is None else weight_bytes
     whole = replicated_dense_mlp(recipe)
-    weights = (params.expert / engine + (params.total - params.expert - whole) / attention_tp + whole) * nbytes
+    spare = _draft_weights(recipe, draft, engine, attention_tp) if draft and draft_weights else 0.0
+    weights = (params.expert / engine + (params.total - params.expert - whole) / attention_tp + whole + spare) * nbytes
     pre = (profile.hbm_gib - CUDA_CONTEXT_GIB) * GIB
     cell = kv_bytes_per_token(recipe.model, recipe.sglang_value("kv-cache-dtype"), attention_tp)
+    cell = int(cell * (1 + draft / recipe.model.num_layers)) if draft else cell
     page = int(recipe.sglang_value("page-size") or 1)
     tokens = max(0, int((fraction * pre - weights) // cell))
     cap = recipe.sglang_value("max-total-tokens") or ""
@@ -191,7 +231,7 @@ def estimate_kv_pool(recipe: Recipe, profile: HardwareProfile, weight_bytes: flo
                   kv_bytes_per_token=cell, allocated_bytes_per_token=nsa_allocated_bytes_per_token(recipe, cell),
                   pool_tokens=tokens, page_size=page,
                   request_tokens=int(prompt or ASSUMED_PROMPT_TOKENS) + ro.max_response_len,
-                  prompt_assumed=prompt is None, concurrency=math.ceil(asked / pools))
+                  prompt_assumed=prompt is None, concurrency=math.ceil(asked / pools), draft_layers=draft)
 
 
 SEED_POOL_TOKENS = ((0.75, 26_304), (0.85, 553_728))
@@ -240,19 +280,27 @@ def evaluate_kv_pool(recipe: Recipe, profile: HardwareProfile | None,
         _fraction(recipe)
     except ValueError as exc:
         return Verdict(**base, status=Status.FAIL, summary=f"SGLang rejects {exc}", remedy="set a fraction such as 0.8")
+    draft, no_draft = draft_layers(recipe, checkpoint)
+    if no_draft:
+        return Verdict(**base, status=Status.UNKNOWN,
+                       summary=f"cannot judge the job: speculative decoding: {no_draft}")
     try:
-        pool = estimate_kv_pool(recipe, profile, 1 if _config_fp8(checkpoint) else None)
+        pool = estimate_kv_pool(recipe, profile, 1 if _config_fp8(checkpoint) else None, draft)
     except ValueError as exc:  # the model's own shape (an MoE layer pattern of another length)
         return Verdict(**base, status=Status.UNKNOWN, summary=f"cannot estimate the KV pool of {recipe.id}: {exc}")
     status, summary = _judge(pool, profile)
-    unsure = precision_unknown(recipe, checkpoint) if status is Status.FAIL else ""
-    if unsure and _judge(estimate_kv_pool(recipe, profile, QUANTIZED_MIN_BYTES), profile)[0] is not Status.FAIL:
-        return Verdict(**base, status=Status.UNKNOWN, details=_kv_details(recipe, profile, pool),
-                       summary=f"at {pool.weight_bytes_per_param:g} B per rollout weight: {summary}; but the "
-                               f"checkpoint's precision is not known ({unsure}) and a quantized one (int4, fp8) "
-                               f"would hold it",
-                       remedy="run where --hf-checkpoint's config.json is readable (its quantization_config decides), "
-                              "or state --sglang-quantization")
+    precision = precision_unknown(recipe, checkpoint)
+    unsure = [f"the checkpoint's precision ({precision}): int4 or fp8 weights" if precision else "",
+              "whether SGLang's memory profile saw the MTP draft's own weights" if draft else ""]
+    if status is Status.FAIL and any(unsure):
+        low = QUANTIZED_MIN_BYTES if precision else (1 if _config_fp8(checkpoint) else None)
+        if _judge(estimate_kv_pool(recipe, profile, low, draft, draft_weights=False), profile)[0] is not Status.FAIL:
+            return Verdict(**base, status=Status.UNKNOWN, details=_kv_details(recipe, profile, pool),
+                           summary=f"at {pool.weight_bytes_per_param:g} B per rollout weight"
+                                   f"{' with the MTP draft' if draft else ''}: {summary}; it would hold with what is "
+                                   f"not known: {'; '.join(x for x in unsure if x)}",
+                           remedy="run where --hf-checkpoint's config.json is readable (its quantization_config "
+                                  "decides), or state --sglang-quantization")
     remedy = "" if status is Status.PASS else _kv_remedy(pool, profile)
     return Verdict(**base, status=status, summary=summary, details=_kv_details(recipe, profile, pool), remedy=remedy)
 
@@ -309,6 +357,11 @@ def _kv_details(recipe: Recipe, profile: HardwareProfile, pool: KvPool) -> str:
         f"request = prompt ({prompt}) + {recipe.rollout.max_response_len:,} = {pool.request_tokens:,} tokens; "
         f"concurrency = min(max-running-requests, samples / engines) / pools = {pool.concurrency}",
     ]
+    if pool.draft_layers:
+        lines.append(f"speculative decoding with the checkpoint's {pool.draft_layers} MTP layer(s) as the draft: KV "
+                     f"per token x (1 + {pool.draft_layers} / {recipe.model.num_layers}) (SGLang 0.5.16 "
+                     f"pool_configurator), its weights counted in (each the largest layer, with its own embedding and "
+                     f"output layer)")
     if is_dsa(recipe.model):
         cal = kv_calibration(profile.hbm_gib)
         lines.append(

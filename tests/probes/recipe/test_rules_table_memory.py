@@ -277,8 +277,8 @@ def test_rules_table_a_bf16_fail_a_quantized_checkpoint_would_not_have_is_unknow
                f"a precision rlcheck does not size")
         assert verdict.summary == (
             "at 2 B per rollout weight: no KV pool at mem_fraction_static 0.7 on h200: rollout weights 173.2 GiB per "
-            "GPU (8-GPU engine, 2 B per param) exceed 0.7 x 138.7 GiB free before loading; but the checkpoint's "
-            f"precision is not known ({why}) and a quantized one (int4, fp8) would hold it")
+            "GPU (8-GPU engine, 2 B per param) exceed 0.7 x 138.7 GiB free before loading; it would hold with what "
+            f"is not known: the checkpoint's precision ({why}): int4 or fp8 weights")
         assert verdict.remedy.startswith("run where --hf-checkpoint's config.json is readable")
 
 
@@ -486,3 +486,79 @@ def test_rules_table_a_model_shape_that_cannot_be_counted_is_unknown_not_an_sgla
     assert verdict.status is Status.UNKNOWN
     assert verdict.summary == ("cannot estimate the KV pool of qwen3-4b-colocated: moe layer_freq='[1]*2': gives 2 "
                                "layers, the model has 5")
+
+
+
+# --- speculative decoding with the checkpoint's own MTP layers as the draft ------------------------------------------
+
+def _speculative(recipe: Recipe, algorithm: str | None = "EAGLE", mtp: str | None = "1", **sglang: str) -> Recipe:
+    recipe = with_sglang(recipe, {"speculative-algorithm": algorithm, **sglang}) if algorithm else recipe
+    return recipe.replace(extra_args=(*recipe.extra_args, "--mtp-num-layers", mtp)) if mtp else recipe
+
+
+@pytest.mark.parametrize(("algorithm", "mtp", "config", "layers", "why"), [
+    (None, "1", None, 0, ""),
+    ("NONE", "1", None, 0, ""),
+    ("EAGLE", "1", None, 1, ""),
+    ("eagle", "2", None, 2, ""),
+    ("NEXTN", "1", None, 1, ""),
+    ("EAGLE", None, {"num_nextn_predict_layers": 3}, 3, ""),
+    ("EAGLE", "2", {"num_nextn_predict_layers": 3}, 2, ""),  # the launch's own count first
+    ("EAGLE", None, {}, 0, "the MTP draft's layers are not known: neither --mtp-num-layers nor config.json's "
+                           "num_nextn_predict_layers gives them"),
+    ("EAGLE", None, None, 0, "the MTP draft's layers are not known: neither --mtp-num-layers nor config.json's "
+                             "num_nextn_predict_layers gives them"),
+    ("EAGLE", "0", None, 0, "an MTP draft of 0 layers"),
+    ("EAGLE3", "1", None, 0, "a draft model of its own (EAGLE3): its weights and KV are not counted"),
+    ("NGRAM", "1", None, 0, "a draft model of its own (NGRAM): its weights and KV are not counted"),
+])
+def test_rules_table_the_mtp_drafts_layers(algorithm, mtp, config, layers, why):
+    recipe = _speculative(recipes.get("qwen3-4b-colocated", H100), algorithm, mtp)
+    checkpoint = _read(config) if config is not None else None
+    assert memory_kv.draft_layers(recipe, checkpoint) == (layers, why)
+
+
+def test_rules_table_a_draft_model_path_is_a_model_of_its_own():
+    recipe = _speculative(recipes.get("qwen3-4b-colocated", H100), **{"speculative-draft-model-path": "/d"})
+    assert memory_kv.draft_layers(recipe, None) == (0, "a draft model of its own (EAGLE): its weights and KV are not "
+                                                       "counted")
+    verdict = memory_kv.evaluate_kv_pool(recipe, H100)
+    assert (verdict.status, verdict.summary) == (Status.UNKNOWN, "cannot judge the job: speculative decoding: a "
+                                                 "draft model of its own (EAGLE): its weights and KV are not counted")
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_rules_table_an_mtp_draft_widens_each_cell_and_adds_its_weights(layers):
+    recipe = recipes.get("qwen3-4b-colocated", H100)
+    plain = memory_kv.estimate_kv_pool(recipe, H100)
+    with_draft = memory_kv.estimate_kv_pool(recipe, H100, draft=layers)
+    bare = memory_kv.estimate_kv_pool(recipe, H100, draft=layers, draft_weights=False)
+    assert with_draft.kv_bytes_per_token == int(plain.kv_bytes_per_token * (1 + layers / recipe.model.num_layers))
+    assert bare.kv_bytes_per_token == with_draft.kv_bytes_per_token and bare.weights_gib == plain.weights_gib
+    model, h = recipe.model, recipe.model.hidden_size
+    largest = max(memory_params.count_params(model).layers, key=lambda la: la.expert + la.dense)
+    engine = recipe.placement.rollout_gpus_per_engine
+    spare = layers * (largest.dense + 2 * h * h + 2 * h) / engine + 2 * model.vocab_size * h / engine
+    assert with_draft.weights_gib == pytest.approx(plain.weights_gib + spare * 2 / 2**30)
+    assert (with_draft.draft_layers, plain.draft_layers) == (layers, 0)
+
+
+def test_rules_table_an_mtp_draft_is_named_in_the_details():
+    verdict = memory_kv.evaluate_kv_pool(_speculative(recipes.get("qwen3-4b-colocated", H100)), H100)
+    assert verdict.status is not Status.UNKNOWN
+    assert "speculative decoding with the checkpoint's 1 MTP layer(s) as the draft: KV per token x (1 + 1 / 36)" \
+        in verdict.details
+
+
+def test_rules_table_a_fail_only_the_drafts_own_weights_make_is_unknown():
+    """GLM-5.2 at fraction 0.64 in one 8-GPU fp8 engine: without the draft's weights the pool holds a request, with
+    them (a layer, an embedding and an output layer) it does not."""
+    recipe = _speculative(_glm_on_one_node("0.64").replace(hf_checkpoint="/models/GLM-5.2-FP8"))
+    lo = memory_kv.estimate_kv_pool(recipe, H200, None, 1, draft_weights=False)
+    hi = memory_kv.estimate_kv_pool(recipe, H200, None, 1)
+    assert hi.pool_tokens < hi.request_tokens <= lo.pool_tokens, (hi.pool_tokens, lo.pool_tokens)
+    verdict = memory_kv.evaluate_kv_pool(recipe, H200)
+    assert verdict.status is Status.UNKNOWN
+    assert verdict.summary.endswith("it would hold with what is not known: whether SGLang's memory profile saw the MTP "
+                                    "draft's own weights")
+    assert verdict.summary.startswith("at 1 B per rollout weight with the MTP draft: ")
