@@ -118,7 +118,7 @@ def nsa_allocated_bytes_per_token(recipe: Recipe, cell: int) -> int:
 def _weight_bytes(recipe: Recipe) -> int:
     """1 for an fp8/int8 rollout checkpoint (Miles' --fp8-rollout loads '<model>_fp8') or quantization flag."""
     quantization = recipe.sglang_value("quantization") or ""
-    return 1 if _FP8.search(quantization) or _FP8.search(recipe.hf_checkpoint.rsplit("/", 1)[-1]) else 2
+    return 1 if _FP8.search(quantization) or _FP8.search(recipe.hf_checkpoint.rstrip("/").rsplit("/", 1)[-1]) else 2
 
 
 def _fraction(recipe: Recipe) -> float:

@@ -165,6 +165,7 @@ def test_rules_table_nsa_excess_needs_a_dsa_model():
 
 @pytest.mark.parametrize(("checkpoint", "quantization", "nbytes"), [
     ("/fsx/models/model", None, 2), ("/fsx/models/GLM-5.2_fp8", None, 1), ("GLM-5.2_fp8", None, 1),
+    ("/root/Kimi-K2-Thinking-fp8/", None, 1), ("/root/Kimi-K2-Thinking-fp8//", None, 1), ("/fsx/fp8/", None, 1),
     ("/fsx/fp8_models/GLM-5.2", None, 2), ("/fsx/int8 models/GLM-5.2", None, 2), ("/fsx/m/Q-INT8", None, 1),
     ("/fsx/models/model", "fp8", 1), ("/fsx/models/model", "w8a8_int8", 1), ("/fsx/models/model", "awq", 2)],
     ids=repr)
