@@ -93,6 +93,7 @@ class Cluster:
     made: list[Cluster] = []
 
     def __init__(self, initialize_head, head_node_args):
+        self.initialize_head = initialize_head
         self.head_args, self.head_node, self.added, self.waited = head_node_args, Node("h", 10), [], False
         self.fail, self.address, self.shut = 0, "127.0.0.1:6379", False
         Cluster.made.append(self)
@@ -120,7 +121,7 @@ def ray_cluster(monkeypatch, services):
     return Cluster.made
 
 
-def test_the_head_and_each_extra_node_with_its_spec(env, ray_cluster, capsys):
+def test_the_head_and_each_extra_node_with_its_spec(env, ray_cluster, services, capsys):
     args = argparse.Namespace(num_cpus=3, dashboard_port=8265, extra_nodes=2,
                               node_specs=json.dumps([{"num_gpus": 8, "env": {"A": "1"}}]))
     cluster, nodes = er._start(args)
@@ -134,6 +135,10 @@ def test_the_head_and_each_extra_node_with_its_spec(env, ray_cluster, capsys):
         {"num_cpus": 3, "node_ip_address": "127.0.0.1", "num_gpus": 0, "resources": {"rlcheck_node_2": 1},
          "env_vars": None, "dashboard_agent_listen_port": 5002}]
     assert capsys.readouterr().out == ""
+    assert cluster.initialize_head is True
+    svc, calls = services
+    svc.start_ray_process(["dashboard.py"], "dashboard")  # the dashboard was trimmed to the default modules
+    assert calls[-1][0] == ["dashboard.py", "--modules-to-load=JobHead,NodeHead"]
 
 
 @pytest.mark.parametrize(("fails", "attempts", "raised"), [(0, 1, False), (2, 3, False), (3, 3, True)])
@@ -172,6 +177,28 @@ def test_the_nodes_off_loopback_are_named(monkeypatch):
                               "log_to_driver": False}), "shutdown"]
 
 
+class Out:
+    """sys.stdout as print sees it: what was written and where it was flushed."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+    def flush(self) -> None:
+        self.parts.append("<flush>")
+
+
+def test_a_retried_node_is_said_flushed(ray_cluster, monkeypatch):
+    out = Out()
+    monkeypatch.setattr(er.sys, "stdout", out)
+    cluster = Cluster(True, {})
+    cluster.fail = 1
+    er._add_node(cluster, {})
+    assert out.parts == ["extra node did not start (attempt 1 of 3): node timed out", "\n", "<flush>"]
+
+
 def test_stdin_closing_stops_it(monkeypatch):
     monkeypatch.setattr(er.sys, "stdin", io.StringIO("anything"))
     stop = threading.Event()
@@ -184,7 +211,24 @@ def test_a_dead_parent_stops_it(monkeypatch):
     monkeypatch.setattr(er.os, "getppid", lambda: next(parents))
     stop = threading.Event()
     er._stop_when_orphaned(stop, 7, poll_s=0.001)
-    assert stop.is_set()
+    assert stop.is_set() and list(parents) == []  # asked until the parent changed, not before
+
+
+class Waits(threading.Event):
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float | None] = []
+
+    def wait(self, timeout=None):
+        self.waits.append(timeout)
+        return super().wait(0)
+
+
+def test_the_parent_is_looked_at_every_half_second(monkeypatch):
+    monkeypatch.setattr(er.os, "getppid", lambda: 1)
+    stop = Waits()
+    er._stop_when_orphaned(stop, 7)
+    assert stop.is_set() and stop.waits == [0.5, 0.5]
 
 
 def test_a_stop_already_asked_for_ends_the_watch(monkeypatch):
@@ -195,44 +239,84 @@ def test_a_stop_already_asked_for_ends_the_watch(monkeypatch):
     assert stop.is_set()
 
 
+class Bounded(threading.Event):
+    """main's stop event: a wait that would hang fails instead."""
+
+    def wait(self, timeout=None):
+        assert super().wait(5 if timeout is None else timeout), "never stopped"
+        return True
+
+
 @pytest.fixture
 def held(env, monkeypatch):
-    """main with a stand-in cluster: its stdin already closed, no signal handler set in the test process."""
-    state: dict = {"outside": [], "signals": []}
+    """main with a stand-in cluster and recorded threads; SIGTERM arrives when the stdin watch is started."""
+    state: dict = {"outside": [], "signals": {}, "threads": [], "asked": []}
     cluster = types.SimpleNamespace(address="127.0.0.1:6379", shutdown=lambda: state.setdefault("shutdown", True))
 
     def start(args):
         state["args"], state["tmpdir"] = args, er.os.environ.get("RAY_TMPDIR")
         return cluster, [Node("h", 10), Node("w", 11)]
 
+    class Thread:
+        def __init__(self, target=None, args=(), daemon=None):
+            state["threads"].append((target, args, daemon))
+            self.target = target
+
+        def start(self):
+            if self.target is er._stop_on_eof:
+                state["signals"][15](15, None)
+
     monkeypatch.setattr(er, "_start", start)
-    monkeypatch.setattr(er, "_non_loopback", lambda address: state["outside"])
-    monkeypatch.setattr(er, "signal", types.SimpleNamespace(SIGTERM=15, signal=lambda s, f: state["signals"].append(s)))
-    monkeypatch.setattr(er.sys, "stdin", io.StringIO(""))
+    monkeypatch.setattr(er, "_non_loopback", lambda address: state["asked"].append(address) or state["outside"])
+    monkeypatch.setattr(er, "signal", types.SimpleNamespace(
+        SIGTERM=15, signal=lambda s, f: state["signals"].__setitem__(s, f)))
+    monkeypatch.setattr(er, "threading", types.SimpleNamespace(Thread=Thread, Event=Bounded))
+    state["out"] = Out()
+    # sys.stdout is set in the test itself: pytest's capture sets its own between the setup and the call
+    state["capture"] = lambda: monkeypatch.setattr(er.sys, "stdout", state["out"])
     return state
 
 
-def test_main_prints_ready_holds_until_stdin_closes_and_shuts_down(held, capsys):
+def test_main_prints_ready_holds_until_sigterm_and_shuts_down(held):
+    held["capture"]()
     assert er.main(["--dashboard-port", "8265", "--extra-nodes", "1", "--temp-dir", "/tmp/rlray-x"]) == 0
     ready = {"gcs_address": "127.0.0.1:6379", "dashboard_url": "http://127.0.0.1:8265", "nodes": 2,
              "node_ids": ["h", "w"], "raylet_pids": {"h": 10, "w": 11}}
-    assert capsys.readouterr().out == f"RLCHECK_RAY_READY {json.dumps(ready)}\n"
-    assert held["shutdown"] and held["signals"] == [15] and held["tmpdir"] == "/tmp/rlray-x"
+    assert held["out"].parts == [f"RLCHECK_RAY_READY {json.dumps(ready)}", "\n", "<flush>"]
+    assert held["shutdown"] and list(held["signals"]) == [15] and held["tmpdir"] == "/tmp/rlray-x"
+    assert held["asked"] == ["127.0.0.1:6379"]
     assert vars(held["args"]) == {"dashboard_port": 8265, "num_cpus": 2, "extra_nodes": 1, "temp_dir": "/tmp/rlray-x",
                                   "node_specs": "[]"}
+    (eof, eof_args, eof_daemon), (orphan, orphan_args, orphan_daemon) = held["threads"]
+    stop = eof_args[0]
+    assert (eof, eof_args, eof_daemon) == (er._stop_on_eof, (stop,), True) and isinstance(stop, Bounded)
+    assert (orphan, orphan_args, orphan_daemon) == (er._stop_when_orphaned, (stop, er.os.getppid()), True)
 
 
-def test_main_without_a_temp_dir_leaves_rays_own(held, capsys):
+def test_main_without_a_temp_dir_leaves_rays_own(held):
+    held["capture"]()
     assert er.main(["--dashboard-port", "1", "--num-cpus", "4", "--node-specs", "[{}]"]) == 0
-    assert held["tmpdir"] is None and (held["args"].num_cpus, held["args"].node_specs) == (4, "[{}]")
-    assert json.loads(capsys.readouterr().out.removeprefix("RLCHECK_RAY_READY "))["nodes"] == 1
+    assert held["tmpdir"] is None and vars(held["args"]) == {"dashboard_port": 1, "num_cpus": 4, "extra_nodes": 0,
+                                                            "temp_dir": "", "node_specs": "[{}]"}
+    assert json.loads(held["out"].parts[0].removeprefix("RLCHECK_RAY_READY "))["nodes"] == 1
 
 
-def test_main_refuses_a_node_off_loopback_with_exit_3_and_shuts_down(held, capsys):
+def test_main_refuses_a_node_off_loopback_with_exit_3_and_shuts_down(held):
+    held["capture"]()
     held["outside"] = ["10.0.0.2"]
     assert er.main(["--dashboard-port", "8265"]) == 3
-    assert capsys.readouterr().out == "RLCHECK_RAY_ERROR nodes on non-loopback addresses: ['10.0.0.2']\n"
-    assert held["shutdown"]
+    assert held["out"].parts == ["RLCHECK_RAY_ERROR nodes on non-loopback addresses: ['10.0.0.2']", "\n", "<flush>"]
+    assert held["shutdown"] and held["threads"] == []
+
+
+def test_help_says_what_the_child_is_and_what_a_node_spec_is(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as exit_:
+        er.main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert exit_.value.code == 0
+    assert "Child process that holds an embedded Ray on loopback: `python -m rlcheck.cluster.embedded_ray`." in out
+    assert "--node-specs NODE_SPECS JSON list of {num_gpus, env}, one per extra node" in out
 
 
 def test_main_needs_the_dashboard_port(capsys):
