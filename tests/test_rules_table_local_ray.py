@@ -281,3 +281,50 @@ def test_the_pump_thread_is_a_daemon(holder, monkeypatch):
     holder["holder"] = Holder([READY + json.dumps(READY_DOC)])
     EmbeddedRay().start(jobs=False)
     assert made == [True]
+
+
+# --- a start Ray itself gave up on is tried once more ----------------------------------------------------------------
+
+RAY_GAVE_UP = ["Traceback (most recent call last):",
+               "Exception: The current node timed out during startup. This could happen because some of the raylet "
+               "failed to startup or the GCS has become overloaded."]
+
+
+def _holders(holder, monkeypatch, *holders: Holder) -> list[Holder]:
+    queue_ = list(holders)
+
+    def popen(argv, **kw):
+        holder["popen"].append((argv, kw))
+        return queue_.pop(0)
+
+    monkeypatch.setattr(local_ray.subprocess, "Popen", popen)
+    return list(holders)
+
+
+def test_a_start_ray_gave_up_on_is_tried_once_more_on_a_fresh_holder(holder, monkeypatch):
+    first, second = _holders(holder, monkeypatch, Holder(RAY_GAVE_UP), Holder([READY + json.dumps(READY_DOC)]))
+    ray = EmbeddedRay()
+    assert ray.start(jobs=False) == ENDPOINTS
+    assert len(holder["popen"]) == 2 and holder["popen"][0] == holder["popen"][1]
+    assert holder["killed"] == [first]  # what the first holder left is killed with its group
+    assert ray.retries == ["embedded Ray exited before it was ready:\n" + "\n".join(RAY_GAVE_UP)]
+    assert ray._seen == [READY + json.dumps(READY_DOC)] and ray.proc is second
+
+
+def test_a_start_that_fails_otherwise_is_not_tried_again(holder, monkeypatch):
+    _holders(holder, monkeypatch, Holder(["Exception: port 6379 in use"]), Holder([READY + json.dumps(READY_DOC)]))
+    ray = EmbeddedRay()
+    with pytest.raises(EmbeddedRayError, match="^embedded Ray exited before it was ready:\nException: port 6379"):
+        ray.start(jobs=False)
+    assert len(holder["popen"]) == 1 and ray.retries == [] and holder["killed"] == []
+
+
+def test_ray_giving_up_twice_ends_the_start_with_the_second_failure(holder, monkeypatch):
+    first, second = _holders(holder, monkeypatch, Holder(RAY_GAVE_UP), Holder([*RAY_GAVE_UP, "again"]))
+    ray = EmbeddedRay()
+    with pytest.raises(EmbeddedRayError) as err:
+        ray.start(jobs=False)
+    assert str(err.value) == "embedded Ray exited before it was ready:\n" + "\n".join([*RAY_GAVE_UP, "again"])
+    assert len(holder["popen"]) == 2 and len(ray.retries) == 1 and holder["killed"] == [first]
+    assert local_ray.START_ATTEMPTS == 2 and local_ray.RAY_START_TIMEOUT == \
+        "The current node timed out during startup"

@@ -16,6 +16,10 @@ from rlcheck.process import subproc
 from rlcheck.process.wait import free_loopback_port, wait_http_ok
 
 READY, ERROR = "RLCHECK_RAY_READY ", "RLCHECK_RAY_ERROR "
+RAY_START_TIMEOUT = "The current node timed out during startup"
+"""Ray's words (ray/_private/node.py) when a node's raylet does not register with the GCS within its fixed 30 s:
+what a loaded host does to a start that is otherwise fine."""
+START_ATTEMPTS = 2
 
 
 class EmbeddedRayError(RuntimeError):
@@ -71,10 +75,27 @@ class EmbeddedRay:
         self._seen: list[str] = []
         self._jobs = threading.Lock()
         self._jobs_ready = False
+        self.retries: list[str] = []
+        """Why each start before the last one failed (Ray's own start deadline passed)."""
 
     def start(self, *, jobs: bool = True) -> RayEndpoints:
         """Start it and wait until it answers; jobs: also until its job agent takes jobs (ensure_jobs), which only
-        a user of the Jobs API needs (a GCS client, such as the cluster checks' fan-out, does not)."""
+        a user of the Jobs API needs (a GCS client, such as the cluster checks' fan-out, does not). A start that
+        Ray itself gave up on (a raylet past Ray's own fixed 30 s, on a loaded host) is tried once more on a fresh
+        holder, the first one's process group killed; the failures are kept in `retries`."""
+        for attempt in range(1, START_ATTEMPTS + 1):
+            try:
+                return self._start_once(jobs=jobs)
+            except EmbeddedRayError as exc:
+                if attempt == START_ATTEMPTS or RAY_START_TIMEOUT not in str(exc):
+                    raise
+                self.retries.append(str(exc))
+                if self.proc is not None:
+                    subproc.kill_group(self.proc)  # what the holder left: its GCS, raylet and dashboard
+                self._lines, self._seen = queue.Queue(), []
+        raise AssertionError("unreachable")
+
+    def _start_once(self, *, jobs: bool) -> RayEndpoints:
         temp_dir = tempfile.mkdtemp(prefix="rlray-", dir="/tmp")  # short: Ray's socket paths are length-limited
         argv = [*self.wrapper, sys.executable, "-m", "rlcheck.cluster.embedded_ray", "--dashboard-port",
                 str(free_loopback_port()), "--num-cpus", str(self.num_cpus), "--extra-nodes", str(self.extra_nodes),
