@@ -698,3 +698,57 @@ def test_the_npu_launch_of_a_megatron_model(stub):
     assert commands[1].endswith("-- python3 train.py  --lr 1")
     assert records()[2] == ("miles-note", ["not seen: the model args: megatron_model_type came from a helper the "
                                            "stub does not model"])
+
+
+# --- the framework's pure packages run for real ----------------------------------------------------------------------
+
+@pytest.fixture
+def pure_tree(stub, tmp_path, monkeypatch):
+    """A Miles tree with a launcher in it and the stub's finder first on the path; the package's modules unloaded
+    after."""
+    (tmp_path / "miles" / "true_on_policy").mkdir(parents=True)
+    (tmp_path / "miles" / "__init__.py").write_text("")
+    miles_stub._LAUNCHER.append(tmp_path / "scripts" / "run.py")
+    monkeypatch.setattr(miles_stub, "_PURE_SEEN", {})
+    finder = miles_stub._Finder()
+    monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])
+    yield tmp_path / "miles" / "true_on_policy"
+    for name in [n for n in sys.modules if n == "miles" or n.startswith("miles.")]:
+        del sys.modules[name]
+
+
+def test_a_pure_package_runs_for_real_from_the_launchers_tree(pure_tree, stub):
+    _, records = stub
+    (pure_tree / "__init__.py").write_text("from .profiles import model_type\n")
+    (pure_tree / "profiles.py").write_text("from __future__ import annotations\nimport dataclasses\nimport os\n"
+                                           "def model_type(name):\n    return name.lower() + '-dense'\n")
+    from miles.true_on_policy import model_type  # type: ignore[import-not-found]
+    assert model_type("Qwen3-4B") == "qwen3-4b-dense"
+    assert sys.modules["miles.true_on_policy.profiles"].__file__ == str(pure_tree / "profiles.py")
+    assert records() == [] and miles_stub._PURE_SEEN == {"miles.true_on_policy": ""}
+
+
+@pytest.mark.parametrize("line", ["import subprocess", "from torch import nn", "import os.path, socket",
+                                  "from miles.utils import x"])
+def test_a_package_that_imports_more_stays_a_placeholder_and_says_so(pure_tree, stub, line):
+    _, records = stub
+    (pure_tree / "__init__.py").write_text("from .profiles import model_type\n")
+    (pure_tree / "profiles.py").write_text(f"{line}\ndef model_type(name):\n    return name\n")
+    import miles.true_on_policy as package  # type: ignore[import-not-found]
+    assert isinstance(package.model_type, Unknown)
+    bad = {"import subprocess": "subprocess", "from torch import nn": "torch", "import os.path, socket": "socket",
+           "from miles.utils import x": "miles.utils"}[line]
+    why = f"miles.true_on_policy imports {bad} (profiles.py): kept a placeholder, not run"
+    assert miles_stub._PURE_SEEN == {"miles.true_on_policy": why}
+    assert ("miles-note", [why]) in records()
+
+
+@pytest.mark.parametrize("name", ["miles.utils", "miles.true_on_policyx", "slime.true_on_policy"])
+def test_only_the_pure_packages_are_read_from_the_tree(pure_tree, name):
+    assert miles_stub._pure_source(name) is None
+
+
+def test_no_launcher_tree_no_pure_package(stub, monkeypatch, tmp_path):
+    assert miles_stub._pure_source("miles.true_on_policy") is None  # no launcher known
+    miles_stub._LAUNCHER.append(tmp_path / "run.py")  # a launcher outside any Miles tree
+    assert miles_stub._pure_source("miles.true_on_policy.config") is None

@@ -13,6 +13,9 @@ TRAIN_ARGS` through `bash -c`. Here:
   is None (SLIME's execute_train has no such check);
 - Miles' model-argument helpers (`load_model_args`, `load_sibling_model_args`, `moe_layer_freq`; command_utils or
   model_args_utils) are pure and run for real: a model file derived from another reads its sibling's args;
+- Miles' true-on-policy launch contract (`miles.true_on_policy`: the model type, arguments and environment a
+  true-on-policy launch adds) only computes: it runs for real from the launcher's tree (PURE), unless it imports more
+  than a few standard modules (then it stays a placeholder, and the capture says so);
 - `execute_train_npu` (only Miles' NPU image has it: docker/npu_patch/miles.patch) launches as that patch does;
   `resolve_extra_env_vars`, `encode_pseudo_file` and the `GENERATION_HARDWARE` table return what Miles' own do;
 - `exec_command_cpu`/`exec_command_gpu` run their command through `bash -c` too (fakes record; a command that
@@ -27,6 +30,7 @@ TRAIN_ARGS` through `bash -c`. Here:
 
 from __future__ import annotations
 
+import ast
 import base64
 import dataclasses
 import importlib.abc
@@ -479,8 +483,58 @@ class _App:
         return self.commands[chosen]()
 
 
+PURE = ("miles.true_on_policy",)
+"""Packages of the framework's tree that only compute (its true-on-policy launch contract: model type, arguments,
+environment), run for real from the tree the launcher lives in, so what they add to the launch is judged."""
+PURE_IMPORTS = frozenset({"__future__", "dataclasses", "typing", "enum", "re", "shlex", "os", "functools",
+                          "collections", "abc", "math", "json", "types", "pathlib", "itertools"})
+"""What a PURE package may import (besides itself) to run for real; one that imports more stays a placeholder."""
+
+
+def _pure_source(name: str) -> Path | None:
+    """The tree's file for a module of a PURE package (a package's __init__.py), if the whole package imports only
+    PURE_IMPORTS and its own modules; None otherwise (the name stays a placeholder)."""
+    package = next((p for p in PURE if name == p or name.startswith(p + ".")), None)
+    if package is None or not _LAUNCHER:
+        return None
+    root = next((d for d in _LAUNCHER[0].parents if (d / "miles" / "__init__.py").is_file()), None)
+    if root is None:
+        return None
+    folder = root.joinpath(*package.split("."))
+    if package not in _PURE_SEEN:
+        _PURE_SEEN[package] = _impure(package, folder)
+    if _PURE_SEEN[package]:
+        return None
+    tail = name.removeprefix(package).strip(".")
+    path = folder.joinpath(*tail.split(".")) if tail else folder
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+_PURE_SEEN: dict[str, str] = {}
+"""PURE package -> '' when it runs for real, else why not (judged once per capture)."""
+
+
+def _impure(package: str, folder: Path) -> str:
+    """'' when every module of the package imports only PURE_IMPORTS and its own modules, else the first other
+    import (recorded: the capture says the package was not run)."""
+    for source in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8", errors="replace"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            bad = next((n for n in names if n.split(".")[0] not in PURE_IMPORTS), None)
+            if bad is not None:
+                why = f"{package} imports {bad} ({source.name}): kept a placeholder, not run"
+                _record(why, "miles-note")
+                return why
+    return ""
+
+
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        source = _pure_source(name)
+        if source is not None and source.is_file():
+            return importlib.util.spec_from_file_location(
+                name, source, submodule_search_locations=[str(source.parent)] if source.name == "__init__.py" else None)
         if name in ("typer", "miles", "slime") or name.startswith(("miles.", "slime.")):
             return importlib.machinery.ModuleSpec(name, self, is_package=name != "typer")
         return None
