@@ -395,3 +395,43 @@ def test_main_record_cap_defaults_to_4_mib(call, tree, monkeypatch):
     for size, code in (((4 << 20) - len(line), 0), ((4 << 20) - len(line) + 1, 1)):
         record.write_bytes(b"x" * size)
         assert recorder.main() == code
+
+
+# --- a read-only package query answered by the image's own pip ------------------------------------------------------
+
+@pytest.fixture
+def pips(tmp_path, monkeypatch):
+    """A stand-in folder (shims, with its own pip), the caller's folder and the sandbox's own, each with a pip."""
+    dirs = {name: tmp_path / name for name in ("shims", "host", "own")}
+    for folder in dirs.values():
+        folder.mkdir()
+        for name in ("pip", "pip3"):
+            (folder / name).write_text("#!/bin/sh\n", encoding="utf-8")
+            (folder / name).chmod(0o755)
+    monkeypatch.setenv("RLCHECK_BASH_ENV", str(dirs["shims"] / "bash_env"))
+    monkeypatch.setenv("RLCHECK_HOST_PATH", f"{dirs['shims']}:{dirs['host']}")
+    monkeypatch.setenv("PATH", f"{dirs['shims']}:{dirs['own']}")
+    return dirs
+
+
+@pytest.mark.parametrize(("name", "args", "answered"), [
+    ("pip", ["list"], True), ("pip3", ["freeze"], True), ("pip", ["show", "megatron-core"], True),
+    ("pip", ["list", "--format=freeze"], True),
+    ("pip", ["install", "x"], False), ("pip", ["download", "x"], False), ("pip", [], False),
+    ("pip", ["list", "--outdated"], False), ("pip", ["list", "-o"], False), ("pip", ["list", "-u"], False),
+    ("pip", ["list", "--index-url=http://x"], False), ("pip", ["list", "-i", "http://x"], False),
+    ("pip", ["list", "--extra-index-url", "http://x"], False), ("pip", ["list", "-f", "d"], False),
+    ("python3", ["list"], False), ("pipx", ["list"], False),
+])
+def test_package_queries_that_only_read_what_is_installed(pips, name, args, answered):
+    got = recorder.package_query(name, args)
+    assert got == (str(pips["host"] / name) if answered else None)
+
+
+def test_a_package_query_finds_the_sandboxes_own_pip_when_the_caller_has_none(pips, monkeypatch):
+    monkeypatch.setenv("RLCHECK_HOST_PATH", str(pips["shims"]))  # only the stand-ins: never answered by them
+    assert recorder.package_query("pip", ["list"]) == str(pips["own"] / "pip")
+    monkeypatch.setenv("PATH", str(pips["shims"]))
+    assert recorder.package_query("pip", ["list"]) is None
+    monkeypatch.delenv("RLCHECK_HOST_PATH")
+    assert recorder.package_query("pip", ["list"]) is None

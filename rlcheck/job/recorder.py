@@ -14,6 +14,9 @@ A framework's pure model-argument helper (Miles' `python3 miles/utils/external_u
 which prints the model's Megatron flags from scripts/models/<type>.py: standard library only, no network, no GPU)
 runs for real with rlcheck's interpreter, recorded as `helper`, so the launch gets the model arguments it would.
 
+A read-only package query (`pip list`, `pip freeze`, `pip show PKG`: a launch reading Megatron's path from `pip list
+| grep megatron-core`) is answered by the image's own pip, found on PATH after the stand-ins, with no index asked.
+
 A Python program whose output the script reads (`$(python3 -c PROGRAM)`, `$(python3 - <<PY ... PY)`) and that imports
 only the standard library (a runtime env built as JSON from the environment) runs for real too, recorded as `program`
 when it succeeds; when it fails the stand-in's empty answer stands, with the program's last error lines shown.
@@ -84,6 +87,29 @@ def answers_cluster_poll(name: str, args: list[str]) -> bool:
     """`python3 -c PROGRAM` where the program prints the GPUs of Ray's cluster: answered with CLUSTER_GPUS."""
     return (name in ("python", "python3") and len(args) >= 2 and args[0] == "-c"
             and bool(_GPU_POLL.search(args[1])))
+
+
+_PACKAGE_QUERIES = ("list", "freeze", "show")
+_INDEX_OPTIONS = ("-o", "--outdated", "-u", "--uptodate", "-i", "--index-url", "--extra-index-url", "--index",
+                  "-f", "--find-links", "--not-required")
+"""pip options that ask an index (the sandbox has no network) or that the query does not need."""
+
+
+def package_query(name: str, args: list[str]) -> str | None:
+    """The image's own pip for a question that only reads what is installed (`pip list`, `pip freeze`, `pip show
+    PKG`, as a launch reads Megatron's path from `pip list | grep megatron-core`): the first pip on the caller's PATH
+    (RLCHECK_HOST_PATH), then the sandbox's own after its stand-ins, or None (any other pip call, an index option, no
+    pip there: the stand-in answers)."""
+    if name not in ("pip", "pip3") or not args or args[0] not in _PACKAGE_QUERIES:
+        return None
+    if any(a.partition("=")[0] in _INDEX_OPTIONS for a in args[1:]):
+        return None
+    import shutil
+
+    shims = os.path.realpath(os.path.dirname(os.environ.get("RLCHECK_BASH_ENV") or "/nonexistent/x"))
+    path = f"{os.environ.get('RLCHECK_HOST_PATH', '')}{os.pathsep}{os.environ.get('PATH', '')}"
+    rest = [p for p in path.split(os.pathsep) if p and os.path.realpath(p) != shims]
+    return shutil.which(name, path=os.pathsep.join(rest))
 
 
 PROGRAM_OUTPUT_CAP_BYTES = 1 << 20
@@ -164,7 +190,8 @@ def main() -> int:
     launcher = not helper and is_launcher(name, args)
     cmd = "helper" if helper else "launcher" if launcher else name
     poll = answers_cluster_poll(name, args)
-    kind = "status" if answers_by_status(name, args) else "answered" if poll else _stdout_kind()
+    query = package_query(name, args)
+    kind = ("status" if answers_by_status(name, args) else "answered" if poll or query else _stdout_kind())
     program = stdlib_program(name, args, sys.stdin) if kind == "substitution" and cmd == name else None
     ran = run_program(*program) if program is not None else None
     if ran is not None and ran[0] == 0:  # its output is what the script reads, as it would be
@@ -182,6 +209,9 @@ def main() -> int:
         os.execv(sys.executable, [sys.executable, "-I", *sys.argv[2:]])
     if launcher:  # the sandbox holds it as it holds the script; the stub stands in for the frameworks' helpers
         os.execv(sys.executable, [sys.executable, "-I", _STUB, *sys.argv[2:]])
+    if query is not None:  # read-only: what is installed in this image, no index asked (no network here)
+        os.environ.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", PIP_NO_INDEX="1")
+        os.execv(query, [query, *sys.argv[2:]])
     if poll:
         print(CLUSTER_GPUS)
     if ran is not None:  # its output; failed: the stand-in's empty answer, and the program's last words say why

@@ -221,7 +221,9 @@ def run(command: Sequence[str], *, timeout_s: float = TIMEOUT_S, env: Sequence[t
         own = {"PATH": f"{tmp}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(base / "home"), "LANG": "C.UTF-8",
                "RLCHECK_RECORD": str(record), "RLCHECK_RECORD_CAP": str(bounded.RECORD_CAP_BYTES),
                "RLCHECK_BASH_ENV": f"{tmp}/bin/bash_env", "RLCHECK_PY": interpreter(),
-               "RLCHECK_RECORDER": str(_RECORDER)}
+               "RLCHECK_RECORDER": str(_RECORDER),
+               # where the caller's shell finds its programs: the image's own pip answers read-only package queries
+               "RLCHECK_HOST_PATH": os.environ.get("PATH", "")}
         prologue = confine.prologue(layout)
         argv = [*_UNSHARE, "bash", "--norc", "--noprofile", "-c", prologue, "sandbox", *command, *check_args(args)]
         code, out, ended = _run(argv, {**dict(check_env(env)), **own}, timeout_s)
