@@ -328,3 +328,11 @@ def test_ray_giving_up_twice_ends_the_start_with_the_second_failure(holder, monk
     assert len(holder["popen"]) == 2 and len(ray.retries) == 1 and holder["killed"] == [first]
     assert local_ray.START_ATTEMPTS == 2 and local_ray.RAY_START_TIMEOUT == \
         "The current node timed out during startup"
+
+
+def test_no_start_attempt_allowed_is_a_bug_said_as_such(holder, monkeypatch):
+    holder["holder"] = Holder([READY + json.dumps(READY_DOC)])
+    monkeypatch.setattr(local_ray, "START_ATTEMPTS", 0)
+    with pytest.raises(AssertionError) as err:
+        EmbeddedRay().start(jobs=False)
+    assert str(err.value) == "unreachable" and holder["popen"] == []
