@@ -195,6 +195,7 @@ TARGETS = {
                                                                   "test_framework_patch_flags.py",
                                                                   "test_framework_miles_parsers.py"]),
     # the job readers (results/mutation_job.json): a user's argv read as SLIME's parser would
+    "job_argv_flags": ("rlcheck/job/argv_flags.py", ["test_rules_table_to_recipe.py"]),
     "job_argv_model": ("rlcheck/job/argv_model.py", ["test_rules_table_argv_model.py",
                                                      "test_rules_table_to_recipe.py"]),
     "job_to_recipe": ("rlcheck/job/to_recipe.py", ["test_rules_table_to_recipe.py", "test_rules_recipe.py",

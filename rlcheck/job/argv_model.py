@@ -31,29 +31,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
 
+from rlcheck.job.argv_flags import Flags, is_option
 from rlcheck.probes.recipe.memory_params import moe_layer_flags
 from rlcheck.recipes.models import GQA, MLA, ModelArch, MoE
 
-
-class ArgvFlags(Protocol):
-    """What this module reads of an argv (rlcheck.job.to_recipe.Flags)."""
-
-    def has(self, flag: str) -> bool: ...
-    def int(self, flag: str, default: int | None = None) -> int | None: ...
-    def str(self, flag: str, default: str | None = None) -> str | None: ...
-
-
-Applies = Callable[[str, ArgvFlags], bool]
+Applies = Callable[[str, Flags], bool]
 """(the flag's value, '' for a flag with none; the whole argv) -> the term is asked for."""
 
 
-def _always(value: str, flags: ArgvFlags) -> bool:
+def _always(value: str, flags: Flags) -> bool:
     return True
 
 
-def _not_off(value: str, flags: ArgvFlags) -> bool:
+def _not_off(value: str, flags: Flags) -> bool:
     """A size or switch that 0, none or false turns off (`--lora-rank 0` trains no adapter)."""
     return value.strip().lower() not in ("0", "none", "false", "off")
 
@@ -63,15 +54,15 @@ def _not(*defaults: str) -> Applies:
     return lambda value, flags: value.strip().lower() not in defaults
 
 
-def _over_one(value: str, flags: ArgvFlags) -> bool:
+def _over_one(value: str, flags: Flags) -> bool:
     return not value.strip().isdigit() or int(value) > 1
 
 
-def _tp_not_engine(value: str, flags: ArgvFlags) -> bool:
+def _tp_not_engine(value: str, flags: Flags) -> bool:
     return value.strip() != str(flags.int("--rollout-num-gpus-per-engine", 1) or 1)
 
 
-def _dp_without_dp_attention(value: str, flags: ArgvFlags) -> bool:
+def _dp_without_dp_attention(value: str, flags: Flags) -> bool:
     return _over_one(value, flags) and not flags.has("--sglang-enable-dp-attention")
 
 
@@ -143,7 +134,7 @@ ROLLOUT_TERMS: Mapping[str, Term] = {
 """Flags asking for rollout-engine memory the KV pool estimate does not count."""
 
 
-def asked(flags: ArgvFlags, names: list[str], terms: Mapping[str, Term]) -> str:
+def asked(flags: Flags, names: list[str], terms: Mapping[str, Term]) -> str:
     """'' or the flags of names (the argv's options, in order) that ask for a term of terms, each with why."""
     out: list[str] = []
     for name in names:
@@ -158,14 +149,12 @@ def asked(flags: ArgvFlags, names: list[str], terms: Mapping[str, Term]) -> str:
 def train_bounds(argv: Sequence[str]) -> tuple[str, str]:
     """(the terms of TRAIN_ADDS, of TRAIN_LESS) an argv asks for, each '' or the flags with why (argv: a Recipe's
     extra_args, the flags its typed fields do not render)."""
-    from rlcheck.job.to_recipe import Flags, is_option  # the argv reader, which builds its model here
-
     flags = Flags(argv)
     names = [token.partition("=")[0] for token in argv if is_option(token)]
     return asked(flags, names, TRAIN_ADDS), asked(flags, names, TRAIN_LESS)
 
 
-def _positions(flags: ArgvFlags) -> str:
+def _positions(flags: Flags) -> str:
     """'' unless the model adds learned absolute position embeddings (Megatron's default type), which are not
     counted."""
     if flags.has("--no-position-embedding") or flags.has("--use-rotary-position-embeddings"):
@@ -175,7 +164,7 @@ def _positions(flags: ArgvFlags) -> str:
             if kind == "learned_absolute" else "")
 
 
-def _attention(flags: ArgvFlags) -> GQA | MLA:
+def _attention(flags: Flags) -> GQA | MLA:
     if flags.has("--multi-latent-attention"):
         return MLA(q_lora_rank=flags.int("--q-lora-rank"), kv_lora_rank=flags.int("--kv-lora-rank", 32) or 32,
                    qk_head_dim=flags.int("--qk-head-dim", 128) or 128, v_head_dim=flags.int("--v-head-dim", 128) or 128,
@@ -186,7 +175,7 @@ def _attention(flags: ArgvFlags) -> GQA | MLA:
                qk_layernorm=flags.has("--qk-layernorm"), qkv_bias=flags.has("--add-qkv-bias"))
 
 
-def _rotary_base(flags: ArgvFlags) -> int:
+def _rotary_base(flags: Flags) -> int:
     """--rotary-base as a whole number (scripts write 1e6 or 1000000.0 too); it changes no memory, so a value that is
     not one reads as 0 rather than failing the reading."""
     raw = flags.str("--rotary-base", "10000") or "10000"
@@ -197,7 +186,7 @@ def _rotary_base(flags: ArgvFlags) -> int:
     return int(value) if value.is_integer() else 0
 
 
-def from_argv(flags: ArgvFlags, names: list[str]) -> tuple[ModelArch | None, str]:
+def from_argv(flags: Flags, names: list[str]) -> tuple[ModelArch | None, str]:
     """The architecture the argv states (names: its options, in order), or None and why it cannot be counted."""
     needed = ("--num-layers", "--hidden-size", "--num-attention-heads", "--vocab-size")
     absent = [f for f in needed if flags.int(f) is None]
