@@ -1073,6 +1073,10 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.cli.x_cmd_docs__mutmut_{n}": 'the docs\' read_text / write_text encoding="utf-8" -> the locale\'s '
        "(None, absent): UTF-8 wherever the self-tests run (Python's UTF-8 mode under the C locale the mutation run "
        "has, or a UTF-8 locale); differs only under a non-UTF-8 locale" for n in (11, 21, 26, 28)},
+    "rlcheck.cli.x_cmd_job__mutmut_38": 'the Job file\'s codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.cli.x_cmd_job__mutmut_35":
+        'the Job file\'s write_text encoding="utf-8" dropped: the locale\'s encoding, UTF-8 wherever the self-tests '
+        "run (Python's UTF-8 mode under the C locale the mutation run has), and json_dumps writes ASCII-escaped JSON",
     "rlcheck.cli.x_cmd_job__mutmut_33":
         'the Job file\'s write_text encoding="utf-8" -> None: the locale\'s encoding, UTF-8 wherever the self-tests '
         "run (Python's UTF-8 mode under the C locale the mutation run has), and json_dumps writes ASCII-escaped JSON",
