@@ -218,3 +218,73 @@ def test_train_bounds_read_a_recipes_extra_args(extra, adds, less):
     """A Recipe's extra_args (the flags its fields do not render, `--flag value` pairs) give the stage check its
     bounds."""
     assert argv_model.train_bounds(extra) == (adds, less)
+
+
+
+def test_megatrons_swiglu_width_rounds_down_to_64():
+    """4 x 4096 x 2/3 = 10922.7, / 64 = 170.7: 170 x 64 = 10880 (a rounding over 65 would give 168 x 64)."""
+    argv = ["--num-layers", "2", "--hidden-size", "4096", "--num-attention-heads", "32", "--vocab-size", "10",
+            "--position-embedding-type", "rope", "--swiglu"]
+    model, why = argv_model.from_argv(Flags(argv), [t for t in argv if t.startswith("--")])
+    assert why == "" and model is not None and model.ffn_hidden_size == 10880
+
+
+@pytest.mark.parametrize(("flag", "field"), [("--num-layers", "num_layers"), ("--hidden-size", "hidden_size"),
+                                             ("--num-attention-heads", "num_attention_heads"),
+                                             ("--vocab-size", "vocab_size")])
+def test_a_zero_dim_is_a_model_megatron_does_not_build(flag, field):
+    argv = [*DIMS]
+    argv[argv.index(flag) + 1] = "0"
+    model, why = argv_model.from_argv(Flags(argv), [t for t in argv if t.startswith("--")])
+    assert model is None
+    assert why.startswith("its model flags do not describe a model Megatron builds: ")
+    assert f"{field}=0: must be > 0" in why
+
+
+@pytest.mark.parametrize(("flag", "why"), [
+    ("--kv-lora-rank", "MLA kv_lora_rank=0: must be > 0"), ("--qk-head-dim", "MLA qk_head_dim=0: must be > 0"),
+    ("--v-head-dim", "MLA v_head_dim=0: must be > 0"), ("--qk-pos-emb-head-dim", "MLA qk_pos_emb_head_dim=0: must be > 0"),
+])
+def test_a_zero_mla_rank_is_refused_not_taken_for_the_default(flag, why):
+    assert build("--multi-latent-attention", flag, "0") == (
+        None, f"its model flags do not describe a model Megatron builds: {why}")
+
+
+def test_zero_query_groups_and_zero_topk_are_refused():
+    assert build("--group-query-attention", "--num-query-groups", "0") == (
+        None, "its model flags do not describe a model Megatron builds: GQA num_query_groups=0: must be > 0 or None")
+    assert build("--num-experts", "4", "--moe-router-topk", "0") == (
+        None, "its model flags do not describe a model Megatron builds: MoE router_topk=0: must be > 0")
+
+
+def test_every_shape_reason_is_named_together():
+    argv = [*DIMS[:-2], "--spec", "m", "f"]
+    model, why = argv_model.from_argv(Flags(argv), [t for t in argv if t.startswith("--")])
+    assert (model, why) == (None, "it has a shape rlcheck does not count: --spec m (a layer spec of the launch's own "
+                                  "builds its layers); learned absolute position embeddings (Megatron's default "
+                                  "--position-embedding-type; give rope or none)")
+
+
+@pytest.mark.parametrize("off", ["0", "none", "false", "False", "OFF", " off "])
+def test_a_term_turned_off_in_any_spelling_is_not_asked_for(off):
+    assert asked(ADDS, "--fp8-format", off) == ""
+    assert asked(LESS, "--lora-rank", off) == ""
+
+
+def test_train_bounds_read_a_flag_written_with_its_value():
+    assert argv_model.train_bounds(["--lora-rank=8"]) == ("", f"--lora-rank 8 ({LESS['--lora-rank'].why})")
+
+
+@pytest.mark.parametrize(("argv", "applies"), [
+    (("--sglang-tp-size", "0", "--rollout-num-gpus-per-engine", "0"), False),
+    (("--sglang-tp-size", "1", "--rollout-num-gpus-per-engine", "0"), True),
+])
+def test_an_engine_of_zero_gpus_is_read_as_stated(argv, applies):
+    assert bool(asked(ROLLOUT, *argv)) is applies
+
+
+def test_no_experts_flag_is_a_dense_model_and_experts_read_as_given():
+    model, _ = build()
+    assert model is not None and model.moe is None
+    model, _ = build("--num-experts", "3", "--moe-router-topk", "1")
+    assert model is not None and model.moe is not None and model.moe.num_experts == 3

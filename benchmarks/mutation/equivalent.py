@@ -13,6 +13,13 @@ _WORDS = ("the True / False / None test in slime_metrics._value, any of its word
 _STRICT = "{}; zip's strict (True, False, None or absent) only matters when the lengths differ, which they cannot"
 
 EQUIVALENT: dict[str, str] = {
+    # rlcheck/job/argv_model.py
+    "rlcheck.job.argv_model.x__dp_without_dp_attention__mutmut_3":
+        "_over_one(value, flags) -> _over_one(value, None): _over_one reads the value alone (its flags parameter is "
+        "the Applies signature's), so None changes nothing",
+    **{f"rlcheck.job.argv_model.x__not__mutmut_{n}": "_not builds its predicate when the term tables are built, at "
+       "import, before a test switches a mutant on: the tables hold the unmutated lambda (every table row with "
+       "--train-backend and --sglang-speculative-algorithm pins what it decides)" for n in (1, 2, 3)},
     # rlcheck/preflight/job_inputs.py, rlcheck/recipes/deltas.py
     "rlcheck.preflight.job_inputs.x_inputs_for_job__mutmut_13":
         "_unreadable(..., launch=False) -> launch=None: the flag is only tested for truth, and None is false as False",

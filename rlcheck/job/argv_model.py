@@ -59,7 +59,7 @@ def _over_one(value: str, flags: Flags) -> bool:
 
 
 def _tp_not_engine(value: str, flags: Flags) -> bool:
-    return value.strip() != str(flags.int("--rollout-num-gpus-per-engine", 1) or 1)
+    return value.strip() != str(_int(flags, "--rollout-num-gpus-per-engine", 1))
 
 
 def _dp_without_dp_attention(value: str, flags: Flags) -> bool:
@@ -139,7 +139,7 @@ def asked(flags: Flags, names: list[str], terms: Mapping[str, Term]) -> str:
     out: list[str] = []
     for name in names:
         entry = terms.get(name) or next((t for f, t in terms.items() if t.prefix and name.startswith(f)), None)
-        value = flags.str(name, "") or ""
+        value = flags.str(name) or ""
         if entry is not None and entry.applies(value, flags):
             shown = f"{name} {value}".strip()
             out.append(f"{shown} ({entry.why})")
@@ -164,13 +164,19 @@ def _positions(flags: Flags) -> str:
             if kind == "learned_absolute" else "")
 
 
+def _int(flags: Flags, flag: str, default: int) -> int:
+    """The flag's integer as argparse gives it (0 included: the model then refuses it), else Megatron's default."""
+    value = flags.int(flag)
+    return default if value is None else value
+
+
 def _attention(flags: Flags) -> GQA | MLA:
     if flags.has("--multi-latent-attention"):
-        return MLA(q_lora_rank=flags.int("--q-lora-rank"), kv_lora_rank=flags.int("--kv-lora-rank", 32) or 32,
-                   qk_head_dim=flags.int("--qk-head-dim", 128) or 128, v_head_dim=flags.int("--v-head-dim", 128) or 128,
-                   qk_pos_emb_head_dim=flags.int("--qk-pos-emb-head-dim", 64) or 64,
+        return MLA(q_lora_rank=flags.int("--q-lora-rank"), kv_lora_rank=_int(flags, "--kv-lora-rank", 32),
+                   qk_head_dim=_int(flags, "--qk-head-dim", 128), v_head_dim=_int(flags, "--v-head-dim", 128),
+                   qk_pos_emb_head_dim=_int(flags, "--qk-pos-emb-head-dim", 64),
                    kv_channels=flags.int("--kv-channels"), qk_layernorm=flags.has("--qk-layernorm"))
-    groups = (flags.int("--num-query-groups", 1) or 1) if flags.has("--group-query-attention") else None
+    groups = _int(flags, "--num-query-groups", 1) if flags.has("--group-query-attention") else None
     return GQA(num_query_groups=groups, kv_channels=flags.int("--kv-channels"),
                qk_layernorm=flags.has("--qk-layernorm"), qkv_bias=flags.has("--add-qkv-bias"))
 
@@ -178,7 +184,7 @@ def _attention(flags: Flags) -> GQA | MLA:
 def _rotary_base(flags: Flags) -> int:
     """--rotary-base as a whole number (scripts write 1e6 or 1000000.0 too); it changes no memory, so a value that is
     not one reads as 0 rather than failing the reading."""
-    raw = flags.str("--rotary-base", "10000") or "10000"
+    raw = flags.str("--rotary-base") or "10000"
     try:
         value = float(raw)
     except ValueError:
@@ -200,10 +206,11 @@ def from_argv(flags: Flags, names: list[str]) -> tuple[ModelArch | None, str]:
     ffn = flags.int("--ffn-hidden-size") or (int(4 * hidden * 2 / 3 / 64) * 64 if swiglu else 4 * hidden)
     try:
         moe = None
-        if flags.int("--num-experts"):
-            freq = flags.str("--moe-layer-freq", "1") or "1"
+        experts = flags.int("--num-experts") or 0
+        if experts:
+            freq = flags.str("--moe-layer-freq") or "1"
             moe_layer_flags(freq, layers)  # Megatron refuses a pattern of another length, or none it can read
-            moe = MoE(num_experts=flags.int("--num-experts") or 0, router_topk=flags.int("--moe-router-topk", 2) or 2,
+            moe = MoE(num_experts=experts, router_topk=_int(flags, "--moe-router-topk", 2),
                       ffn_hidden_size=flags.int("--moe-ffn-hidden-size") or ffn, layer_freq=freq,
                       shared_expert_ffn=flags.int("--moe-shared-expert-intermediate-size") or 0,
                       expert_bias=flags.has("--moe-router-enable-expert-bias"))
