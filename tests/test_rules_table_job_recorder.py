@@ -435,3 +435,27 @@ def test_a_package_query_finds_the_sandboxes_own_pip_when_the_caller_has_none(pi
     assert recorder.package_query("pip", ["list"]) is None
     monkeypatch.delenv("RLCHECK_HOST_PATH")
     assert recorder.package_query("pip", ["list"]) is None
+
+
+@pytest.mark.parametrize(("kind", "args"), [("substitution", ["list"]), ("capture", ["freeze", "--all"]),
+                                            ("file", ["show", "megatron-core"])])
+def test_main_answers_a_package_query_with_the_callers_pip(call, tree, pips, monkeypatch, kind, args):
+    for name in ("PIP_DISABLE_PIP_VERSION_CHECK", "PIP_NO_INPUT", "PIP_NO_INDEX"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(Exec) as ran:
+        call("pip", *args, kind=kind)
+    pip = str(pips["host"] / "pip")
+    assert ran.value.args[0] == [pip, pip, *args]  # the image's own pip, with the call's own arguments
+    assert [os.environ[n] for n in ("PIP_DISABLE_PIP_VERSION_CHECK", "PIP_NO_INPUT", "PIP_NO_INDEX")] == ["1"] * 3
+
+
+def test_main_keeps_the_stand_in_for_any_other_pip_call(call, tree, pips):
+    assert call("pip", "install", "x") == (0, [{"cmd": "pip", "argv": ["install", "x"], "cwd": str(tree),
+                                                "stdout": "capture"}], b"")
+
+
+def test_a_package_query_reads_only_absolute_folders(pips, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RLCHECK_HOST_PATH", "host")  # relative: a folder of the sandbox's cwd, not the caller's
+    monkeypatch.setenv("PATH", "own")
+    assert recorder.package_query("pip", ["list"]) is None

@@ -13,6 +13,17 @@ _WORDS = ("the True / False / None test in slime_metrics._value, any of its word
 _STRICT = "{}; zip's strict (True, False, None or absent) only matters when the lengths differ, which they cannot"
 
 EQUIVALENT: dict[str, str] = {
+    # rlcheck/job/recorder.py: the record line, the failed program's last words, the package query's defaults
+    **{f"rlcheck.job.recorder.x_main__mutmut_{n}": "the record line's codec or error handler (utf-8 / UTF-8 / the "
+       "locale's, 'replace' / None / another name): the line is json.dumps output, ASCII only, so every "
+       "ASCII-compatible codec writes the same bytes and no error handler is ever asked"
+       for n in (137, 138, 141, 148, 149, 150)},
+    **{f"rlcheck.job.recorder.x_main__mutmut_{n}": "bytes.decode('utf-8') -> decode() or decode('UTF-8'): utf-8 is "
+       "decode's default and codec names are case-insensitive" for n in (112, 116)},
+    **{f"rlcheck.job.recorder.x_package_query__mutmut_{n}": "a default for a variable the sandbox always sets "
+       "(RLCHECK_BASH_ENV, RLCHECK_HOST_PATH, PATH) changed to None, 'XX...XX' or another spelling of a folder that "
+       "does not exist: a relative PATH entry is dropped (isabs) and a missing folder finds no pip, so the answer is "
+       "the same None" for n in (25, 26, 29, 31, 34, 36, 38, 41)},
     # rlcheck/job/argv_model.py
     "rlcheck.job.argv_model.x__dp_without_dp_attention__mutmut_3":
         "_over_one(value, flags) -> _over_one(value, None): _over_one reads the value alone (its flags parameter is "

@@ -108,7 +108,8 @@ def package_query(name: str, args: list[str]) -> str | None:
 
     shims = os.path.realpath(os.path.dirname(os.environ.get("RLCHECK_BASH_ENV") or "/nonexistent/x"))
     path = f"{os.environ.get('RLCHECK_HOST_PATH', '')}{os.pathsep}{os.environ.get('PATH', '')}"
-    rest = [p for p in path.split(os.pathsep) if p and os.path.realpath(p) != shims]
+    # absolute folders only: a relative PATH entry would be read from the sandbox's working directory
+    rest = [p for p in path.split(os.pathsep) if os.path.isabs(p) and os.path.realpath(p) != shims]
     return shutil.which(name, path=os.pathsep.join(rest))
 
 
