@@ -243,7 +243,8 @@ def test_a_zero_dim_is_a_model_megatron_does_not_build(flag, field):
 
 @pytest.mark.parametrize(("flag", "why"), [
     ("--kv-lora-rank", "MLA kv_lora_rank=0: must be > 0"), ("--qk-head-dim", "MLA qk_head_dim=0: must be > 0"),
-    ("--v-head-dim", "MLA v_head_dim=0: must be > 0"), ("--qk-pos-emb-head-dim", "MLA qk_pos_emb_head_dim=0: must be > 0"),
+    ("--v-head-dim", "MLA v_head_dim=0: must be > 0"),
+    ("--qk-pos-emb-head-dim", "MLA qk_pos_emb_head_dim=0: must be > 0"),
 ])
 def test_a_zero_mla_rank_is_refused_not_taken_for_the_default(flag, why):
     assert build("--multi-latent-attention", flag, "0") == (

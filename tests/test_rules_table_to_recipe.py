@@ -341,3 +341,23 @@ def test_read_refuses_values_slimes_parser_refuses():
         to_recipe.read(_job("python3", "train.py", "--colocate", "--rollout-max-prompt-len", "long"))
     with pytest.raises(ValueError, match="--recompute-granularity"):
         to_recipe.read(_job("python3", "train.py", "--colocate", "--recompute-granularity", "most"))
+
+
+def test_read_names_the_terms_a_launch_asks_for_beside_its_model():
+    reading = to_recipe.read(_job("python3", "train.py", "--colocate", "--rollout-batch-size", "4", *QWEN4B,
+                                  "--train-backend", "fsdp", "--sglang-config=x.yaml"))
+    assert reading.missing == {
+        Need.TRAIN_MEMORY: "the launch asks for --train-backend fsdp (a training backend other than Megatron (the "
+                           "estimate is Megatron's))",
+        Need.ROLLOUT_MEMORY: "the launch asks for --sglang-config x.yaml (SGLang arguments from a file the launch "
+                             "does not show)"}
+
+
+def test_read_finds_a_shape_flag_written_with_its_value():
+    """`--multimodal-keys={...}`: the option's name, not the token, decides that the model is not counted."""
+    reading = to_recipe.read(_job("python3", "train.py", "--colocate", "--rollout-batch-size", "4",
+                                  *[t for t in QWEN4B if t not in ("--rotary-base", "1000000")],
+                                  "--multimodal-keys={}"))
+    assert reading.recipe.model.name == "unknown"
+    assert "--multimodal-keys {} (a vision-language model: the vision tower is not in the argv)" in \
+        reading.missing[Need.MODEL]

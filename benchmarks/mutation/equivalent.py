@@ -13,6 +13,39 @@ _WORDS = ("the True / False / None test in slime_metrics._value, any of its word
 _STRICT = "{}; zip's strict (True, False, None or absent) only matters when the lengths differ, which they cannot"
 
 EQUIVALENT: dict[str, str] = {
+    # rlcheck/job/to_recipe.py: a default given twice
+    **{f"rlcheck.job.to_recipe.x__placement__mutmut_{n}": "flags.int(FLAG, D) or D without its D argument: an absent "
+       "flag reads None, and the `or D` after it gives the same D" for n in (26, 35, 50)},
+    **{f"rlcheck.job.to_recipe.x_model_of__mutmut_{n}": "flags.int(FLAG, 1) or 1 without its 1: None, then the same 1 "
+       "from the `or`" for n in (66, 68)},
+    **{f"rlcheck.job.to_recipe.x_read__mutmut_{n}": "flags.str('--hf-checkpoint', '') or '' without its '': None, "
+       "then the same '' from the `or`" for n in (67, 69)},
+    **{f"rlcheck.job.to_recipe.x_model_of__mutmut_{n}": _STRICT.format("the given dims named with their flags")
+       for n in (46, 49, 50)},
+    # rlcheck/probes/recipe/memory.py (MTP, the LoRA bounds) and memory_kv.py (the draft, the precision)
+    **{f"rlcheck.probes.recipe.memory.x__mtp__mutmut_{n}": "world // x -> world / x: estimate_stage_memory refuses a "
+       "world that TP x PP or EP x ETP x PP does not divide before it counts MTP, so the quotient is whole" for n in
+       (30, 32)},
+    "rlcheck.probes.recipe.memory.x__mtp__mutmut_49":
+        "layer bytes x in_flight -> / in_flight: the last stage holds one micro-batch in flight (min(PP - (PP - 1), "
+        "micro-batches) = 1), and x 1 is / 1",
+    **{f"rlcheck.probes.recipe.memory.x_{f}__mutmut_{n}": "1e9 -> 1000000001.0 in a two-decimal billions figure: the "
+       "quotients differ by one part in 1e9, far below the two decimals shown (they render alike unless a count sat "
+       "within a billionth of a rounding edge)" for f, n in
+       (("_stage_details", 48), ("evaluate_stage_memory", 45))},
+    "rlcheck.probes.recipe.memory_kv.x__weight_bytes__mutmut_22":
+        "rsplit('/', 1)[-1] -> rsplit('/', 2)[-1]: the last part is the same however many splits are made",
+    "rlcheck.probes.recipe.memory_kv.x_estimate_kv_pool__mutmut_101":
+        "max-total-tokens absent -> 'XXXX' instead of '': neither is digits, so no cap either way",
+    "rlcheck.probes.recipe.memory_kv.x_estimate_kv_pool__mutmut_73":
+        "the cell widened also without a draft: x (1 + 0 / layers) = x 1.0, and int() of a whole byte count is itself",
+    "rlcheck.probes.recipe.memory_kv.x_estimate_kv_pool__mutmut_93":
+        "int(x // cell) -> int(x / cell) under max(0, ...): both truncate a positive quotient to the same whole "
+        "number, and a negative one to at most 0, which max lifts to 0",
+    "rlcheck.probes.recipe.memory_kv.x_evaluate_kv_pool__mutmut_108":
+        "draft_weights=False -> None: only tested for truth",
+    "rlcheck.probes.recipe.memory_kv.x_evaluate_kv_pool__mutmut_150":
+        "_kv_remedy(pool, profile) -> (pool, None): _kv_remedy reads the pool alone",
     # rlcheck/job/recorder.py: the record line, the failed program's last words, the package query's defaults
     **{f"rlcheck.job.recorder.x_main__mutmut_{n}": "the record line's codec or error handler (utf-8 / UTF-8 / the "
        "locale's, 'replace' / None / another name): the line is json.dumps output, ASCII only, so every "

@@ -563,3 +563,166 @@ def test_rules_table_a_fail_only_the_drafts_own_weights_make_is_unknown():
     assert verdict.summary.endswith("it would hold with what is not known: whether SGLang's memory profile saw the MTP "
                                     "draft's own weights")
     assert verdict.summary.startswith("at 1 B per rollout weight with the MTP draft: ")
+
+
+# --- the KV pool's uncertain terms: each reason, each bound, whole verdicts ------------------------------------------
+
+def test_rules_table_both_unknowns_are_named_together_and_the_verdict_is_whole():
+    recipe = _speculative(_glm_on_one_node())  # bf16 name, config unreadable, an MTP draft
+    verdict = memory_kv.evaluate_kv_pool(recipe, H200, UNREADABLE)
+    assert (verdict.status, verdict.failure_id) == (Status.UNKNOWN, "kv-pool-truncation")
+    assert verdict.summary.endswith(
+        "it would hold with what is not known: the checkpoint's precision (/models/GLM-5.2/config.json could not be "
+        "read here (/models/GLM-5.2 does not exist on this machine)): int4 or fp8 weights; whether SGLang's memory "
+        "profile saw the MTP draft's own weights")
+    assert verdict.summary.startswith("at 2 B per rollout weight with the MTP draft: no KV pool")
+    assert verdict.remedy == ("run where --hf-checkpoint's config.json is readable (its quantization_config decides), "
+                              "or state --sglang-quantization")
+    assert verdict.details == memory_kv._kv_details(recipe, H200, memory_kv.estimate_kv_pool(recipe, H200, None, 1))
+
+
+@pytest.mark.parametrize("quantization", ["awq", "gptq"])
+def test_rules_table_a_stated_precision_is_not_lowered_for_the_drafts_bound(quantization):
+    """--sglang-quantization states the precision (2 B here by rlcheck's sizing): only the draft's weights are
+    unsure, and without them the engine's own weights still leave no pool, so it FAILs."""
+    recipe = _speculative(with_sglang(_glm_on_one_node(), {"quantization": quantization}))
+    verdict = memory_kv.evaluate_kv_pool(recipe, H200, UNREADABLE)
+    assert verdict.status is Status.FAIL and verdict.summary.startswith("no KV pool at mem_fraction_static 0.7")
+
+
+def test_rules_table_an_fp8_config_keeps_one_byte_in_the_drafts_bound():
+    """The fraction-0.64 engine of the draft test, its precision from an fp8 config.json (its name says nothing)."""
+    recipe = _speculative(_glm_on_one_node("0.64"))
+    fp8 = _read({"quantization_config": {"quant_method": "fp8"}})
+    verdict = memory_kv.evaluate_kv_pool(recipe, H200, fp8)
+    assert verdict.status is Status.UNKNOWN
+    assert verdict.summary.startswith("at 1 B per rollout weight with the MTP draft: ")
+    assert verdict.summary.endswith("not known: whether SGLang's memory profile saw the MTP draft's own weights")
+
+
+def test_rules_table_the_drafts_layers_from_config_reach_the_pool():
+    recipe = _speculative(recipes.get("qwen3-4b-colocated", H100), mtp=None)
+    judged = memory_kv.evaluate_kv_pool(recipe, H100, _read({"num_nextn_predict_layers": 1}))
+    assert judged.status is not Status.UNKNOWN and "the checkpoint's 1 MTP layer(s) as the draft" in judged.details
+    unknown = memory_kv.evaluate_kv_pool(recipe, H100, _read({}))
+    assert (unknown.status, unknown.failure_id) == (Status.UNKNOWN, "kv-pool-truncation")
+
+
+def test_rules_table_every_unknown_kv_verdict_names_its_failure():
+    path = memory_kv.evaluate_kv_pool(
+        _speculative(recipes.get("qwen3-4b-colocated", H100), **{"speculative-draft-model-path": "/d"}), H100)
+    from rlcheck.recipes.models import GLM5_2_5LAYER
+    bad = dataclasses.replace(GLM5_2_5LAYER, moe=dataclasses.replace(GLM5_2_5LAYER.moe, layer_freq="[1]*2"))
+    shape = memory_kv.evaluate_kv_pool(_glm_on_one_node().replace(model=bad), H200)
+    assert {path.failure_id, shape.failure_id} == {"kv-pool-truncation"}
+
+
+@pytest.mark.parametrize(("observation", "why"), [
+    (memory_kv.HfConfigObservation(path="", error="the argv has no --hf-checkpoint"),
+     "--hf-checkpoint could not be read here (the argv has no --hf-checkpoint)"),
+    (memory_kv.HfConfigObservation(path="/c.json", config={"quantization_config": {"quant_method": "fp8"}}), ""),
+    (memory_kv.HfConfigObservation(path="/c.json", config={"quantization_config": {"quant_method": "m" * 50}}),
+     f"/c.json has quantization_config {'m' * 40!r}, a precision rlcheck does not size"),
+])
+def test_rules_table_precision_unknown_words(observation, why):
+    assert memory_kv.precision_unknown(recipes.get("qwen3-4b-colocated", H100), observation) == why
+
+
+def test_rules_table_a_checkpoint_name_is_its_last_part():
+    recipe = recipes.get("qwen3-4b-colocated", H100)
+    assert memory_kv._weight_bytes(recipe.replace(hf_checkpoint="/m/fp8/X")) == 2  # fp8 names a folder above it
+    assert memory_kv._weight_bytes(recipe.replace(hf_checkpoint="/m/X/fp8/")) == 1
+
+
+def test_rules_table_the_drafts_weights_bound_as_a_formula():
+    """An MoE model over an 8-GPU engine with dp-attention of 2 (attention TP 4): each draft layer the largest layer
+    (experts over the engine, the rest and the projection over attention TP), plus an embedding and an output layer."""
+    from rlcheck.recipes.models import QWEN3_30B_A3B as model
+    recipe = recipes.get("qwen3-4b-colocated", H100).replace(model=model)
+    params, h = memory_params.count_params(model), model.hidden_size
+    largest = max(params.layers, key=lambda la: la.expert / 8 + la.dense / 4)
+    for layers in (1, 2):
+        want = layers * (largest.expert / 8 + (largest.dense + 2 * h * h + 2 * h) / 4) + 2 * model.vocab_size * h / 4
+        assert memory_kv._draft_weights(recipe, layers, 8, 4) == pytest.approx(want, rel=1e-12)
+
+
+def test_rules_table_weights_without_a_draft_are_the_models_own_exactly():
+    recipe = recipes.get("qwen3-4b-colocated", H100)
+    params = memory_params.count_params(recipe.model)
+    engine = recipe.placement.rollout_gpus_per_engine
+    want = (params.expert / engine + (params.total - params.expert) / engine) * 2 / 2**30
+    assert memory_kv.estimate_kv_pool(recipe, H100).weights_gib == pytest.approx(want, rel=1e-15, abs=0)
+
+
+def _glm_wide(tp: int, pp: int, ep: int, etp: int, nodes: int, first: int, last: int | None = None) -> Recipe:
+    from rlcheck.recipes.models import GLM5_2_5LAYER
+    base = recipes.get("qwen3-4b-colocated", H200)
+    return base.replace(model=GLM5_2_5LAYER, parallel=dataclasses.replace(
+        base.parallel, tp=tp, pp=pp, ep=ep, etp=etp, sequence_parallel=True, pp_first_layers=first,
+        pp_last_layers=last), placement=dataclasses.replace(base.placement, actor_num_nodes=nodes,
+                                                             actor_gpus_per_node=4))
+
+
+@pytest.mark.parametrize(("tp", "pp", "ep", "etp", "nodes", "first", "last"), [
+    (4, 2, 4, 2, 4, 3, None),  # expert TP 2: experts over EP x ETP
+    (4, 4, 4, 1, 8, 2, 1),  # 32 GPUs: DP 2 and expert DP 2 shard the optimizer; the last of four stages
+])
+def test_rules_table_mtp_layers_as_a_formula_on_other_layouts(tp, pp, ep, etp, nodes, first, last):
+    recipe = _with_mtp(_glm_wide(tp, pp, ep, etp, nodes, first, last), "1")
+    est = memory.estimate_stage_memory(recipe, H200)
+    world, h = recipe.world_size, recipe.model.hidden_size
+    layers = memory_params.count_params(recipe.model).layers
+    largest = max(layers, key=lambda la: la.expert / (ep * etp) + la.dense / tp)
+    expert, dense = largest.expert / (ep * etp), (largest.dense + 2 * h * h + 2 * h) / tp
+    optimizer = 12 * (expert / (world // (ep * etp * pp)) + dense / (world // (tp * pp)))
+    assert est.mtp is not None
+    assert est.mtp.static_gib == pytest.approx((6 * (expert + dense) + optimizer) / 2**30, rel=1e-12)
+    last_act = est.activations[-1]
+    assert last_act.in_flight == 1  # the last stage holds one micro-batch in flight
+    assert est.mtp.activations_gib == pytest.approx(
+        memory_activations.largest_layer_bytes(recipe) / 2**30 + last_act.logits_gib, rel=1e-12)
+    assert [est.total_gib(i) > memory.estimate_stage_memory(_glm_wide(tp, pp, ep, etp, nodes, first, last),
+                                                            H200).total_gib(i) for i in range(pp)] == \
+        [False] * (pp - 1) + [True]
+
+
+def test_rules_table_mtp_with_offload_is_weights_and_grads_exactly():
+    recipe = _with_mtp(_glm_pp2(), "1")
+    recipe = recipe.replace(optimizer=dataclasses.replace(recipe.optimizer, cpu_offload=True))
+    est = memory.estimate_stage_memory(recipe, H200)
+    assert est.mtp is not None and est.mtp.static_gib == pytest.approx(6 * est.mtp.params / 2**30, rel=1e-12, abs=0)
+
+
+def test_rules_table_the_mtp_layer_is_the_largest_per_rank_even_when_dense():
+    """A model whose dense layer outweighs its small-expert MoE layer per rank: MTP copies the dense one."""
+    from rlcheck.recipes.models import GQA, ModelArch, MoE
+    model = ModelArch(name="dense-heavy", num_layers=2, hidden_size=1024, ffn_hidden_size=16384,
+                      num_attention_heads=8, vocab_size=1000, rotary_base=10000, attention=GQA(),
+                      moe=MoE(num_experts=4, router_topk=1, ffn_hidden_size=256, layer_freq="[0]*1+[1]*1"))
+    base = recipes.get("qwen3-4b-colocated", H200)
+    recipe = _with_mtp(base.replace(model=model, parallel=dataclasses.replace(base.parallel, tp=2, ep=2,
+                                                                              sequence_parallel=True)), "1")
+    est = memory.estimate_stage_memory(recipe, H200)
+    dense_layer, moe_layer = memory_params.count_params(model).layers
+    assert dense_layer.expert == 0 and dense_layer.dense / 2 > moe_layer.expert / 2 + moe_layer.dense / 2
+    assert est.mtp is not None
+    assert est.mtp.params == pytest.approx((dense_layer.dense + 2 * 1024 * 1024 + 2 * 1024) / 2, rel=1e-12)
+
+
+def test_rules_table_a_frozen_lower_bound_takes_its_most_loaded_stage():
+    """LoRA over a two-stage layout: the FAIL names the stage whose frozen weights, activations and buffers are
+    largest, with its own numbers."""
+    recipe = _glm_pp2()
+    est = memory.estimate_stage_memory(recipe, H200)
+    frozen = [est.total_gib(i) - est.stages[i].grads_gib - est.stages[i].optimizer_gib for i in range(2)]
+    low = max(range(2), key=frozen.__getitem__)
+    assert low == 1 and frozen[0] < frozen[1] and est.total_gib(0) != frozen[0]
+    tight = dataclasses.replace(est, budget_gib=frozen[low] - 0.05)
+    bounded = memory._bounded(tight, "W", "L", "", LESS)
+    assert bounded is not None and bounded.status is Status.FAIL
+    assert bounded.summary == (f"with {LESS}: even with the base frozen, stage {low + 1} of 2 takes "
+                               f"{frozen[low]:.1f} GiB per GPU > L")
+    at = dataclasses.replace(est, budget_gib=frozen[low])  # exactly at the budget: not over it
+    assert memory._bounded(at, "W", "L", "", LESS).status is not Status.FAIL
+    full = dataclasses.replace(est, budget_gib=est.total_gib(est.peak_index))  # full training exactly at it: stands
+    assert memory._bounded(full, "W", "L", "", LESS) is None
