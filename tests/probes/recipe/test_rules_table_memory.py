@@ -726,3 +726,78 @@ def test_rules_table_a_frozen_lower_bound_takes_its_most_loaded_stage():
     assert memory._bounded(at, "W", "L", "", LESS).status is not Status.FAIL
     full = dataclasses.replace(est, budget_gib=est.total_gib(est.peak_index))  # full training exactly at it: stands
     assert memory._bounded(full, "W", "L", "", LESS) is None
+
+
+def test_rules_table_the_drafts_lower_bound_keeps_its_wider_cells():
+    """Fraction 0.7599, 200k-token responses: without the draft's weights the pool holds a request only if its cells
+    were not widened for the draft's KV, which SGLang does widen: a FAIL, not UNKNOWN."""
+    recipe = _speculative(_glm_on_one_node("0.7599").replace(hf_checkpoint="/models/GLM-5.2-FP8"))
+    recipe = recipe.replace(rollout=dataclasses.replace(recipe.rollout, max_response_len=200000))
+    bare = memory_kv.estimate_kv_pool(recipe, H200, None, 1, draft_weights=False)
+    narrow = memory_kv.estimate_kv_pool(recipe, H200, None, 0, draft_weights=False)
+    assert bare.pool_tokens < bare.request_tokens <= narrow.pool_tokens
+    assert memory_kv.evaluate_kv_pool(recipe, H200).status is Status.FAIL
+
+
+def _dense_heavy(**parallel: int) -> Recipe:
+    """2 layers: a dense one (FFN 5461: ~21M params) and an MoE one (8 experts of 2730: ~67M, attention ~4M)."""
+    from rlcheck.recipes.models import GQA, ModelArch, MoE
+    model = ModelArch(name="dense-heavy", num_layers=2, hidden_size=1024, ffn_hidden_size=5461,
+                      num_attention_heads=8, vocab_size=1000, rotary_base=10000, attention=GQA(),
+                      moe=MoE(num_experts=8, router_topk=1, ffn_hidden_size=2730, layer_freq="[0]*1+[1]*1"))
+    base = recipes.get("qwen3-4b-colocated", H200)
+    return base.replace(model=model, parallel=dataclasses.replace(base.parallel, **parallel))
+
+
+def test_rules_table_mtp_takes_the_largest_layer_per_rank_under_expert_tp():
+    """EP 4 x ETP 2 over TP 1: per rank the dense layer (~21M) outweighs the MoE one (67M / 8 + ~4M)."""
+    recipe = _with_mtp(_dense_heavy(tp=1, ep=4, etp=2, sequence_parallel=False), "1")
+    dense_layer, moe_layer = memory_params.count_params(recipe.model).layers
+    assert dense_layer.dense > moe_layer.expert / 8 + moe_layer.dense > 0
+    assert moe_layer.expert / 2 + moe_layer.dense > dense_layer.dense  # as it would be over EP / ETP
+    est = memory.estimate_stage_memory(recipe, H200)
+    assert est.mtp is not None and est.mtp.params == pytest.approx(dense_layer.dense + 2 * 1024 * 1024 + 2 * 1024,
+                                                                   rel=1e-12)
+
+
+def test_rules_table_the_drafts_largest_layer_per_gpu_of_the_engine():
+    """An 8-GPU engine with attention TP 1: per GPU the dense layer outweighs the MoE one (experts over 8)."""
+    recipe = _dense_heavy()
+    dense_layer, moe_layer = memory_params.count_params(recipe.model).layers
+    assert dense_layer.dense > moe_layer.expert / 8 + moe_layer.dense
+    h, vocab = 1024, 1000
+    want = dense_layer.dense + 2 * h * h + 2 * h + 2 * vocab * h
+    assert memory_kv._draft_weights(recipe, 1, 8, 1) == pytest.approx(want, rel=1e-12)
+
+
+def test_rules_table_the_frozen_bound_reads_the_heaviest_stage_wherever_it_is():
+    """The same two stages listed last-first: the bound follows the heaviest, not the last in the list."""
+    est = memory.estimate_stage_memory(_glm_pp2(), H200)
+    flipped = dataclasses.replace(est, stages=est.stages[::-1], activations=est.activations[::-1],
+                                  buffers=est.buffers[::-1], budget_gib=1.0)
+    bounded = memory._bounded(flipped, "W", "L", "", LESS)
+    heavy = est.stages[1]
+    frozen = est.total_gib(1) - heavy.grads_gib - heavy.optimizer_gib
+    assert bounded is not None and bounded.summary == (f"with {LESS}: even with the base frozen, stage {heavy.stage} "
+                                                       f"of 2 takes {frozen:.1f} GiB per GPU > L")
+
+
+@pytest.mark.parametrize(("mode", "check"), [("rollout-only", "stage"), ("train-only", "kv")])
+def test_rules_table_a_moot_memory_verdict_names_its_failure(mode, check):
+    base = recipes.get("qwen3-4b-colocated", H200)
+    recipe = base.replace(placement=dataclasses.replace(base.placement, mode=mode))
+    verdict = (memory.evaluate_stage_memory(recipe, H200) if check == "stage"
+               else memory_kv.evaluate_kv_pool(recipe, H200))
+    assert verdict.status is Status.PASS
+    assert verdict.failure_id == ("pp-stage-oom" if check == "stage" else "kv-pool-truncation")
+
+
+def test_rules_table_mtp_takes_the_moe_layer_when_it_is_the_larger_per_rank():
+    """TP 2, EP 4: per rank the MoE layer (67M / 4 + ~4M / 2) outweighs the dense one (~21M / 2)."""
+    recipe = _with_mtp(_dense_heavy(tp=2, ep=4, etp=1, sequence_parallel=True), "1")
+    dense_layer, moe_layer = memory_params.count_params(recipe.model).layers
+    assert moe_layer.expert / 4 + moe_layer.dense / 2 > dense_layer.dense / 2
+    assert moe_layer.expert / 4 + moe_layer.dense * 2 < dense_layer.dense * 2  # not so were TP a multiplier
+    est = memory.estimate_stage_memory(recipe, H200)
+    want = moe_layer.expert / 4 + (moe_layer.dense + 2 * 1024 * 1024 + 2 * 1024) / 2
+    assert est.mtp is not None and est.mtp.params == pytest.approx(want, rel=1e-12)
