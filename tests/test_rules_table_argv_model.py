@@ -26,6 +26,8 @@ def build(*extra: str):
     (("--swiglu",), 2688, "swiglu"),  # int(4 x 1024 x 2/3 / 64) x 64 = int(42.67) x 64
     (("--ffn-hidden-size", "3000"), 3000, "gelu"),
     (("--swiglu", "--ffn-hidden-size", "3000"), 3000, "swiglu"),
+    (("--quick-geglu",), 4096, "swiglu"),  # gated as swiglu is (three matrices); its width rule stays 4h
+    (("--squared-relu",), 4096, "gelu"),  # not gated: two matrices
 ])
 def test_ffn_width_and_activation_default_as_megatron(extra, ffn, activation):
     model, why = build(*extra)

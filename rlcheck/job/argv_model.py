@@ -10,7 +10,7 @@ Megatron's own defaults (megatron/training/arguments.py and TransformerConfig) f
   MLA (--multi-latent-attention): --kv-lora-rank 32, --qk-head-dim 128, --v-head-dim 128, --qk-pos-emb-head-dim 64,
                        no --q-lora-rank
   MoE (--num-experts): --moe-ffn-hidden-size the FFN width, --moe-router-topk 2, --moe-layer-freq 1 (every layer)
-  activation           --swiglu three FFN matrices, else two
+  activation           --swiglu or --quick-geglu (gated) three FFN matrices, else two
 A shape the count does not cover is never estimated from what is left: a layer spec or model provider of the
 launch's own, a vision tower, gated attention, latent MoE, learned absolute position embeddings
 (Megatron's default type) and the architecture flags of experimental variants make the model unknown, naming them.
@@ -219,7 +219,9 @@ def from_argv(flags: Flags, names: list[str]) -> tuple[ModelArch | None, str]:
                           vocab_size=flags.int("--vocab-size") or 0, rotary_base=_rotary_base(flags),
                           attention=_attention(flags),
                           untie_embeddings=flags.has("--untie-embeddings-and-output-weights"),
-                          activation="swiglu" if swiglu else "gelu", bias_linear=not flags.has("--disable-bias-linear"),
+                          # Megatron gates the FFN for --swiglu and --quick-geglu alike: three matrices
+                          activation="swiglu" if swiglu or flags.has("--quick-geglu") else "gelu",
+                          bias_linear=not flags.has("--disable-bias-linear"),
                           moe=moe)
     except ValueError as exc:
         return None, f"its model flags do not describe a model Megatron builds: {exc}"
