@@ -104,9 +104,13 @@ def _model_file(model_type: str) -> Path:
     """Where Miles reads a model type's args: scripts/models/<type>.py of the Miles tree the launcher lives in (the
     nearest directory above it holding the miles package: Miles' model_args_utils reads its own repo's), else
     models/<type>.py beside a launcher outside any Miles tree."""
-    launcher = _LAUNCHER[0]
-    root = next((d for d in launcher.parents if (d / "miles" / "__init__.py").is_file()), None)
-    return (root / "scripts" / "models" if root else launcher.parent / "models") / f"{model_type}.py"
+    root = _miles_root(_LAUNCHER[0])
+    return (root / "scripts" / "models" if root else _LAUNCHER[0].parent / "models") / f"{model_type}.py"
+
+
+def _miles_root(launcher: Path) -> Path | None:
+    """The Miles tree the launcher lives in: the nearest directory above it holding the miles package, or None."""
+    return next((d for d in launcher.parents if (d / "miles" / "__init__.py").is_file()), None)
 
 
 def _model_args(model_type: Any) -> str:
@@ -497,7 +501,7 @@ def _pure_source(name: str) -> Path | None:
     package = next((p for p in PURE if name == p or name.startswith(p + ".")), None)
     if package is None or not _LAUNCHER:
         return None
-    root = next((d for d in _LAUNCHER[0].parents if (d / "miles" / "__init__.py").is_file()), None)
+    root = _miles_root(_LAUNCHER[0])
     if root is None:
         return None
     folder = root.joinpath(*package.split("."))

@@ -44,6 +44,7 @@ from rlcheck.probes.recipe.memory_params import (
     StageLoad,
     count_params,
     flag_value,
+    mtp_layer,
     stage_loads,
 )
 from rlcheck.probes.recipe.recipe_rules import no_training
@@ -130,10 +131,8 @@ def _mtp(recipe: Recipe, params: ModelParams, activations: tuple[StageActivation
     n = mtp_layers(recipe)
     if not n:
         return None
-    par, h = recipe.parallel, recipe.model.hidden_size
-    largest = max(params.layers, key=lambda la: la.expert / (par.ep * par.etp) + la.dense / par.tp)
-    expert = n * largest.expert / (par.ep * par.etp)
-    dense = n * (largest.dense + 2 * h * h + 2 * h) / par.tp
+    par = recipe.parallel
+    expert, dense = (n * x for x in mtp_layer(params, recipe.model.hidden_size, par.ep * par.etp, par.tp))
     dp_cp, expert_dp = world // (par.tp * par.pp), world // (par.ep * par.etp * par.pp)
     optimizer = 0.0 if recipe.optimizer.cpu_offload else OPTIMIZER_BYTES * (expert / expert_dp + dense / dp_cp)
     last = activations[-1]

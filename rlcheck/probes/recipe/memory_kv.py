@@ -42,6 +42,7 @@ from rlcheck.probes.recipe.memory_params import (
     is_dsa,
     kv_bytes_per_token,
     moe_layer_flags,
+    mtp_layer,
 )
 from rlcheck.probes.recipe.recipe_rules import no_engines
 from rlcheck.recipes.models import GLM5_2, MLA
@@ -193,10 +194,9 @@ def _draft_weights(recipe: Recipe, layers: int, engine: int, attention_tp: int) 
     """Per GPU, an upper bound of an MTP draft's own weights: each layer the model's largest with its 2h x h
     projection and norms, and its own embedding and output layer (SGLang shares the target's after loading, which
     the profile may or may not have seen)."""
-    params, h = count_params(recipe.model), recipe.model.hidden_size
-    largest = max(params.layers, key=lambda la: la.expert / engine + la.dense / attention_tp)
-    own = largest.dense + 2 * h * h + 2 * h
-    return layers * (largest.expert / engine + own / attention_tp) + 2 * recipe.model.vocab_size * h / attention_tp
+    model = recipe.model
+    expert, own = mtp_layer(count_params(model), model.hidden_size, engine, attention_tp)
+    return layers * (expert + own) + 2 * model.vocab_size * model.hidden_size / attention_tp
 
 
 def estimate_kv_pool(recipe: Recipe, profile: HardwareProfile, weight_bytes: float | None = None,

@@ -165,6 +165,14 @@ def count_params(model: ModelArch) -> ModelParams:
     return ModelParams(layers=tuple(layers), embedding=vocab, head=h + (0 if tied else vocab), tied=tied)
 
 
+def mtp_layer(params: ModelParams, hidden: int, expert_ranks: int, dense_ranks: int) -> tuple[float, float]:
+    """(expert, other) parameters per rank of one MTP layer as rlcheck bounds it: the model's largest layer on that
+    split (experts over expert_ranks, the rest over dense_ranks) plus its projection of [embedding; hidden]
+    (2h x h) and two norms. Megatron's MTP layers in training and SGLang's MTP draft both take this shape."""
+    largest = max(params.layers, key=lambda la: la.expert / expert_ranks + la.dense / dense_ranks)
+    return largest.expert / expert_ranks, (largest.dense + 2 * hidden * hidden + 2 * hidden) / dense_ranks
+
+
 def kv_bytes_per_token(model: ModelArch, kv_cache_dtype: str | None, attention_tp: int) -> int:
     """KV-cache bytes one token costs on one GPU, all layers, as SGLang 0.5.12 sizes its pool.
 
