@@ -25,8 +25,8 @@ EQUIVALENT: dict[str, str] = {
     # rlcheck/probes/recipe/memory.py (MTP, the LoRA bounds) and memory_kv.py (the draft, the precision)
     **{f"rlcheck.probes.recipe.memory.x__mtp__mutmut_{n}": "world // x -> world / x: estimate_stage_memory refuses a "
        "world that TP x PP or EP x ETP x PP does not divide before it counts MTP, so the quotient is whole" for n in
-       (30, 32)},
-    "rlcheck.probes.recipe.memory.x__mtp__mutmut_49":
+       (17, 19)},
+    "rlcheck.probes.recipe.memory.x__mtp__mutmut_36":
         "layer bytes x in_flight -> / in_flight: the last stage holds one micro-batch in flight (min(PP - (PP - 1), "
         "micro-batches) = 1), and x 1 is / 1",
     **{f"rlcheck.probes.recipe.memory.x_{f}__mutmut_{n}": "1e9 -> 1000000001.0 in a two-decimal billions figure: the "
@@ -57,6 +57,9 @@ EQUIVALENT: dict[str, str] = {
        "(RLCHECK_BASH_ENV, RLCHECK_HOST_PATH, PATH) changed to None, 'XX...XX' or another spelling of a folder that "
        "does not exist: a relative PATH entry is dropped (isabs) and a missing folder finds no pip, so the answer is "
        "the same None" for n in (25, 26, 29, 31, 34, 36, 38, 41)},
+    **{f"rlcheck.probes.recipe.memory_params.x__freq_length__mutmut_{n}": "_freq_length's own words for a pattern "
+       "that is not a list pattern (None, another spelling): moe_layer_flags catches that ValueError and raises its "
+       "own message from None, so these words are never shown" for n in (31, 32, 33)},
     # rlcheck/job/argv_model.py
     "rlcheck.job.argv_model.x__dp_without_dp_attention__mutmut_3":
         "_over_one(value, flags) -> _over_one(value, None): _over_one reads the value alone (its flags parameter is "
