@@ -332,8 +332,19 @@ def test_runtime_names_and_pytests_current_test_share_a_server(world):
                                    (("json", "os"), (("A", "1"),)), (("json",), (("A", "1"), ("RANK", "1")))]
 
 
+def test_a_name_set_to_what_unset_means_shares_the_unset_server(world):
+    unset = warm._server(["json"], {"A": "1"}, [])
+    zero = warm._server(["json"], {"A": "1", "RAY_CLIENT_MODE": "0"}, [])
+    one = warm._server(["json"], {"A": "1", "RAY_CLIENT_MODE": "1"}, [])
+    other = warm._server(["json"], {"A": "1", "RAY_CLIENT_MODEX": "0"}, [])
+    assert zero is unset and len({id(x) for x in (unset, one, other)}) == 3
+    assert [p.kwargs["env"] for p in FakeProc.made] == [{"A": "1"}, {"A": "1", "RAY_CLIENT_MODE": "1"},
+                                                        {"A": "1", "RAY_CLIENT_MODEX": "0"}]
+
+
 def test_the_always_runtime_names():
     assert warm.ALWAYS_RUNTIME == ("PYTEST_CURRENT_TEST",) and warm.START_TIMEOUT_S == 300.0
+    assert warm.SAME_AS_UNSET == {"RAY_CLIENT_MODE": "0"}
     assert warm.FORK_POISONED == "Cannot re-initialize CUDA in forked subprocess"
 
 

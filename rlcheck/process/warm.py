@@ -37,6 +37,10 @@ START_TIMEOUT_S = 300.0
 FORK_POISONED = "Cannot re-initialize CUDA in forked subprocess"
 # Set by pytest for each test and phase: never read at import time, and it must not give every test its own server.
 ALWAYS_RUNTIME = ("PYTEST_CURRENT_TEST",)
+# Set in this process by a package it imports, to the value an absent one means: keyed as if absent. Importing Ray
+# sets RAY_CLIENT_MODE=0 (and Ray reads an absent one as "0"), so without this a server prewarmed before the first
+# in-process `import ray` would be started a second time, cold, by the first run after it.
+SAME_AS_UNSET = {"RAY_CLIENT_MODE": "0"}
 
 
 class Server:
@@ -143,7 +147,7 @@ _SERVERS_LOCK = threading.Lock()
 
 def _server(preload: Sequence[str], env: Mapping[str, str], runtime: Iterable[str]) -> Server:
     names = {*runtime, *ALWAYS_RUNTIME}
-    base = {k: v for k, v in env.items() if k not in names}
+    base = {k: v for k, v in env.items() if k not in names and SAME_AS_UNSET.get(k) != v}
     key = (tuple(preload), tuple(sorted(base.items())))
     with _SERVERS_LOCK:
         if key not in _SERVERS:  # one that failed to import stays: its runs go cold, it is not tried again
