@@ -20,6 +20,7 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import Response
 
+import rlcheck.reward.app as app_module
 from rlcheck.reward.app import RewardService, create_app
 from rlcheck.reward.config import ServiceConfig
 from rlcheck.reward.metrics import CONTENT_TYPE, parse_text
@@ -316,8 +317,9 @@ def test_rules_reward_app_health_pool_and_routes() -> None:
     service = app.state.service
     assert (service.pool.size, service.pool.backend, service.pool.wall_timeout_s) == (3, "boxed", 600.0)
     health = service.health_pool
-    assert (health.size, health.max_slow, health.timeout_s, health.wall_timeout_s, health.demote_after_cpu_s,
-            health.max_queue_wait_s) == (len(HEALTH_PAIRS["boxed"]), 0, 1.0, 4.0, 0, 4.0)
+    assert (health.backend, health.size, health.max_slow, health.timeout_s, health.wall_timeout_s,
+            health.demote_after_cpu_s, health.max_queue_wait_s) == ("boxed", len(HEALTH_PAIRS["boxed"]), 0, 1.0, 4.0,
+                                                                    0, 4.0)
     routes = {(r.path, tuple(sorted(r.methods))) for r in app.routes}  # type: ignore[attr-defined]
     assert routes == {("/score", ("POST",)), ("/", ("POST",)), ("/health", ("GET",)), ("/metrics", ("GET",))}
 
@@ -499,3 +501,56 @@ def test_rules_reward_app_health_scores_the_known_pairs() -> None:
                                           for p in HEALTH_PAIRS["slime_math"]]
     took = json.loads(bytes(reply.body))["elapsed_s"]
     assert 0 <= took <= elapsed + 0.0001 and took == round(took, 4)
+
+
+def test_rules_reward_app_another_response_is_another_scoring() -> None:
+    async def body() -> None:
+        service = _service(OK)
+        for response in ("\\boxed{7}", "so the answer is \\boxed{8}"):  # one label, two answers
+            assert (await service.score(_request(_body(label="7", response=response)))).status_code == 200
+        assert service.pool.scored == [("\\boxed{7}", ("7",)),  # type: ignore[attr-defined]
+                                       ("so the answer is \\boxed{8}", ("7",))]
+        assert service.results.reused == 0
+    asyncio.run(body())
+
+
+class _Clock:
+    """time.monotonic for drained(), and its asyncio.sleep: each sleep is recorded and moves the clock by `step`
+    (a loaded host: a 0.05 s sleep may take far longer), so the loop's checks are counted, not timed."""
+
+    def __init__(self, now: float, step: float = 2.0) -> None:
+        self.now, self.step, self.slept = now, step, []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += self.step
+
+
+DRAINED = [
+    # clock at the call, last request (None: none yet), requests in flight, drained()'s arguments, sleeps taken
+    (1000.0, 999.0, 0, {}, 0),  # quiet for exactly the default 1 s: at once
+    (1000.0, 999.5, 0, {}, 1),  # quiet for 0.5 s: one sleep (the clock moves 2 s)
+    (1000.0, 998.0, 0, {"quiet_s": 2.0}, 0),
+    (1000.0, 998.5, 0, {"quiet_s": 2.0}, 1),
+    (1.0, None, 0, {}, 0),  # no request since the start, on a host up for 1 s: already quiet
+    (1000.0, 0.0, 1, {}, 15),  # always in flight: checks at 1000, 1002 ... 1028, none at the 30 s deadline
+    (1000.0, 0.0, 1, {"max_s": 4.0}, 2),
+    (1000.0, 0.0, 1, {"max_s": 4.5}, 3),
+]
+
+
+@pytest.mark.parametrize(("now", "last", "in_flight", "kwargs", "sleeps"), DRAINED)
+def test_rules_reward_app_drained_checks(monkeypatch: pytest.MonkeyPatch, now: float, last: float | None,
+                                         in_flight: int, kwargs: dict[str, float], sleeps: int) -> None:
+    service = _service(OK)
+    clock = _Clock(now)
+    monkeypatch.setattr(app_module, "time", clock)
+    monkeypatch.setattr(app_module, "asyncio", clock)
+    if last is not None:
+        service._last_request = last
+    service.metrics.in_flight = in_flight
+    asyncio.run(service.drained(**kwargs))
+    assert clock.slept == [0.05] * sleeps

@@ -268,6 +268,11 @@ EQUIVALENT: dict[str, str] = {
        "logs payload.label_problem and never reads the outcome's detail" for n in (47, 50)},
     "rlcheck.reward.app.xǁRewardServiceǁ__init____mutmut_24":
         "closing = False -> None: it is only ever read as a truth value, and None is false",
+    **{f"rlcheck.reward.app.x_create_app__mutmut_{n}": "a route's method in lower case (post, get): FastAPI's "
+       "APIRoute stores {method.upper() for method in methods}, so the route answers the same methods" for n in
+       (22, 33, 44, 54)},
+    **{f"rlcheck.reward.app.x_create_app__mutmut_{n}": "/health's or /metrics' methods=['GET'] -> None or left out: "
+       "APIRoute's default for methods None is ['GET'], the same route" for n in (37, 40, 47, 50)},
     # rlcheck/reward/scorers.py
     **{f"rlcheck.reward.scorers.x_load_scorer__mutmut_{n}":
        "the slime_math preload test changed (!=, another name): it only imports pylatexenc and sympy early (a broken "
