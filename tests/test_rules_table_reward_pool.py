@@ -98,6 +98,44 @@ async def _ready(pool: ScorerPool, count: int = 1) -> list[_Scorer]:
     return _Scorer.made[:count]
 
 
+class _Clock:
+    """pool.py's time: perf_counter and monotonic both read `now`, which only the test (or `_Sleeps`) moves."""
+
+    def __init__(self, now: float = 5000.0) -> None:
+        self.now = now
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class _Sleeps:
+    """pool.py's asyncio: each asyncio.sleep of the pool is recorded and moves the clock by `step` (a loaded host may
+    give a 20 ms sleep seconds), so a wait loop's checks are counted, not timed; the rest is the real asyncio."""
+
+    def __init__(self, clock: _Clock, step: float = 2.0) -> None:
+        self.clock, self.step, self.slept = clock, step, []
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.clock.now += self.step
+        await asyncio.sleep(0)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(asyncio, name)
+
+
+def _clock(monkeypatch: pytest.MonkeyPatch, *, sleeps: bool = False) -> tuple[_Clock, _Sleeps]:
+    clock = _Clock()
+    monkeypatch.setattr(pool_module, "time", clock)
+    recorded = _Sleeps(clock)
+    if sleeps:
+        monkeypatch.setattr(pool_module, "asyncio", recorded)
+    return clock, recorded
+
+
 def _run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(asyncio.wait_for(body(), 20))
 
@@ -116,8 +154,10 @@ DEADLINES = [
     (99.99, 100.0, None, ""),  # it waited for a core: looked at again
     (99.99, 999.9, None, ""),
     (10.0, 999.0, None, ""),  # the wall bound comes first: looked at again when it is reached
-    (20.0, 1000.0, "starved",
+    (20.0, 1000.0, "starved",  # the wall bound exactly
      "starved: 20.00 CPU s in 1000.0 s, past the 1000 s wall bound (the host is short of CPU)"),
+    (20.0, 1001.5, "starved",
+     "starved: 20.00 CPU s in 1001.5 s, past the 1000 s wall bound (the host is short of CPU)"),
     (100.0, 1000.0, "timeout", "used 100.00 CPU s, past the 100 s CPU budget"),  # both: the budget speaks
     (None, 100.0, "timeout", "used 100.00 CPU s, past the 100 s CPU budget"),  # no /proc: wall time is CPU time
     (None, 99.0, None, ""),
@@ -125,13 +165,16 @@ DEADLINES = [
 
 
 @pytest.mark.parametrize(("used_s", "wall_s", "status", "detail"), DEADLINES)
-def test_rules_reward_pool_deadline(used_s: float | None, wall_s: float, status: str | None, detail: str) -> None:
+def test_rules_reward_pool_deadline(monkeypatch: pytest.MonkeyPatch, used_s: float | None, wall_s: float,
+                                    status: str | None, detail: str) -> None:
+    clock, _ = _clock(monkeypatch)  # wall time read exactly: 1000 s is the bound itself
+
     async def body() -> None:
         pool = _pool()
         [scorer] = await _ready(pool)
         task, job = await _running(pool, scorer)
         scorer.cpu = None if used_s is None else 0.25 + used_s  # 0.25: its CPU when it last reported
-        job.started = time.perf_counter() - wall_s
+        job.started = clock.now - wall_s
         timers = len(job.timers)
         pool._on_deadline(scorer, job)
         if status is None:
@@ -145,7 +188,7 @@ def test_rules_reward_pool_deadline(used_s: float | None, wall_s: float, status:
         outcome = await task
         assert (outcome.status, outcome.value, outcome.detail, outcome.worker_pid) == (status, None, detail,
                                                                                       scorer.pid)
-        assert outcome.scoring_s >= wall_s
+        assert outcome.scoring_s == wall_s
         assert scorer.job is None and scorer not in pool._procs and scorer.proc.killed  # type: ignore[attr-defined]
         assert pool.state().retired == {status: 1}
     _run(body)
@@ -720,4 +763,69 @@ def test_rules_reward_pool_spawn_failure_adds_one(caplog: pytest.LogCaptureFixtu
         assert [r.getMessage() for r in caplog.records if r.name == "rlcheck.reward"] == [
             "rlcheck-reward: cannot start a scorer process: no fork"]
         pool.begin_close()
+    _run(body)
+
+
+@pytest.mark.parametrize("how", ["result", "error", "died"])
+def test_rules_reward_pool_outcome_carries_the_time_since_the_hand_over(monkeypatch: pytest.MonkeyPatch,
+                                                                      how: str) -> None:
+    clock, _ = _clock(monkeypatch)
+
+    async def body() -> None:
+        pool = _pool()
+        [scorer] = await _ready(pool)
+        task, job = await _running(pool, scorer)
+        assert job.started == clock.now  # handed over now
+        clock.now += 2.5
+        if how == "died":
+            scorer.theirs.close()
+        else:
+            scorer.theirs.send((job.job_id, 1.0 if how == "result" else None, "" if how == "result" else "E", 0.1, 0.5))
+        outcome = await task
+        assert (outcome.status, outcome.scoring_s) == ("ok" if how == "result" else "error", 2.5)
+    _run(body)
+
+
+DRAINS = [
+    # drain_s, the job still running at the end, sleeps of 0.02 s taken (each moves the clock 2 s)
+    (10.0, True, 5),  # looks at 5000, 5002 ... 5008; at 5010 the drain is over
+    (9.0, True, 5),
+    (10.5, True, 6),
+    (0.0, True, 0),
+    (10.0, False, 0),  # nothing running: stops at once
+]
+
+
+@pytest.mark.parametrize(("drain_s", "running", "sleeps"), DRAINS)
+def test_rules_reward_pool_close_drains_for_drain_s(monkeypatch: pytest.MonkeyPatch, drain_s: float, running: bool,
+                                                   sleeps: int) -> None:
+    async def body() -> None:
+        pool = _pool()
+        [scorer] = await _ready(pool)
+        task = (await _running(pool, scorer))[0] if running else None
+        _, recorded = _clock(monkeypatch, sleeps=True)
+        await pool.close(drain_s=drain_s)
+        assert recorded.slept == [0.02] * sleeps
+        assert pool.state().retired == {"shutdown": 1} and scorer.proc.killed is running  # type: ignore[attr-defined]
+        if task is not None:
+            task.cancel()
+    _run(body)
+
+
+@pytest.mark.parametrize(("timeout_s", "sleeps"), [(None, 31), (4.0, 3), (5.0, 3), (6.0, 4)])
+def test_rules_reward_pool_start_waits_up_to_its_timeout(monkeypatch: pytest.MonkeyPatch, timeout_s: float | None,
+                                                        sleeps: int) -> None:
+    """No process ever ready: start() looks every 20 ms until the clock is past its timeout (default 60 s), then
+    says so; each sleep moves the clock 2 s, so 60 s is looked at 31 times (5000 ... 5060, ended at 5062)."""
+    monkeypatch.setattr(pool_module, "ensure_forkserver", lambda: None)
+
+    async def body() -> None:
+        pool = _pool()
+        monkeypatch.setattr(pool, "_top_up", lambda: None)  # started, never ready
+        _, recorded = _clock(monkeypatch, sleeps=True)
+        with pytest.raises(RuntimeError) as raised:
+            await (pool.start() if timeout_s is None else pool.start(timeout_s=timeout_s))
+        shown = 60.0 if timeout_s is None else timeout_s
+        assert str(raised.value) == f"0/1 scorer processes ready after {shown} s; last error: none"
+        assert recorded.slept == [0.02] * sleeps
     _run(body)
