@@ -25,6 +25,9 @@ from rlcheck.process import reach, subproc, wait
 
 @pytest.mark.parametrize(("address", "expected"), [
     ("ray://10.0.0.1:10001", ("10.0.0.1", 10001)),
+    ("ray://DGX", ("DGX", 10001)),  # only the brackets of an IPv6 host are stripped, never a letter of a name
+    ("DGX:6379", ("DGX", 6379)),
+    ("http://head:8265/api/jobs?next=http://proxy", ("head", 8265)),  # the first :// ends the scheme
     ("ray://head", ("head", 10001)),  # each scheme's default port
     ("http://head", ("head", 80)),
     ("https://head", ("head", 443)),
@@ -205,6 +208,19 @@ def test_each_request_is_bounded_by_what_is_left_and_never_below_a_tenth(polled,
     got = wait.wait_http_ok("http://h/", timeout_s=timeout_s, interval_s=interval_s,
                             request_timeout_s=request_timeout_s)
     assert polled["timeouts"] == timeouts and (got.ok, got.attempts) == (False, len(timeouts))
+
+
+def test_the_default_interval_is_a_quarter_second(polled):
+    got = wait.wait_http_ok("http://h/", timeout_s=1.0)
+    assert (got.attempts, polled["clock"].slept) == (4, [0.25, 0.25, 0.25])
+
+
+def test_a_server_that_exits_ends_the_wait_with_the_time_it_took(polled):
+    polled["clock"].request_cost_s = 0.5
+    answers = [True, False]  # alive after the first attempt, gone after the second
+    got = wait.wait_http_ok("http://h/", timeout_s=30, interval_s=0.25, alive=lambda: answers.pop(0))
+    assert got == wait.WaitResult(ok=False, elapsed_s=1.25, attempts=2,
+                                  last_error="refused; the server process exited")
 
 
 def test_a_living_server_is_polled_until_the_deadline(polled):
@@ -470,6 +486,23 @@ def test_python_runs_this_interpreter_with_the_merged_environment(monkeypatch):
     assert asked[1][1] == {"timeout_s": 1.0, "env": {"PYTHONPATH": "", "X": "base"}, "cwd": None}
 
 
+def test_run_at_its_deadline_keeps_its_argv_and_both_streams(popen, monkeypatch):
+    class Slow(RecordingPopen):
+        def communicate(self, input=None, timeout=None):
+            self.communicated.append((input, timeout))
+            if len(self.communicated) == 1:
+                raise subprocess.TimeoutExpired("srv", timeout)
+            return "started\n", "warming up\n"  # what the killed group wrote
+
+    killed = []
+    monkeypatch.setattr(subproc.subprocess, "Popen", Slow)
+    monkeypatch.setattr(subproc, "kill_group", killed.append)
+    done = subproc.run(["srv", "--port", "8000"], timeout_s=2.0)
+    assert done == subproc.Completed(argv=("srv", "--port", "8000"), returncode=None, stdout="started\n",
+                                     stderr="warming up\n", timed_out=True)
+    assert killed == RecordingPopen.made and RecordingPopen.made[0].communicated == [(None, 2.0), (None, 5.0)]
+
+
 @pytest.mark.parametrize(("ok", "alive_after", "exited_early", "killed"), [
     (True, True, False, True),  # answered: the server is stopped
     (False, True, False, True),  # the deadline: stopped all the same
@@ -510,3 +543,6 @@ def test_concurrently_runs_every_call_at_once():
 
     together = threading.Barrier(3, timeout=10)  # three calls meet only if all three run at the same time
     assert subproc.concurrently(*(lambda i=i: together.wait() * 0 + i for i in range(3))) == [0, 1, 2]
+    # more calls than ThreadPoolExecutor's own default of min(32, cores + 4) threads: still one thread each
+    many = threading.Barrier(33, timeout=10)
+    assert subproc.concurrently(*(lambda i=i: many.wait() * 0 + i for i in range(33))) == list(range(33))

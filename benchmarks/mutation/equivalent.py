@@ -229,6 +229,21 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.catalog.x_load_file__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
     "rlcheck.catalog.x_job_traits__mutmut_11":
         'value past the last token "" -> "XXXX": neither is "nsa" nor names a DSA spec',
+    # rlcheck/process/wait.py, reach.py, subproc.py
+    "rlcheck.process.wait.x_free_loopback_port__mutmut_4":
+        "socket(AF_INET, SOCK_STREAM) -> socket(AF_INET): socket.socket's type -1 (its default) becomes SOCK_STREAM",
+    **{f"rlcheck.process.wait.x_wait_http_ok__mutmut_{n}": "last = 'not tried' -> another text: never read, since "
+       "every attempt either returns ok or sets last (HTTP status, HTTPError, URLError/OSError/TimeoutError) before "
+       "the liveness and deadline returns, and any other exception leaves the wait" for n in (6, 7)},
+    "rlcheck.process.reach.x_host_port__mutmut_7":
+        "no scheme: '' -> 'XXXX': the scheme is only looked up in DEFAULT_PORTS (ray, http, https), where neither is",
+    "rlcheck.process.reach.x_refused__mutmut_14":
+        "exc.errno or 0 -> or 1: a missing errno is looked up in _DEFINITE (ECONNREFUSED, EHOSTUNREACH, ENETUNREACH), "
+        "where neither 0 nor 1 (EPERM) is: '' either way",
+    "rlcheck.process.subproc.x__text__mutmut_6": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.process.subproc.x_concurrently__mutmut_6":
+        "max(len(calls), 1) -> max(len(calls), 2): the same for one call or more; with none, nothing is submitted and "
+        "ThreadPoolExecutor starts no thread, so its size is never used",
     # rlcheck/reward/payload.py
     "rlcheck.reward.payload.x__prompt_messages__mutmut_8":
         'default prompt "" -> "XXXX": only the default\'s type is read (any string prompt counts 0 messages)',
