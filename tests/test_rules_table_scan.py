@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rlcheck import scan, scan_engines
+from rlcheck import scan, scan_engines, scan_input
 from rlcheck.catalog import KnownFailure
 
 
@@ -336,6 +336,17 @@ def test_scan_rule_plain_read_error_named(tmp_path: Path, matcher: scan.Matcher)
     scan._scan_one(str(tmp_path), matcher, result)  # a directory opened as a file: the read fails
     assert result.files == 0 and result.errors_total == 1
     assert result.errors[0].startswith(f"{tmp_path}: ")
+
+
+def test_scan_rule_zstd_without_its_module_named_unreadable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             matcher: scan.Matcher) -> None:
+    monkeypatch.setattr(scan_input, "zstandard", None)  # installed or not: the answer without it
+    log = tmp_path / "rollout.log.zst"
+    log.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 16)  # a zstd frame header
+    result = scan.scan_paths([str(log)], matcher)
+    assert result.errors == [f"{log}: zstd-compressed, and the zstandard module is not installed (pip install "
+                             f"zstandard, or decompress it first: zstd -dc {log} | rlcheck scan -)"]
+    assert (result.files, result.errors_total, result.findings) == (0, 1, [])
 
 
 def test_scan_rule_stdin_named_and_left_open(monkeypatch: pytest.MonkeyPatch, matcher: scan.Matcher) -> None:
