@@ -494,7 +494,7 @@ def test_run_at_its_deadline_keeps_its_argv_and_both_streams(popen, monkeypatch)
                 raise subprocess.TimeoutExpired("srv", timeout)
             return "started\n", "warming up\n"  # what the killed group wrote
 
-    killed = []
+    killed: list = []
     monkeypatch.setattr(subproc.subprocess, "Popen", Slow)
     monkeypatch.setattr(subproc, "kill_group", killed.append)
     done = subproc.run(["srv", "--port", "8000"], timeout_s=2.0)

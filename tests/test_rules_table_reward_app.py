@@ -519,7 +519,8 @@ class _Clock:
     (a loaded host: a 0.05 s sleep may take far longer), so the loop's checks are counted, not timed."""
 
     def __init__(self, now: float, step: float = 2.0) -> None:
-        self.now, self.step, self.slept = now, step, []
+        self.now, self.step = now, step
+        self.slept: list[float] = []
 
     def monotonic(self) -> float:
         return self.now

@@ -116,7 +116,8 @@ class _Sleeps:
     give a 20 ms sleep seconds), so a wait loop's checks are counted, not timed; the rest is the real asyncio."""
 
     def __init__(self, clock: _Clock, step: float = 2.0) -> None:
-        self.clock, self.step, self.slept = clock, step, []
+        self.clock, self.step = clock, step
+        self.slept: list[float] = []
 
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
