@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rlcheck import scan, scan_engines, scan_input
-from rlcheck.catalog import KnownFailure
+from rlcheck.catalog import FALLBACK_ID, KnownFailure, load_catalog
 
 
 def _entry(fid: str, signatures: list[str], example: str, near_miss: str, layer: str = "ray") -> KnownFailure:
@@ -58,6 +58,36 @@ def test_scan_rule_match_line_names_each_id_once_in_catalogue_order(matcher: sca
                                                                     ids: list[str]) -> None:
     assert matcher.match_line(line) == ids
     assert matcher.match_line(line) == ids  # the second time from the cache of named sets
+
+
+FALLBACK_CATALOG = {
+    "alpha": CATALOG["alpha"],
+    FALLBACK_ID: KnownFailure(id=FALLBACK_ID, layer="any", severity="crash", title="uncatalogued",
+                              signatures=("Error",), examples=("RuntimeError: x",), near_misses=("error",),
+                              cause="not in the catalogue", remedy="read the line", role="fallback"),
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("line", "ids"), [
+    ("RuntimeError: CUDA error", [FALLBACK_ID]),  # the uncatalogued entry alone names it
+    ("ALPHA RuntimeError", ["alpha"]),  # another entry names it: not also uncatalogued
+    ("ALPHA", ["alpha"]),
+    ("all good", []),
+])
+def test_scan_rule_uncatalogued_only_where_nothing_else_names_the_line(engine: str, line: str,
+                                                                       ids: list[str]) -> None:
+    assert scan.Matcher(FALLBACK_CATALOG, engine=engine).match_line(line) == ids
+
+
+@pytest.mark.skipif("hyperscan" not in scan_engines.ENGINES, reason="the compiled database is Hyperscan's")
+def test_scan_rule_the_loaded_catalogue_keeps_its_database_a_hand_made_one_does_not(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(scan_engines.CACHE_ENV, str(tmp_path / "cache"))
+    scan.Matcher(CATALOG, engine="hyperscan")
+    assert not list(tmp_path.glob("cache/hsdb-*.bin"))  # a hand-made catalogue: compiled in memory only
+    scan.Matcher(load_catalog(), engine="hyperscan")
+    assert len(list(tmp_path.glob("cache/hsdb-*.bin"))) == 2  # one database per flag set, for the next run
 
 
 def test_scan_rule_cached_sets_are_not_shared_with_the_caller(matcher: scan.Matcher) -> None:
