@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import importlib
 import json
+import os
 import re
 import shlex
+import subprocess
 import sys
 import types
 import typing
@@ -25,6 +28,9 @@ ENV_NAMES = ("MASTER_ADDR", "NCCL_NVLS_ENABLE", "NCCL_SOCKET_IFNAME", "GLOO_SOCK
              "NCCL_DEBUG_FILE", "PYTHONPATH", "MILES_SCRIPT_EXTERNAL_RAY", "MILES_SCRIPT_ENABLE_RAY_SUBMIT",
              "RAY_ADDRESS",
              "SLIME_SCRIPT_EXTERNAL_RAY", "SLIME_SCRIPT_ENABLE_RAY_SUBMIT", "WANDB_API_KEY", "SLURM_JOB_NUM_NODES")
+
+CHILD_PATH = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+"""The path a child process imports rlcheck from (a mutation run's mutated copy), read before `stub` drops it."""
 
 
 @pytest.fixture
@@ -366,6 +372,70 @@ def test_load_model_args_as_miles_own(model_tree):
         miles_stub.load_model_args("empty", model_tree / "elsewhere")
 
 
+def test_a_variant_reads_the_base_beside_itself_not_the_trees(model_tree):
+    """load_sibling_model_args reads the base from the variant's own folder, also when the tree has one of that name
+    (a checkout's variant next to an installed Miles' models), and names that folder's file when it is not there."""
+    miles_stub._LAUNCHER.append(model_tree / "run.py")
+    _sized(model_tree / "models", "deepseek-v3")  # the tree's
+    beside = model_tree / "ckpt" / "models"
+    beside.mkdir(parents=True)
+    (beside / "deepseek-v3.py").write_text("def model_args(nlayers=61):\n"
+                                           "    return f'--num-layers {nlayers} --mine'\n")
+    variant = str(beside / "deepseek-v3-5layer.py")
+    assert miles_stub.load_sibling_model_args(variant, "deepseek-v3", nlayers=5) == "--num-layers 5 --mine"
+    assert miles_stub.load_model_args("deepseek-v3", nlayers=5) == "--num-layers 5 --x"  # the tree's, asked alone
+    with pytest.raises(AssertionError, match=f"^no model args script at {re.escape(str(beside / 'qwen3-4B.py'))}$"):
+        miles_stub.load_sibling_model_args(variant, "qwen3-4B")
+
+
+def test_a_model_type_with_a_folder_is_read_under_the_trees_model_files(model_tree):
+    """Miles' load_model_args joins the model type to scripts/models as given: a type with a folder part
+    (`moe/deepseek-v3`) is that folder's file, not the folder's folder's."""
+    (model_tree / "miles").mkdir()
+    (model_tree / "miles" / "__init__.py").write_text("")
+    miles_stub._LAUNCHER.append(model_tree / "scripts" / "run.py")
+    _sized(model_tree / "scripts" / "models" / "moe", "deepseek-v3")
+    assert miles_stub.load_model_args("moe/deepseek-v3", nlayers=4) == "--num-layers 4 --x"
+    gone = model_tree / "scripts" / "models" / "moe" / "glm.py"
+    with pytest.raises(AssertionError, match=f"^no model args script at {re.escape(str(gone))}$"):
+        miles_stub.load_model_args("moe/glm")
+
+
+def test_a_model_file_reaches_miles_helpers_when_the_launcher_imported_none(stub, tmp_path, monkeypatch):
+    """A model file read before the launcher imported command_utils (a launcher calling load_model_args from
+    model_args_utils) still has Miles' helpers under model_args_utils: its known ones run, its other names are
+    recorded under Miles' command_utils."""
+    _, records = stub
+    for name in (*miles_stub._CMDS, "model_args_utils"):  # absent here, and as they were after the test
+        monkeypatch.setitem(sys.modules, name, None)
+        monkeypatch.delitem(sys.modules, name)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.py").write_text(
+        "import model_args_utils\nfrom model_args_utils import moe_layer_freq\n"
+        "def model_args():\n    return (f'--moe-layer-freq {moe_layer_freq(nlayers=3, first_k_dense_replace=1)} '\n"
+        "            f'{model_args_utils.rope_args()}')\n")
+    miles_stub._LAUNCHER.append(tmp_path / "run.py")
+    assert miles_stub.load_model_args("m") == "--moe-layer-freq [0,1,1]"
+    assert {(cmd, *argv) for cmd, argv in records()} == {("miles-stub", f"{miles_stub._CMD}.rope_args()")}
+    assert sys.modules["model_args_utils"].__name__ == miles_stub._CMD
+
+
+def test_a_model_file_reaches_the_command_utils_the_launcher_imported(stub, tmp_path, monkeypatch):
+    _, records = stub
+    slime = miles_stub._MilesModule(miles_stub._CMDS[1])
+    monkeypatch.delitem(sys.modules, miles_stub._CMD, raising=False)
+    monkeypatch.setitem(sys.modules, miles_stub._CMDS[1], slime)
+    monkeypatch.setitem(sys.modules, "model_args_utils", None)
+    monkeypatch.delitem(sys.modules, "model_args_utils")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.py").write_text("import model_args_utils\n"
+                                              "def model_args():\n    return f'--x {model_args_utils.rope_args()}'\n")
+    miles_stub._LAUNCHER.append(tmp_path / "run.py")
+    assert miles_stub.load_model_args("m") == "--x"
+    assert sys.modules["model_args_utils"] is slime
+    assert {(cmd, *argv) for cmd, argv in records()} == {("miles-stub", f"{miles_stub._CMDS[1]}.rope_args()")}
+
+
 @pytest.mark.parametrize("module", [miles_stub._CMD, "miles.utils.external_utils.model_args_utils"])
 def test_the_model_helpers_are_known_names(module):
     helpers = miles_stub._MODULES[module]
@@ -443,7 +513,8 @@ def test_a_bad_option_value_names_it():
 @pytest.mark.parametrize(("kind", "raw", "value"), [
     (int, "3", 3), ("int", "3", 3), (float, "0.5", 0.5), ("float", "2", 2.0), (bool, "Yes", True), ("bool", "0", False),
     (bool, "no", False), (bool, "1", True), (str, "x", "x"), ("str", "x", "x"), (typing.Optional[int], "4", 4),  # noqa: UP045
-    (int | None, "5", 5), (typing.List, "x", "x"),  # noqa: UP006 (a bare generic: no argument to take) (typing.Literal["a", 1], "1", 1), (typing.Literal["a", 1], "a", "a"), ("list", "x", "x"),
+    (int | None, "5", 5), (typing.List, "x", "x"),  # noqa: UP006 (a bare generic: no argument to take)
+    (typing.Literal["a", 1], "1", 1), (typing.Literal["a", 1], "a", "a"), ("list", "x", "x"),
 ])
 def test_a_fields_value_as_its_type(kind, raw, value):
     got = miles_stub.field_value("n", kind, raw)
@@ -663,11 +734,16 @@ def test_bash_runs_the_command_and_says_so_first(monkeypatch, capfd):
     assert miles_stub._bash("echo out; echo err >&2; exit 3", capture_output=True) == "out\n"
 
 
-def test_a_python_launchers_model_file_is_loaded_under_its_own_module_name(model_tree):
+@pytest.mark.parametrize(("model_type", "module"), [
+    ("glm.5", "rlcheck_model_glm_5"), ("deepseek-v3-5layer", "rlcheck_model_deepseek_v3_5layer"),
+    ("qwen2.5-VL-7B", "rlcheck_model_qwen2_5_VL_7B"), ("qwen3_4B", "rlcheck_model_qwen3_4B"),
+])
+def test_a_python_launchers_model_file_is_loaded_under_its_own_module_name(model_tree, model_type, module):
+    """As Miles names it (its prefix aside): each '.' and '-' of the file's name an underscore."""
     (model_tree / "models").mkdir()
-    (model_tree / "models" / "glm.5.py").write_text("def model_args():\n    return __name__\n")
+    (model_tree / "models" / f"{model_type}.py").write_text("def model_args():\n    return __name__\n")
     miles_stub._LAUNCHER.append(model_tree / "run.py")
-    assert miles_stub._model_args("glm.5") == "rlcheck_model_glm_5"
+    assert miles_stub._model_args(model_type) == module
 
 
 def test_slimes_execute_train_passes_everything_on(stub, tmp_path):
@@ -752,3 +828,81 @@ def test_no_launcher_tree_no_pure_package(stub, monkeypatch, tmp_path):
     assert miles_stub._pure_source("miles.true_on_policy") is None  # no launcher known
     miles_stub._LAUNCHER.append(tmp_path / "run.py")  # a launcher outside any Miles tree
     assert miles_stub._pure_source("miles.true_on_policy.config") is None
+
+
+def test_a_pure_packages_subpackage_runs_for_real_as_a_package_of_its_own(pure_tree, stub):
+    """A module of a subpackage is the file its dotted name gives; a package's spec searches its own folder, a
+    module's none."""
+    _, records = stub
+    (pure_tree / "__init__.py").write_text("")
+    (pure_tree / "models").mkdir()
+    (pure_tree / "models" / "__init__.py").write_text("")
+    (pure_tree / "models" / "qwen3.py").write_text("def model_type(name):\n    return name + '-true-on-policy'\n")
+    from miles.true_on_policy.models.qwen3 import model_type  # type: ignore[import-not-found]
+    assert model_type("qwen3-4B") == "qwen3-4B-true-on-policy"
+    assert sys.modules["miles.true_on_policy.models.qwen3"].__file__ == str(pure_tree / "models" / "qwen3.py")
+    finder = miles_stub._Finder()
+    assert finder.find_spec("miles.true_on_policy").submodule_search_locations == [str(pure_tree)]
+    assert finder.find_spec("miles.true_on_policy.models").submodule_search_locations == [str(pure_tree / "models")]
+    assert finder.find_spec("miles.true_on_policy.models.qwen3").submodule_search_locations is None
+    # the package's __init__ named as a module of its own is a plain module, as Python's own finder gives it
+    assert finder.find_spec("miles.true_on_policy.models.__init__").submodule_search_locations is None
+    assert not hasattr(sys.modules["miles.true_on_policy.models.qwen3"], "__path__")
+    assert records() == []
+
+
+def test_a_subpackage_that_imports_more_keeps_the_whole_package_a_placeholder(pure_tree, stub):
+    _, records = stub
+    (pure_tree / "__init__.py").write_text("import os\n")
+    (pure_tree / "models").mkdir()
+    (pure_tree / "models" / "__init__.py").write_text("")
+    (pure_tree / "models" / "qwen3.py").write_text("import subprocess\ndef model_type(name):\n    return name\n")
+    import miles.true_on_policy.models.qwen3 as qwen3  # type: ignore[import-not-found]
+    assert isinstance(qwen3, miles_stub._MilesModule) and isinstance(qwen3.model_type, Unknown)
+    why = "miles.true_on_policy imports subprocess (models/qwen3.py): kept a placeholder, not run"
+    assert miles_stub._PURE_SEEN == {"miles.true_on_policy": why} and ("miles-note", [why]) in records()
+
+
+def test_a_pure_module_is_the_file_its_name_gives(pure_tree):
+    """The name read as written: only the dot after the package is dropped (a module named MI355X keeps its X, a
+    name with a trailing space, as importlib.import_module takes it, names no file of the tree)."""
+    (pure_tree / "__init__.py").write_text("")
+    for name in ("MI355X", "profiles"):
+        (pure_tree / f"{name}.py").write_text("")
+    assert miles_stub._pure_source("miles.true_on_policy") == pure_tree / "__init__.py"
+    assert miles_stub._pure_source("miles.true_on_policy.MI355X") == pure_tree / "MI355X.py"
+    assert miles_stub._pure_source("miles.true_on_policy.profiles ") == pure_tree / "profiles .py"
+    assert not isinstance(importlib.import_module("miles.true_on_policy.MI355X"), miles_stub._MilesModule)
+    assert isinstance(importlib.import_module("miles.true_on_policy.profiles "), miles_stub._MilesModule)
+
+
+def test_a_pure_package_declaring_another_codec_is_read_alike(pure_tree, stub):
+    """Its imports are judged on the text read as UTF-8, an undecodable byte replaced: a module written in Latin-1
+    (its coding line says so, and Python imports it so) is judged, and run, like any other."""
+    _, records = stub
+    (pure_tree / "__init__.py").write_bytes("# -*- coding: latin-1 -*-\n# Auteur : José\nimport os\n"
+                                            "def model_type(name):\n    return name + '-é'\n".encode("latin-1"))
+    from miles.true_on_policy import model_type  # type: ignore[import-not-found]
+    assert model_type("qwen3-4B") == "qwen3-4B-é"
+    assert miles_stub._PURE_SEEN == {"miles.true_on_policy": ""} and records() == []
+    (pure_tree / "extra.py").write_bytes("# -*- coding: latin-1 -*-\n# José\nimport socket\n".encode("latin-1"))
+    assert miles_stub._impure("miles.true_on_policy", pure_tree) == ("miles.true_on_policy imports socket (extra.py): "
+                                                                    "kept a placeholder, not run")
+
+
+def test_a_pure_package_is_read_as_utf_8_whatever_the_locales_codec(pure_tree, tmp_path):
+    """A UTF-8 module is judged alike in an ASCII locale (LC_ALL=C without Python's UTF-8 mode: the stub runs with the
+    launch's variables, --job-env LC_ALL among them), where a name beyond ASCII (a β) would not parse."""
+    (pure_tree / "__init__.py").write_text("# Profils « true on-policy »\nimport os\n"
+                                           "def kl_coef(β=0.0):\n    return β\n", encoding="utf-8")
+    env = {**os.environ, **CHILD_PATH, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    code = ("import locale, sys; from pathlib import Path; from rlcheck.job import miles_stub; "
+            "print(locale.getpreferredencoding(False)); "
+            "print(miles_stub.__file__); print(repr(miles_stub._impure(sys.argv[1], Path(sys.argv[2]))))")
+    # run from the test's own folder: `python -c` puts its working folder first on the path
+    done = subprocess.run([sys.executable, "-c", code, "miles.true_on_policy", str(pure_tree)], env=env,
+                          capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    # an ASCII codec there (the rule judged where it matters), and this rlcheck's stub
+    assert done.stdout.splitlines() == ["ANSI_X3.4-1968", miles_stub.__file__, "''"]
+    assert miles_stub._impure("miles.true_on_policy", pure_tree) == ""  # and in-process

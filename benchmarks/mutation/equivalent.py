@@ -1013,6 +1013,17 @@ EQUIVALENT: dict[str, str] = {
        for name, n in (("execute_train_npu", 60), ("resolve_extra_env_vars", 5))},
     "rlcheck.job.miles_stub.x_field_value__mutmut_23":
         "a type (not a string) also looked up in the table of type names: .get(kind, kind) gives the type back",
+    "rlcheck.job.miles_stub.x__import_model_file__mutmut_31":
+        "assert spec and spec.loader -> spec or spec.loader: both callers pass a <model_type>.py path, for which "
+        "spec_from_file_location always gives a spec with its SourceFileLoader (it picks the loader by the .py "
+        "suffix), so both forms hold",
+    "rlcheck.job.miles_stub.x__impure__mutmut_12": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.job.miles_stub.x__impure__mutmut_21":
+        'node.module or "" -> or "XXXX": read only when node.level is 0, and an absolute `from X import y` always '
+        "has its module X (only a relative `from . import y` has none), so the `or` never gives its right side",
+    "rlcheck.job.miles_stub.x__pure_source__mutmut_33":
+        "folder.joinpath(*tail.split('.')) also when tail is '': ''.split('.') is [''], and joinpath('') is the "
+        "folder itself, what the else gives",
     **{f"rlcheck.job.miles_stub.x_field_value__mutmut_{n}":
        'a type name the table lacks read as None (or "str" itself left as the string "str") instead of the name: '
        "none of them is bool, int or float, so the raw value is returned either way" for n in (25, 26, 27, 34, 35)},

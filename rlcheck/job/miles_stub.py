@@ -104,8 +104,13 @@ def _model_file(model_type: str) -> Path:
     """Where Miles reads a model type's args: scripts/models/<type>.py of the Miles tree the launcher lives in (the
     nearest directory above it holding the miles package: Miles' model_args_utils reads its own repo's), else
     models/<type>.py beside a launcher outside any Miles tree."""
+    return _models_dir() / f"{model_type}.py"
+
+
+def _models_dir() -> Path:
+    """The folder of _model_file's model files: the Miles tree's scripts/models, else models/ beside the launcher."""
     root = _miles_root(_LAUNCHER[0])
-    return (root / "scripts" / "models" if root else _LAUNCHER[0].parent / "models") / f"{model_type}.py"
+    return root / "scripts" / "models" if root else _LAUNCHER[0].parent / "models"
 
 
 def _miles_root(launcher: Path) -> Path | None:
@@ -144,7 +149,7 @@ def load_model_args(model_type: str, model_script_dir: Path | str | None = None,
     """Miles' model_args_utils.load_model_args, a pure helper run for real: <model_type>.py of model_script_dir (else
     the tree's scripts/models) asked for model_args(**kwargs), on one line; an AssertionError naming the file when it
     is missing or declares nothing, as Miles' own."""
-    folder = Path(model_script_dir) if model_script_dir is not None else _model_file(model_type).parent
+    folder = Path(model_script_dir) if model_script_dir is not None else _models_dir()
     path = folder / f"{model_type}.py"
     if not path.is_file():  # Miles asserts; raised here so the message is the same under any interpreter flags
         raise AssertionError(f"no model args script at {path}")
@@ -521,13 +526,13 @@ _PURE_SEEN: dict[str, str] = {}
 def _impure(package: str, folder: Path) -> str:
     """'' when every module of the package imports only PURE_IMPORTS and its own modules, else the first other
     import (recorded: the capture says the package was not run)."""
-    for source in sorted(folder.glob("*.py")):
+    for source in sorted(folder.rglob("*.py")):  # its subpackages' modules too
         for node in ast.walk(ast.parse(source.read_text(encoding="utf-8", errors="replace"))):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                      [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             bad = next((n for n in names if n.split(".")[0] not in PURE_IMPORTS), None)
             if bad is not None:
-                why = f"{package} imports {bad} ({source.name}): kept a placeholder, not run"
+                why = f"{package} imports {bad} ({source.relative_to(folder).as_posix()}): kept a placeholder, not run"
                 _record(why, "miles-note")
                 return why
     return ""
@@ -537,8 +542,9 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         source = _pure_source(name)
         if source is not None and source.is_file():
-            return importlib.util.spec_from_file_location(
-                name, source, submodule_search_locations=[str(source.parent)] if source.name == "__init__.py" else None)
+            # a package (its __init__.py) searches its own folder, as Python's own finder gives it; `pkg.__init__` is
+            # a plain module there too
+            return importlib.util.spec_from_file_location(name, source)
         if name in ("typer", "miles", "slime") or name.startswith(("miles.", "slime.")):
             return importlib.machinery.ModuleSpec(name, self, is_package=name != "typer")
         return None
