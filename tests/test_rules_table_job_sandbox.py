@@ -146,6 +146,22 @@ def test_start_dir(repo, script, cwd, start):
     assert got == at.get(start, str(repo / start))
 
 
+class _RootIsACheckout(type(Path())):
+    """A path of a machine whose / holds .git (an image built with `git init /` to track its own files)."""
+
+    def exists(self, *, follow_symlinks: bool = True) -> bool:
+        return str(self) == "/.git" or super().exists(follow_symlinks=follow_symlinks)
+
+
+def test_start_dir_never_takes_the_filesystems_root_for_a_checkout(repo, monkeypatch):
+    """/ holding .git is no launch's repo: a loose script starts in its own directory, one in a checkout still at its
+    root."""
+    monkeypatch.setattr(sandbox, "Path", _RootIsACheckout)
+    assert sandbox.Path("/.git").exists() and sandbox.Path("/etc").exists()
+    assert sandbox.start_dir(str(repo / "loose/run.sh"), str(repo / "repo")) == str(repo / "loose")
+    assert sandbox.start_dir(str(repo / "repo/scripts/deep/run.sh"), str(repo / "loose")) == str(repo / "repo")
+
+
 def test_start_dir_of_a_checkout_that_is_a_git_file(repo):
     (repo / "repo" / ".git").rmdir()
     (repo / "repo" / ".git").write_text("gitdir: /elsewhere\n", encoding="utf-8")  # a worktree or submodule
@@ -166,14 +182,46 @@ def test_own_files_are_the_interpreter_its_prefixes_and_rlcheck():
                    sys.base_prefix, sys.exec_prefix, str(Path(rlcheck.__file__).resolve().parent))
 
 
+def test_the_interpreter_is_named_by_its_folders_real_path_and_its_own_name(tmp_path, monkeypatch):
+    """A venv reached through a linked folder is named by the folder's real path; the python link itself is kept
+    (only its venv path finds the venv's packages)."""
+    (tmp_path / "real" / "bin").mkdir(parents=True)
+    (tmp_path / "real" / "bin" / "python3").symlink_to(sys.executable)
+    (tmp_path / "venv").symlink_to(tmp_path / "real")
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python3"))
+    assert sandbox.interpreter() == str(tmp_path / "real" / "bin" / "python3")
+
+
+def test_shims_are_written_as_utf_8_whatever_the_locales_codec(tmp_path, monkeypatch):
+    """A shim names rlcheck's interpreter and recorder by path, which may hold a name beyond ASCII (a venv under
+    /home/josé): written as UTF-8 in an ASCII locale too (LC_ALL=C without Python's UTF-8 mode), where the locale's
+    codec could not write it."""
+    recorder = "/opt/rlcheck-é/recorder.py"
+    want = f'#!/bin/sh\nexec "{sandbox.interpreter()}" -I -S "{recorder}" ray "$@"\n'.encode()
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    code = ("import locale, sys; from pathlib import Path; from rlcheck.job import sandbox; "
+            f"sandbox._RECORDER = Path({ascii(recorder)}); sandbox._shims(Path(sys.argv[1])); "
+            "print(locale.getpreferredencoding(False)); print(sandbox.__file__)")
+    # run from the test's own folder: `python -c` puts its working folder first on the path (the path is given in
+    # the code: an argument beyond ASCII would reach it undecoded)
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "child")], env=env,
+                          capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["ANSI_X3.4-1968", sandbox.__file__]  # an ASCII codec there, this rlcheck
+    assert (tmp_path / "child" / "ray").read_bytes() == want
+    monkeypatch.setattr(sandbox, "_RECORDER", Path(recorder))  # and in-process
+    sandbox._shims(tmp_path / "here")
+    assert (tmp_path / "here" / "ray").read_bytes() == want
+
+
 def test_shims_put_a_recording_stand_in_for_every_fake_and_the_exit_hook(tmp_path):
     sandbox._shims(tmp_path / "bin")
     assert sorted(p.name for p in (tmp_path / "bin").iterdir()) == sorted([*sandbox.FAKES, "bash_env"])
     recorder = Path(sandbox.__file__).with_name("recorder.py")
     for name in sandbox.FAKES:
         shim = tmp_path / "bin" / name
-        assert shim.read_text(encoding="utf-8") == (f'#!/bin/sh\nexec "{sys.executable}" -I -S "{recorder}" {name} '
-                                                    '"$@"\n')
+        assert shim.read_text(encoding="utf-8") == (f'#!/bin/sh\nexec "{sandbox.interpreter()}" -I -S "{recorder}" '
+                                                    f'{name} "$@"\n')
         assert shim.stat().st_mode & 0o777 == 0o755
     assert (tmp_path / "bin" / "bash_env").read_text(encoding="utf-8") == sandbox._BASH_ENV
     assert sandbox.FAKES == ("ray", "python", "python3", "pkill", "nvidia-smi", "sleep", "aws", "kubectl", "curl",
@@ -343,6 +391,16 @@ def test_run_without_a_script_starts_in_its_empty_home():
     assert run.stderr_tail[0].startswith("/tmp/rlcheck-capture-") and run.stderr_tail[0].endswith("/home")
     assert run.calls == (("python3", ("-c", "import os")),)
 
+
+
+@pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
+def test_a_failure_of_the_sandboxs_own_set_up_is_named_as_the_sandboxs(monkeypatch):
+    """bash runs the set-up as `sandbox`: an error of its own there reads `sandbox: line N: ...`, not as the
+    launch's (the command never started)."""
+    monkeypatch.setattr(confine, "prologue", lambda layout: "set -eu\ncd /rlcheck-no-such-dir\n")
+    run = sandbox.run(["bash", "-c", "echo started"], timeout_s=20)
+    assert (run.returncode, run.stderr_tail, run.calls) == (
+        1, ("sandbox: line 2: cd: /rlcheck-no-such-dir: No such file or directory",), ())
 
 
 @pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")

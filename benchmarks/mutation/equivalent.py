@@ -116,19 +116,19 @@ EQUIVALENT: dict[str, str] = {
     # rlcheck/job/confine.py
     "rlcheck.job.confine.x_caller_homes__mutmut_19": 'decode("utf-8", ...) -> decode(...): UTF-8 is the default codec',
     "rlcheck.job.confine.x_caller_homes__mutmut_22": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
-    # rlcheck/job/sandbox.py
+    # rlcheck/job/sandbox.py (run's numbers as run() reads since --job-show and RLCHECK_HOST_PATH)
     **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "the encoding of the empty file changed: an empty text is no bytes "
-       "in any encoding" for n in (18, 20, 26)},
+       "in any encoding" for n in (20, 22, 28)},
     **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "the call record's file name changed: the fakes are handed the "
-       "same path (RLCHECK_RECORD) that is read back, inside the run's own private directory" for n in (36, 37)},
+       "same path (RLCHECK_RECORD) that is read back, inside the run's own private directory" for n in (38, 39)},
     **{f"rlcheck.job.sandbox.x_run__mutmut_{n}": "RLCHECK_RECORD_CAP not handed to the fakes: the recorder's "
-       "default cap (recorder._DEFAULT_CAP, 4 MiB) is the same bounded.RECORD_CAP_BYTES" for n in (95, 96)},
+       "default cap (recorder._DEFAULT_CAP, 4 MiB) is the same bounded.RECORD_CAP_BYTES" for n in (121, 122)},
     **{f"rlcheck.job.sandbox.x__shims__mutmut_{n}": why for n, why in (
         (8, 'codec "utf-8" -> "UTF-8": codec names are case-insensitive'),
         (19, 'codec "utf-8" -> "UTF-8": codec names are case-insensitive'),
         *((n, "bash_env's encoding changed: _BASH_ENV is ASCII, the same bytes in any ASCII-compatible encoding")
           for n in (12, 14)))},
-    "rlcheck.job.sandbox.x_run__mutmut_51":
+    "rlcheck.job.sandbox.x_run__mutmut_53":
         "the script left out of the files kept in view: the start directory always holds the script (start_dir: the "
         "caller's directory holding it, its checkout's root or its own directory) and is kept itself",
     # rlcheck/job/capture.py
