@@ -995,9 +995,6 @@ EQUIVALENT: dict[str, str] = {
        for n in (1, 2)},
     "rlcheck.job.miles_stub.x__coredump__mutmut_4":
         "a config without cuda_core_dump read as None instead of False: `not` of either is True",
-    "rlcheck.job.miles_stub.x__model_args__mutmut_44":
-        "assert spec and spec.loader -> spec or spec.loader: spec_from_file_location gives a spec with its loader for "
-        "every .py path (the file is known to be there), so both forms hold",
     **{f"rlcheck.job.miles_stub.x_{name}__mutmut_{n}":
        'open(..., encoding="utf-8") -> encoding None, left out or "UTF-8": the locale\'s encoding, which is UTF-8 '
        "wherever the stub runs (Python's UTF-8 mode under the C locale), and codec names are case-insensitive"
