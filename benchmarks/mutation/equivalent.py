@@ -99,6 +99,9 @@ EQUIVALENT: dict[str, str] = {
                                                           "(Thresholds refuses a floor <= 0)",
     "rlcheck.preflight.baseline.x_load__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
     "rlcheck.preflight.baseline.x_read_report__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    **{f"rlcheck.preflight.baseline.x_read_report__mutmut_{n}": 'a report without "hardware" read as None (default '
+       "None or left out) instead of {}: the profile is '' either way, from the isinstance(hardware, dict) test's "
+       "else for None, from {}.get('profile') or '' for {}" for n in (11, 13)},
     # rlcheck/recipes/cases.py: a keyword left out whose value is the dataclass's own default
     **{f"rlcheck.recipes.cases.x_{name}__mutmut_{n}": f"{what} left out: that is the field's default"
        for name, n, what in (("qwen3_30b_a3b_disaggregated", 18, "reward=Reward(rm_type='deepscaler')"),
