@@ -221,21 +221,26 @@ def test_store_writes_beside_the_entry_then_renames(tmp_path, monkeypatch):
 
 def test_store_reads_an_entry_as_utf_8_whatever_the_locales_codec(tmp_path):
     """An entry is UTF-8 under any locale: one written with its text unescaped (another writer's json.dump) is read
-    alike in an ASCII locale (LC_ALL=C without Python's UTF-8 mode), where it would not decode as the locale's."""
+    alike in an ASCII locale (the C locale's codec without Python's UTF-8 mode), where it would not decode as the
+    locale's. The child starts in C.UTF-8 and switches its codec to ASCII (setlocale LC_CTYPE C) before reading: its
+    environment decodes as written then (a mutation run names a method's mutant under test with a 'ǁ', which an
+    ASCII start would garble, and the child would run the original)."""
     store, payload = cache.Store(tmp_path), {"verdict": {"status": "PASS", "summary": "caf\u00e9 \u2192 ok"}}
     path = store.save(NODEID, "k", TERMS, [payload])
     path.write_text(json.dumps(json.loads(path.read_text()), ensure_ascii=False), encoding="utf-8")
     assert store.load(NODEID, "k").payloads == (payload,)
-    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
-    code = ("import json, locale, sys; from pathlib import Path; from rlcheck.repro import cache; "
-            "print(locale.getpreferredencoding(False)); "
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "PYTHONUTF8": "0", "RLCHECK_SEEN": "x\u01c1y"}
+    code = ("import json, locale, os, sys; from pathlib import Path; from rlcheck.repro import cache; "
+            "locale.setlocale(locale.LC_CTYPE, 'C'); print(locale.getpreferredencoding(False)); "
+            "print(ascii(os.environ['RLCHECK_SEEN'])); "
             "print(json.dumps(cache.Store(Path(sys.argv[1])).load(sys.argv[2], 'k').payloads))")
     # run from the test's own folder: `python -c` puts its working folder first on the path
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path), NODEID], env=env, capture_output=True,
                           text=True, timeout=60, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    codec, payloads = done.stdout.splitlines()
-    assert (codec, json.loads(payloads)) == ("ANSI_X3.4-1968", [payload])
+    codec, seen, payloads = done.stdout.splitlines()
+    # an ASCII codec when it reads, a name beyond ASCII in its environment as given, and the entry
+    assert (codec, seen, json.loads(payloads)) == ("ANSI_X3.4-1968", "'x\\u01c1y'", [payload])
 
 
 def test_store_refuses_to_keep_what_is_never_kept(tmp_path):
