@@ -79,8 +79,8 @@ def _pair(project: Path, rounds: int, env_for: object) -> dict[str, object]:
     runs: dict[str, list[float]] = {with_: [], without: []}
     cpu: dict[str, list[float]] = {with_: [], without: []}
     for i in range(rounds):  # each run its own environment: a cold run never finds the other's bytecode
-        for name, extra in ((with_, ()), (without, ("-p", "no:rlcheck.plugin"))):
-            wall_s, _, cpu_s = _pytest(project, env_for(f"{i}-{name[:4]}"), *extra)  # type: ignore[operator]
+        for name, tag, extra in ((with_, "with", ()), (without, "without", ("-p", "no:rlcheck.plugin"))):
+            wall_s, _, cpu_s = _pytest(project, env_for(f"{i}-{tag}"), *extra)  # type: ignore[operator]
             runs[name].append(wall_s)
             cpu[name].append(cpu_s)
     medians = {k: statistics.median(v) for k, v in runs.items()}
