@@ -205,3 +205,23 @@ def test_plugin_band_runs_negative_is_a_usage_error(project):
     result = project.runpytest("--hardware=h200", "--band-runs=-1", "checks/")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--band-runs=-1: a whole number >= 0 (0 turns the band off)*"])
+
+
+@pytest.mark.parametrize(("band_runs", "garbled", "status", "said"), [
+    # fewer runs asked for than a band needs: the verdict stands, and says why the band did not judge it
+    ("1", False, "PASS", "band: 1 good run(s) of this check kept in --history (needs 3); judged by the fixed floor "
+                         "alone"),
+    ("2", False, "PASS", "band: 2 good run(s) of this check kept in --history (needs 3); judged by the fixed floor "
+                         "alone"),
+    # an unreadable kept report: judged by the readable ones, and named
+    ("5", True, "WARN", f"band: 1 kept report(s) unreadable and left out: {GARBLED.name}: "),
+])
+def test_plugin_band_says_what_it_could_not_judge_by(project, band_runs, garbled, status, said):
+    hist = _kept(project, [700.0, 702.0, 698.0])
+    if garbled:
+        shutil.copy(GARBLED, hist / GARBLED.name)
+    result = project.runpytest("--hardware=h200", f"--history={hist}", f"--band-runs={band_runs}", "checks/")
+    report = json.loads((project.path / "rlcheck-report" / "report.json").read_text(encoding="utf-8"))
+    (gemm,) = [v for v in report["verdicts"] if "gemm" in v["check_id"]]
+    assert gemm["status"] == status, result.stdout.str()
+    assert gemm["details"].splitlines()[-1].startswith(said), gemm["details"]

@@ -90,6 +90,9 @@ ROWS = [
     ((E2E,), {"ray_address": None, "profile": None, "dry_run": True}, (), None),
     ((E2E, CLUSTER), {"ray_address": None, "dry_run": True}, (),
      "needs a Ray cluster (--ray-address): found none, only the embedded loopback Ray"),
+    ((), {"ray_address": None}, (), None),  # no cluster marker: the embedded Ray is enough
+    ((SLOW,), {"ray_address": None}, (), None),
+    ((GPU,), {"ray_address": None}, (H200,), None),
     ((CLUSTER,), {}, (), None),
     ((CLUSTER,), {"ray_address": None}, (),
      "needs a Ray cluster (--ray-address): found none, only the embedded loopback Ray"),
@@ -113,3 +116,27 @@ def test_rules_table_gating_gpu_marker_passes_the_read_error_on(monkeypatch):
 def test_rules_table_gating_gpu_marker_without_a_read_error_says_what_was_found():
     assert gating.gpu_skip_reason(GPU, ()) == "needs a CUDA GPU (sm_90+): found none"
     assert gating.gpu_skip_reason(GPU, (H200,)) is None
+
+
+def test_rules_table_gating_a_real_item_without_the_cluster_marker_runs_on_the_embedded_ray(request):
+    # pytest's own item, marked only after its setup (a marked test could be skipped by the very gate it judges):
+    # markers other than 'cluster' ask for no Ray cluster
+    assert gating.skip_reason(request.node, context(ray_address=None)) is None
+    request.node.add_marker(pytest.mark.filterwarnings("ignore::DeprecationWarning"))
+    request.node.add_marker(pytest.mark.slow)
+    assert gating.skip_reason(request.node, context(ray_address=None)) is None
+    assert gating.skip_reason(request.node, context(ray_address=None, quick=True)) == (
+        "slow (more than about 30 s): skipped by --quick")
+
+
+def _gate_lets_an_unmarked_test_run() -> None:
+    """Checked as this file is collected, before any test: the gating hook decides at each test's setup whether it
+    runs at all, so a gate that skipped every test (an unmarked one too, without --ray-address, as in a self-test
+    run) would skip the very tests that judge it, and a run of skips is green. Such a gate is a collection error."""
+    reason = gating.skip_reason(Item(()), context(ray_address=None))
+    if reason:
+        raise AssertionError(f"rlcheck's gating skips an unmarked test without --ray-address ({reason}): every "
+                             "self-test would be skipped, this file's too")
+
+
+_gate_lets_an_unmarked_test_run()

@@ -132,6 +132,54 @@ def test_rules_table_junit_a_failing_verdict_without_summary_says_nothing_more(t
     assert (failure.get("message"), failure.text) == ("FAIL [node-a]: ", "FAIL t [node-a]: ")
 
 
+BARE_ROWS = [
+    # (the testcase's properties: a property without its value attribute, or none at all, as another tool may write
+    # them), (the node's testcase: its properties, its failure or skipped element)
+    ('<property name="rlcheck_status" value="FAIL"/><property name="rlcheck_summary"/>'
+     '<property name="rlcheck_node" value="node-a"/>',
+     ([("rlcheck_status", "FAIL"), ("rlcheck_summary", ""), ("rlcheck_node", "node-a")],
+      [("failure", {"message": "FAIL [node-a]: "}, "FAIL t [node-a]: ")])),
+    ('<property name="rlcheck_status" value="SKIP"/><property name="rlcheck_summary"/>'
+     '<property name="rlcheck_node" value="node-a"/>',
+     ([("rlcheck_status", "SKIP"), ("rlcheck_summary", ""), ("rlcheck_node", "node-a")],
+      [("skipped", {"type": "pytest.skip", "message": ""}, "")])),
+    ('<property name="rlcheck_status" value="SKIP"/><property name="rlcheck_node" value="node-a"/>',
+     ([("rlcheck_status", "SKIP"), ("rlcheck_node", "node-a")], [("skipped", {"type": "pytest.skip", "message": ""},
+                                                                  "")])),
+]
+
+
+@pytest.mark.parametrize(("props", "expected"), BARE_ROWS, ids=["fail-empty-summary", "skip-empty-summary",
+                                                                 "skip-no-summary"])
+def test_rules_table_junit_a_summary_without_value_is_empty_never_none(tmp_path, props, expected):
+    path = _write(tmp_path, _suite(f'<testcase classname="c" name="t" time="0"><properties>{props}</properties>'
+                                   "</testcase>"))
+    assert junit.split_per_node(path) is True
+    ((name, attrs, got_props, children),) = _cases(path)
+    assert (name, attrs, got_props, children) == ("t@node-a", {"classname": "c", "time": "0"}, *expected)
+    assert _counts(path)[0]["tests"] == "1"
+
+
+STRAY = ('<testcase classname="c" name="t" time="0"><properties><property name="rlcheck_status" value="FAIL"/>'
+         '<property name="rlcheck_summary" value="Xid 79"/><property name="rlcheck_node" value="node-a"/>'
+         '</properties></testcase>')
+
+
+@pytest.mark.parametrize("rewrite", [junit.split_per_node, junit.to_schema], ids=["split", "to_schema"])
+def test_rules_table_junit_a_testcase_outside_any_testsuite_is_left_alone(tmp_path, rewrite):
+    # only a testsuite's testcases are JUnit's: one straight under <testsuites> is neither split nor moved
+    path = _write(tmp_path, STRAY, _suite(PLAIN))
+    before = path.read_bytes()
+    assert rewrite(path) is False
+    assert path.read_bytes() == before
+
+
+def test_rules_table_junit_a_file_without_a_testsuite_has_nothing_to_split(tmp_path):
+    path = _write(tmp_path)
+    assert junit.split_per_node(path) is False  # False, as documented: not merely falsy
+    assert path.read_bytes() == b'<?xml version="1.0" encoding="utf-8"?><testsuites></testsuites>'
+
+
 # --- to the schema: no properties in a testcase ------------------------------------------------------------------
 
 def _tree(path) -> list[tuple[str, dict[str, str], str]]:
@@ -179,6 +227,18 @@ def test_rules_table_junit_to_schema_makes_the_suites_properties_first(tmp_path)
     suite = ET.parse(path).getroot().find("testsuite")
     assert [c.tag for c in suite] == ["properties", "testcase", "testcase"]
     assert [(p.get("name"), p.get("value")) for p in suite.findall("properties/property")] == [("t::k", "v")]
+
+
+def test_rules_table_junit_to_schema_a_nameless_property_keeps_an_empty_name(tmp_path):
+    case = ('<testcase classname="c" name="t" time="0"><properties><property value="slime 0.3.1"/>'
+            '<property name="k" value="v"/></properties></testcase>')
+    path = _write(tmp_path, f'<testsuite name="s">{case}</testsuite>')
+    assert junit.to_schema(path) is True
+    assert _tree(path) == [("testsuite", {"name": "s"}, ""), ("properties", {}, ""),
+                           ("property", {"name": "t::", "value": "slime 0.3.1"}, ""),
+                           ("property", {"name": "t::k", "value": "v"}, ""),
+                           ("testcase", {"classname": "c", "name": "t", "time": "0"}, ""),
+                           ("system-out", {}, ": slime 0.3.1\nk: v\n")]
 
 
 def test_rules_table_junit_to_schema_drops_empty_case_properties(tmp_path):

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import platform
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -273,6 +276,9 @@ HEAD = ["- hardware: --hardware=h200 (declared)", "- recipe: qwen3-4b-colocated"
     ({"framework": None}, {}, []),
     ({"ray_address": "ray://127.0.0.1:10001"}, {3: "- ray: ray://127.0.0.1:10001"}, []),
     ({"cache": {"enabled": False}}, {}, ["- reproducer cache: off (--no-cache)"]),
+    ({"cache": {"enabled": False, "off": ""}}, {}, ["- reproducer cache: off (--no-cache)"]),
+    ({"cache": {"enabled": False, "off": "no cache folder of this user's alone: RLCHECK_CACHE_DIR is  empty | x"}},
+     {}, ["- reproducer cache: off (no cache folder of this user's alone: RLCHECK_CACHE_DIR is empty \\| x)"]),
     ({"cache": {"enabled": True, "reused": 3, "kept": 5, "dir": "/var/cache/rl | x"}}, {},
      ["- reproducer cache: 3 verdict(s) reused, 5 kept (/var/cache/rl \\| x)"]),
     ({"cache": {"enabled": True, "reused": 0, "kept": 1, "dir": "c", "notes": ["one  note", "two|b"]}}, {},
@@ -286,6 +292,20 @@ def test_rules_table_report_markdown_head(changes, replaced, added):
     want = [replaced.get(i, line) for i, line in enumerate(HEAD)] + added
     assert lines[:4] == MD.splitlines()[:4]
     assert lines[4:4 + len(want) + 2] == [*want, "", "## What to fix"]
+
+
+@pytest.mark.parametrize(("cached", "made"), [
+    ({"made": "2026-12-01T09:00:00+00:00", "by": "rlcheck 0.4"}, "cached, made 2026-12-01T09:00:00+00:00"),
+    ({"by": "rlcheck 0.4"}, "cached, made ?"),  # an entry that did not say when: '?', never 'None'
+    ({}, "this run"),
+    (None, "this run"),
+])
+def test_rules_table_report_markdown_reproduction_made(cached, made):
+    repro = _verdict("FAIL", "repro_numpy2", "reproduced", failure_id="numpy2-megatron",
+                     reproduction={"state": "reproduced"}, cached=cached)
+    lines = report.render_markdown({**DOC, "verdicts": [repro], "versions": {}}).splitlines()
+    start = lines.index("## Known failures reproduced")
+    assert lines[start + 4:start + 6] == [f"| numpy2-megatron | reproduced | reproduced | {made} |", ""]
 
 
 def test_rules_table_report_markdown_go():
@@ -366,6 +386,33 @@ def test_rules_table_report_keep_never_overwrites_and_scrubs(tmp_path):
     assert all(TOKEN not in p.read_text(encoding="utf-8") for p in paths)
     assert json.loads(paths[0].read_text())["verdicts"][0]["summary"] == "token <redacted:hf-token>"
     assert paths[0].read_text().startswith('{\n  "go": false,')
+
+
+CHILD = """
+import codecs, json, locale, sys
+from pathlib import Path
+from rlcheck import report
+print(codecs.lookup(locale.getpreferredencoding(False)).name)
+doc = json.loads(sys.stdin.read())
+report.write(doc, Path(sys.argv[1]))
+print(report.keep(doc, Path(sys.argv[2])).name)
+"""
+
+
+def test_rules_table_report_files_are_utf_8_whatever_the_locale(tmp_path):
+    # a node whose locale is plain ASCII (LC_ALL=C, Python's UTF-8 mode off): both files are UTF-8 all the same
+    summary = "NVRM: Xid 79, GPU has fallen off the bus \u2026 (3 times \u2265 1)"
+    doc = _doc(verdicts=[_verdict("FAIL", "cluster_node_xid", summary, node="gpu-a01")])
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    child = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "out"), str(tmp_path / "hist")],
+                           input=json.dumps(doc), env=env, capture_output=True, text=True, timeout=60)
+    assert child.returncode == 0, child.stderr
+    encoding, kept = child.stdout.split()
+    assert encoding == "ascii"  # the child did write under an ASCII locale
+    md = (tmp_path / "out" / "report.md").read_bytes().decode("utf-8")
+    assert f"| FAIL | cluster_node_xid @ gpu-a01 | {summary} |  |" in md.splitlines()
+    for path in (tmp_path / "out" / "report.json", tmp_path / "hist" / kept):
+        assert json.loads(path.read_bytes().decode("utf-8"))["verdicts"][0]["summary"] == summary
 
 
 def test_rules_table_report_keep_gives_up_after_1000_of_one_second(tmp_path):

@@ -372,3 +372,21 @@ def test_verdict_contract_rule_only_a_plugin_skip_is_moved_to_the_test(project: 
     result.stdout.fnmatch_lines(["SKIPPED [1] checks/test_image.py:8: needs SLIME installed",
                                  "XFAIL checks/test_image.py::test_image_xfail - known"])
     result.stdout.fnmatch_lines(["SKIP    image_xfail: expected failure (xfail): known"])  # a verdict, not a crash
+
+
+PLUGIN_SKIP = (str(plugin_report.PLUGIN_DIR / "report.py"), 108, "Skipped: needs SLIME installed")
+AT_THE_TEST = [
+    # where the test reports itself (0-based line, or None for an item without one), what the skip says then
+    ((Path("/srv/checks/test_image.py"), 7, "test_image_ok"), ("/srv/checks/test_image.py", 8)),
+    ((Path("/srv/checks/test_image.py"), 0, "test_image_ok"), ("/srv/checks/test_image.py", 1)),  # the first line
+    ((Path("/srv/checks/test_image.yaml"), None, "image_ok"), ("/srv/checks/test_image.yaml", 1)),
+]
+
+
+@pytest.mark.parametrize(("reportinfo", "expected"), AT_THE_TEST)
+def test_verdict_contract_rule_a_plugin_skip_is_said_at_the_test_line(reportinfo, expected):
+    item = SimpleNamespace(config=SimpleNamespace(invocation_params=SimpleNamespace(dir=Path("/srv"))),
+                           reportinfo=lambda: reportinfo)
+    rep = _report("checks/test_image.py::test_image_ok", "skipped", longrepr=PLUGIN_SKIP)
+    plugin_report._skip_at_the_test(item, rep)  # type: ignore[arg-type]
+    assert rep.longrepr == (*expected, "Skipped: needs SLIME installed")

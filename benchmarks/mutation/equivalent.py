@@ -169,6 +169,20 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.plugin.report.xǁVerdictCollectorǁ__init____mutmut_5":
         "paths = () -> None: paths is only read by the summary, which runs only after sessionfinish set it "
         "together with the decision",
+    # rlcheck/plugin/junit.py
+    **{f"rlcheck.plugin.junit.x__verdicts__mutmut_{n}": "a property's name defaulting to None or 'XXXX' instead of "
+       "'': the name is only compared with the three rlcheck_* keys, which none of the three equals"
+       for n in (7, 9, 12)},
+    "rlcheck.plugin.junit.x__case_properties_to_suite__mutmut_1":
+        "moved starts None instead of False: it stays None only for a suite without a testcase, and its one caller "
+        "(to_schema) reads it as `moved or changed`, where None and False both give `changed`",
+    # rlcheck/report.py: report.json and the history copy are ASCII
+    **{f"rlcheck.report.x_{f}__mutmut_{n}": "report.json's / the history copy's encoding 'utf-8' -> the locale's "
+       "(None, absent): the text is json.dumps output with ensure_ascii, ASCII only, and every locale codec Python "
+       "runs under is ASCII-compatible (an ASCII locale too: test_rules_table_report_files_are_utf_8_whatever_the_"
+       "locale), so the bytes are the same" for f, n in (("write", 17), ("write", 19), ("keep", 53), ("keep", 55))},
+    **{f"rlcheck.report.x_{f}__mutmut_{n}": 'encoding "utf-8" -> "UTF-8": codec names are case-insensitive'
+       for f, n in (("write", 28), ("write", 35), ("keep", 59))},
     # rlcheck/scan.py
     "rlcheck.scan.x__excerpt__mutmut_2":
         "> SHOWN_BYTES -> >=: a line of exactly SHOWN_BYTES gives lo = start, hi = end either way: the whole line",
