@@ -44,8 +44,10 @@ def command(extra: list[str], report_dir: str) -> list[str]:
     return pytest
 
 
-def watched(argv: list[str], env: dict[str, str], timeout_s: float) -> tuple[int | None, str, float, float, float]:
-    """Run argv, reading its terminal output as it comes: (exit, output, wall s, first output s, longest silence s)."""
+def watched(argv: list[str], env: dict[str, str],
+            timeout_s: float) -> tuple[int | None, str, float, float, float, float]:
+    """Run argv, reading its terminal output as it comes: (exit, output, wall s, first output s, longest silence s,
+    CPU s: user + system of the run and every descendant it waited for)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=str(ROOT),
                             start_new_session=True)
@@ -66,22 +68,25 @@ def watched(argv: list[str], env: dict[str, str], timeout_s: float) -> tuple[int
         chunks.append(data)
         longest, last = max(longest, now - last), now
         first = now - start if first is None else first
-    code = proc.wait()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = code = os.waitstatus_to_exitcode(status)
     end = time.perf_counter()
     longest = max(longest, end - last)
-    return code, b"".join(chunks).decode("utf-8", "replace"), end - start, first or 0.0, longest
+    cpu_s = usage.ru_utime + usage.ru_stime
+    return code, b"".join(chunks).decode("utf-8", "replace"), end - start, first or 0.0, longest, cpu_s
 
 
 def one_run(extra: list[str], cache_dir: str) -> dict[str, object]:
     env = os.environ | {"RLCHECK_CACHE_DIR": cache_dir}
     with tempfile.TemporaryDirectory() as report_dir:
-        code, out, wall_s, first_s, silence_s = watched(command(extra, report_dir), env, timeout_s=1800)
+        code, out, wall_s, first_s, silence_s, cpu_s = watched(command(extra, report_dir), env, timeout_s=1800)
     lines = out.splitlines()
     summary = next((x for x in reversed(lines) if re.search(r"\d+ (passed|failed)", x)), "")
     decision = next((x for x in lines if x.startswith(("rlcheck GO", "rlcheck NO-GO"))), "")
     kept = next((x for x in lines if x.startswith("cache: ")), "")
-    return {"wall_s": round(wall_s, 1), "exit": code, "pytest": summary.strip("= "), "decision": decision,
-            "cache": kept, "first_output_s": round(first_s, 1), "longest_silence_s": round(silence_s, 1)}
+    return {"wall_s": round(wall_s, 1), "cpu_s": round(cpu_s, 1), "exit": code, "pytest": summary.strip("= "),
+            "decision": decision, "cache": kept, "first_output_s": round(first_s, 1),
+            "longest_silence_s": round(silence_s, 1)}
 
 
 def stack_import_s() -> float:
@@ -117,7 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     medians = {name: statistics.median(float(str(r["wall_s"])) for r in rs) for name, rs in runs.items()}
     silences = {name: max(float(str(r["longest_silence_s"])) for r in rs) for name, rs in runs.items()}
     baseline = statistics.median(imports)
-    doc = {"runs": runs, "median_wall_s": medians,
+    cpus = os.cpu_count() or 1
+    cpu = {name: statistics.median(float(str(r["cpu_s"])) for r in rs) for name, rs in runs.items()}
+    doc = {"runs": runs, "median_wall_s": medians, "median_cpu_s": cpu,
+           # the shortest wall time this much CPU work allows on this machine's cores, against the same baseline
+           "cpu_floor_ratio_to_baseline": {name: round(value / cpus / baseline, 2) for name, value in cpu.items()},
            "baseline": {"what": f"cold `{STACK_IMPORT}` in one interpreter", "runs_s": imports,
                         "median_s": baseline},
            "ratio_to_baseline": {name: round(value / baseline, 2) for name, value in medians.items()},
@@ -138,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
                      "interpreters on first use",
                      "the progress lines come from a writer process of their own (rlcheck.plugin.heartbeat), which "
                      "needs no GIL of pytest's; longest_silence_s counts up to the process's exit, after the summary",
+                     "cpu_s: user + system time of the run and of every process it waited for (the reproducers' "
+                     "children, the warm interpreters, the embedded Ray heads), from wait4; cpu_floor_ratio_to_baseline"
+                     " = cpu_s / this machine's cores / the stack import: no schedule of the same work on these cores "
+                     "ends sooner",
                      "the machine is shared with other sessions: compare the main job with the stack import of "
                      "the same run (ratio_to_baseline), not across runs"]}
     path = results_file.write("preflight_time", doc)
