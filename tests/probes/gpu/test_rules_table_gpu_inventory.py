@@ -12,7 +12,7 @@ import pytest
 from rlcheck.hardware import get_profile
 from rlcheck.probes.gpu import gpu_inventory as inv_mod
 from rlcheck.probes.gpu.gpu_inventory import Inventory, evaluate_inventory
-from rlcheck.probes.node.gpus import GpuInfo
+from rlcheck.probes.node.gpus import GpuInfo, GpuReading
 from rlcheck.verdict import Status
 
 H200_PROFILE = get_profile("h200")
@@ -120,3 +120,76 @@ def test_rules_table_gpu_inventory_reading_round_trip_and_defaults():
     assert Inventory.from_dict({"source": "none"}) == Inventory(gpus=(), source="none")
     with pytest.raises(ValueError, match=r"inventory keys \['gpu_count'\] are not known to this rlcheck"):
         Inventory.from_dict({"source": "none", "gpu_count": 8})
+
+
+# collect_inventory: what it asks of the driver and the kernel log, and what it keeps (read_gpus and read_kernel_log
+# answered by recordings; the PCI bus, device nodes and container markers are files under tmp_path)
+SMI_DEAD = ("nvidia-smi ended with exit code 9: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
+            "driver. | Make sure that the latest NVIDIA driver is installed and running.")
+KERNEL_LOG = (f"[  812.113402] {XIDS[0]}\n"
+              "[  812.113519] NVRM: GPU 0000:2a:00.0: GPU has fallen off the bus.\n"
+              f"[  815.201007] {XIDS[1]}\n")
+KERNEL_XIDS = (f"[  812.113402] {XIDS[0]}", f"[  815.201007] {XIDS[1]}")
+
+
+def _machine(tmp_path, monkeypatch, reading: GpuReading, *, marker: bool = False, k8s: bool = False):
+    """A machine whose driver answers `reading` and whose kernel log holds KERNEL_LOG; the calls, as (tool, timeout)."""
+    calls: list[tuple[str, float]] = []
+
+    def read_gpus(timeout_s):
+        calls.append(("gpus", timeout_s))
+        return reading
+
+    def read_kernel_log(timeout_s):
+        calls.append(("kernel log", timeout_s))
+        return KERNEL_LOG, "dmesg", ""
+
+    monkeypatch.setattr(inv_mod, "read_gpus", read_gpus)
+    monkeypatch.setattr(inv_mod, "read_kernel_log", read_kernel_log)
+    if k8s:
+        monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+    else:
+        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    for i in range(2):  # two H200s on the bus
+        dev = tmp_path / "pci" / f"0000:{0x18 + i:02x}:00.0"
+        dev.mkdir(parents=True)
+        (dev / "vendor").write_text("0x10de\n")
+        (dev / "class").write_text("0x030200\n")
+    (tmp_path / "nvidiactl").write_text("")
+    if marker:
+        (tmp_path / ".dockerenv").write_text("")
+    kwargs = {"pci_dir": tmp_path / "pci", "driver_nodes": (tmp_path / "nvidiactl", tmp_path / "absent-version"),
+              "container_markers": (tmp_path / "absent-containerenv", tmp_path / ".dockerenv")}
+    return calls, kwargs
+
+
+@pytest.mark.parametrize(("reading", "xids", "read_log"), [
+    (GpuReading(gpus=(), driver_version="", source=SMI, error=SMI_DEAD), KERNEL_XIDS, True),
+    (GpuReading(gpus=(), driver_version="580.95.05", source=SMI), KERNEL_XIDS, True),
+    (GpuReading(gpus=(H200, H200), driver_version="580.95.05", source=SMI), (), False),
+], ids=["driver-error", "driver-lists-none", "driver-lists-gpus"])
+def test_rules_table_gpu_inventory_collect_reads_the_kernel_log_only_when_the_driver_falls_short(
+        tmp_path, monkeypatch, reading, xids, read_log):
+    calls, kwargs = _machine(tmp_path, monkeypatch, reading)
+    got = inv_mod.collect_inventory(**kwargs)
+    assert got == Inventory(gpus=reading.gpus, source=SMI, error=reading.error, pci_gpus=2,
+                            driver_nodes=(str(tmp_path / "nvidiactl"),), in_container=False, xids=xids)
+    # the preflight's default: 20 s for the driver, the kernel log within 5 s of it (only the Xid events, not the
+    # fallen-off-the-bus lines the log also holds)
+    assert calls == [("gpus", 20.0)] + ([("kernel log", 5.0)] * read_log)
+
+
+@pytest.mark.parametrize(("timeout_s", "log_s"), [(5.0, 5.0), (4.0, 4.0), (6.0, 5.0)])
+def test_rules_table_gpu_inventory_collect_timeouts(tmp_path, monkeypatch, timeout_s, log_s):
+    calls, kwargs = _machine(tmp_path, monkeypatch, GpuReading(gpus=(), driver_version="", source=SMI, error=SMI_DEAD))
+    inv_mod.collect_inventory(timeout_s, **kwargs)
+    assert calls == [("gpus", timeout_s), ("kernel log", log_s)]
+
+
+@pytest.mark.parametrize(("marker", "k8s", "in_container"), [
+    (False, False, False), (True, False, True), (False, True, True), (True, True, True)])
+def test_rules_table_gpu_inventory_collect_in_container(tmp_path, monkeypatch, marker, k8s, in_container):
+    """A container marker file or a Kubernetes pod's service variable: a runtime may deny this process the GPUs."""
+    reading = GpuReading(gpus=(H200,), driver_version="580.95.05", source=SMI)
+    _, kwargs = _machine(tmp_path, monkeypatch, reading, marker=marker, k8s=k8s)
+    assert inv_mod.collect_inventory(**kwargs).in_container is in_container
