@@ -7,8 +7,12 @@ skip lists) and from a live parser; on small data and sources written here."""
 from __future__ import annotations
 
 import argparse
+import enum
 import json
+import os
 import re
+import subprocess
+import sys
 import textwrap
 from importlib import metadata
 from pathlib import Path
@@ -38,6 +42,7 @@ def raw_opt(*flags: str, kind: str = "str", **kw) -> dict:
     (raw_opt("--no-b", kind="bool_optional"), {}, dict(flags=("--no-b",))),
     (raw_opt("-c", "--cc", kind="bool_optional"), {}, dict(flags=("-c", "--cc", "--no-cc"))),
     (raw_opt("--d", kind="bool_optional"), dict(prefix="--p-"), dict(flags=("--p-d", "--no-p-d"))),
+    (raw_opt("-X", "--Xla-flags"), dict(prefix="--p-"), dict(flags=("--p-X", "--p-Xla-flags"))),  # only dashes go
     (raw_opt("--e", kind="store_true"), {}, dict(flags=("--e",))),
     # choices as a tuple; required only when exactly True
     (raw_opt("--m", choices=["a", "b"]), {}, dict(choices=("a", "b"))),
@@ -235,6 +240,66 @@ def test_extract_file_leaves_the_sglang_files_pre_parse_out(tmp_path):
     assert {o["parser"] for o in options} == {"sglang"}
 
 
+def test_extract_file_receivers_other_than_a_name(tmp_path):
+    """add_argument on an attribute (self.parser) or on a call's result is read like one on a name; only a parser
+    named temp_parser is the SGLang file's pre-parse. An option with a short flag only takes it as its dest, as
+    argparse does."""
+    path = tmp_path / "arguments.py"
+    path.write_text(textwrap.dedent('''
+        class SglangArgs:
+            def add(self):
+                self.parser.add_argument("--sglang-mem-fraction-static", type=float, default=0.8)
+                self.parser.add_argument_group("router").add_argument("--sglang-router-port", type=int)
+                self.temp_parser.add_argument("--sglang-dp-size", type=int)
+                temp_parser.add_argument("--sglang-tp-size", type=int)
+        def add_debug_arguments(parser):
+            parser.add_argument("-X", type=int)
+    '''), encoding="utf-8")
+    options, skipped = fs.extract_file(path, "sglang")
+    assert [(o["flags"], o["group"], o["kind"], o["dest"], o["default"]) for o in options] == [
+        (["--sglang-mem-fraction-static"], "add", "float", "sglang_mem_fraction_static", 0.8),
+        (["--sglang-router-port"], "add", "int", "sglang_router_port", None),
+        (["--sglang-dp-size"], "add", "int", "sglang_dp_size", None),
+        (["-X"], "add_debug_arguments", "int", "X", None)]
+    assert skipped == []
+
+
+def _utf8_tree(root: Path) -> None:
+    """SLIME-like sources in UTF-8: comments in Chinese, a help string with an em dash."""
+    (root / "slime" / "backends" / "sglang_utils").mkdir(parents=True)
+    (root / "slime" / "utils").mkdir(parents=True)
+    (root / "slime" / "utils" / "arguments.py").write_text(
+        "def add_rollout_arguments(parser):\n    # 每个提示的采样数\n"
+        "    parser.add_argument('--n-samples-per-prompt', type=int, default=1, help='samples — per prompt')\n",
+        encoding="utf-8")
+    (root / "slime" / "backends" / "sglang_utils" / "arguments.py").write_text(
+        "# 这些参数由 SLIME 自己设置\nskipped_args = ['model_path', 'port']\n", encoding="utf-8")
+
+
+UTF8_TREE = {"options": [{"flags": ["--n-samples-per-prompt"], "parser": "main", "group": "add_rollout_arguments",
+                          "kind": "int", "dest": "n_samples_per_prompt", "nargs": None, "choices": None, "default": 1}],
+             "not_literal": [], "skip_lists": {"skipped_args": ["model_path", "port"]}}
+
+
+def test_main_tree_reads_sources_as_utf_8_whatever_the_locales_codec(tmp_path, capsys):
+    """A framework's source is UTF-8: in an ASCII locale (LC_ALL=C without Python's UTF-8 mode) the locale's codec
+    could not decode it, and the tree command would end in a traceback."""
+    _utf8_tree(tmp_path)
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    code = ("import locale, sys; from rlcheck.framework import schema as fs; "
+            "print(locale.getpreferredencoding(False)); sys.exit(fs.main(['tree', sys.argv[1]]))")
+    # run from the test's own folder: `python -c` puts its working folder first on the path
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=60, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    codec, tree = done.stdout.split("\n", 1)
+    assert codec == "ANSI_X3.4-1968"  # the child's locale codec is ASCII: the rule is judged where it matters
+    assert json.loads(tree) == UTF8_TREE
+    # and here, in-process (where the mutation run sees which tests reach extract_file and skip_lists): the same
+    assert fs.main(["tree", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out) == UTF8_TREE
+
+
 def test_skip_lists_read_every_list_named_skipped(tmp_path):
     folder = tmp_path / "pkg" / "sglang_utils"
     folder.mkdir(parents=True)
@@ -368,6 +433,44 @@ def test_component_of_builds_the_parser_as_the_frameworks_do():
     seen = []
     fs.component_of(lambda parser: seen.append((parser.allow_abbrev, parser.add_help)), "x")
     assert seen == [(False, False)]
+
+
+class _Dtype(enum.Enum):
+    BF16 = "bfloat16"
+    FP8 = "fp8_e4m3"
+
+
+class _NumpyLikeInt:
+    """An integer that is not an int (a NumPy integer's shape: argparse takes it as nargs through __index__)."""
+
+    def __index__(self) -> int:
+        return 2
+
+
+def test_from_argparse_values_json_cannot_hold_are_strings_or_none():
+    """A choice that is not a number or a string is written as its str(); a nargs that is not an int or a string is
+    left out (None): a component is JSON."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--kv-cache-dtype", type=_Dtype, choices=list(_Dtype))
+    parser.add_argument("--dims", type=int, nargs=_NumpyLikeInt())
+    got = fs.from_argparse(parser)
+    assert [(o["flags"], o["choices"], o["nargs"]) for o in got] == [
+        (["--kv-cache-dtype"], ["_Dtype.BF16", "_Dtype.FP8"], None), (["--dims"], None, None)]
+    assert json.loads(json.dumps(got)) == got
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="Python 3.14 refuses to nest argument groups")
+def test_from_argparse_an_option_of_a_nested_group_has_no_group():
+    """A group made on a group (deprecated, but Python 3.12 and 3.13 build it) is not one of the parser's groups: its
+    options are the parser's, under no group title ('')."""
+    parser = argparse.ArgumentParser(add_help=False)
+    outer = parser.add_argument_group("distributed")
+    outer.add_argument("--tensor-model-parallel-size", type=int)
+    with pytest.warns(DeprecationWarning, match="Nesting argument groups is deprecated"):
+        inner = outer.add_argument_group("overlap")
+    inner.add_argument("--overlap-grad-reduce", action="store_true")
+    assert [(o["flags"], o["group"]) for o in fs.from_argparse(parser)] == [
+        (["--tensor-model-parallel-size"], "distributed"), (["--overlap-grad-reduce"], "")]
 
 
 def test_from_argparse_a_type_without_a_name_is_other():

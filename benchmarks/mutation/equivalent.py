@@ -992,6 +992,15 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.framework.schema.x__kind__mutmut_36":
         "a type given by a bare name read by ast.unparse instead of its id: unparse of a Name is its id",
     "rlcheck.framework.schema.x_skip_lists__mutmut_9": 'encoding "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.framework.schema.x_extract_file__mutmut_6":
+        'a source read with encoding "utf-8" -> "UTF-8": codec names are case-insensitive',
+    **{f"rlcheck.framework.schema.x__calls__mutmut_{n}":
+       'the receiver of an add_argument on no plain name (self.parser, a call\'s result) is None or "XXXX" instead '
+       'of "": extract_file only compares it with "temp_parser" and "reset_arg", which none of the three is'
+       for n in (12, 18)},
+    "rlcheck.framework.schema.x__literal__mutmut_2":
+        "literal_eval also called on a missing node (None): ast.literal_eval(None) raises ValueError ('malformed "
+        "node or string'), which _literal catches, answering None as the dropped test did",
     # rlcheck/job/job.py
     "rlcheck.job.job.x_framework_of__mutmut_4":
         'the trainer path, script and working dir joined with "XX XX" instead of " ": the X\'s make no "miles" or '
