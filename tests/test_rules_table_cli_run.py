@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,16 +91,61 @@ def test_slurm_acts_on_the_tier_run_here(monkeypatch, acted, capsys):
     assert capsys.readouterr().err == "line one\nline two\n"
 
 
-def test_slurm_acts_on_a_recorded_report_about_this_node(monkeypatch, acted, tmp_path):
+@pytest.mark.parametrize(("nodename", "names"), [("gpu-07", ("gpu-07", "host-7")), (None, ("", "host-7"))])
+def test_slurm_acts_on_a_recorded_report_about_this_node(monkeypatch, acted, tmp_path, nodename, names):
+    """This node's names: slurmd's SLURMD_NODENAME ('' outside a Slurm job step) and the host name."""
     report = tmp_path / "report.json"
     report.write_text(json.dumps({"created": "x"}), encoding="utf-8")
     seen = []
     monkeypatch.setattr(slurm, "own_verdicts", lambda text, source, names: seen.append((text, source, names)) or [])
     monkeypatch.setattr(cli_run.socket, "gethostname", lambda: "host-7")
+    if nodename is None:
+        monkeypatch.delenv("SLURMD_NODENAME")
     args = _parser().parse_args(["slurm", "epilog", "--report", str(report)])
     assert args.func(args) == 3
-    assert seen == [(report.read_text(), str(report), ("gpu-07", "host-7"))]
-    assert acted == [([], "epilog", "gpu-07", "scontrol")]
+    assert seen == [(report.read_text(), str(report), names)]
+    assert acted == [([], "epilog", nodename, "scontrol")]
+
+
+def _jq_report(folder: Path) -> Path:
+    """A report of gpu-07 as `jq .` prints it: its text raw UTF-8, not escaped."""
+    report = folder / "report.json"
+    report.write_text(json.dumps({"machine": {"hostname": "gpu-07.cluster.local"}, "verdicts": [
+        {"check_id": "gpu_node_inventory", "status": "FAIL", "node": "gpu-07", "blocking": True,
+         "summary": "8 NVIDIA GPUs on the PCI bus, the driver lists 7 (7 x NVIDIA H200)"},
+        {"check_id": "recipe_inline_secrets", "status": "PASS", "blocking": True,
+         "summary": "no secret in the recipe's env vars (…_TOKEN…, …_API_KEY…)"}]}, indent=2, ensure_ascii=False),
+        encoding="utf-8")
+    scontrol = folder / "scontrol"
+    scontrol.write_text(f"#!/bin/sh\necho \"$@\" >> '{folder}/scontrol.args'\n")
+    scontrol.chmod(0o755)
+    return report
+
+
+DRAINED = ("rlcheck slurm prolog: drained gpu-07: rlcheck: gpu_node_inventory FAIL: 8 NVIDIA GPUs on the PCI bus, "
+           "the driver lists 7 (7 x NVIDIA H200) [gpu-07]")
+
+
+def test_slurm_reads_the_report_as_utf_8_whatever_the_locales_codec(monkeypatch, tmp_path, capsys):
+    """A report.json is UTF-8: in an ASCII locale (LC_ALL=C without Python's UTF-8 mode) the locale's codec could not
+    decode one that holds its text raw, and the prolog would leave the failed node up, unjudged."""
+    report = _jq_report(tmp_path)
+    argv = ["slurm", "prolog", "--report", str(report), "--scontrol", str(tmp_path / "scontrol")]
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0", "SLURMD_NODENAME": "gpu-07"}
+    code = ("import locale, sys; from rlcheck import cli; print(locale.getpreferredencoding(False)); "
+            "sys.exit(cli.main(sys.argv[1:]))")
+    # run from the test's own folder: `python -c` puts its working folder first on the path
+    done = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True, timeout=60,
+                          check=False, cwd=tmp_path)
+    assert done.stdout == "ANSI_X3.4-1968\n"  # the child's locale codec is ASCII: the rule is judged where it matters
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (1, DRAINED)
+    # and here, in-process (where the mutation run sees which tests reach cmd_slurm): the same
+    monkeypatch.setenv("SLURMD_NODENAME", "gpu-07")
+    args = _parser().parse_args(argv)
+    assert args.func(args) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == DRAINED
+    assert (tmp_path / "scontrol.args").read_text().splitlines() == [
+        f"update nodename=gpu-07 state=drain reason={DRAINED.split(': ', 2)[2]}"] * 2
 
 
 @pytest.mark.parametrize("phase", ["prolog", "epilog"])
@@ -145,7 +192,8 @@ def loaded(monkeypatch):
         return state["history"]
 
     monkeypatch.setattr(history, "load", load)
-    monkeypatch.setattr(history, "plot", lambda found, path: state["drawn"])
+    state["plotted"] = []
+    monkeypatch.setattr(history, "plot", lambda found, path: state["plotted"].append((found, path)) or state["drawn"])
     return state
 
 
@@ -170,7 +218,8 @@ def test_history_asks_for_what_the_options_say(loaded, capsys):
 
 def test_history_json(loaded, capsys):
     assert _run("d", "--json") == 0
-    assert json.loads(capsys.readouterr().out) == history.to_json(loaded["history"])
+    assert capsys.readouterr().out == json.dumps(history.to_json(loaded["history"]), indent=2) + "\n"
+    assert loaded["plotted"] == []  # no --png: nothing drawn
 
 
 def test_history_folder_that_cannot_be_judged(loaded, capsys):
@@ -200,6 +249,7 @@ def test_history_png(loaded, capsys, drawn, code, said):
     loaded["drawn"] = drawn
     assert _run("d", "--png", "t.png") == code
     assert capsys.readouterr().err == said
+    assert loaded["plotted"] == [(loaded["history"], Path("t.png"))]  # what was loaded, to the file named
 
 
 def test_history_png_of_nothing_matching_stays_exit_2(loaded, capsys):

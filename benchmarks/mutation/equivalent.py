@@ -1188,6 +1188,9 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.cli.x_cmd_job__mutmut_33":
         'the Job file\'s write_text encoding="utf-8" -> None: the locale\'s encoding, UTF-8 wherever the self-tests '
         "run (Python's UTF-8 mode under the C locale the mutation run has), and json_dumps writes ASCII-escaped JSON",
+    # rlcheck/cli_run.py
+    "rlcheck.cli_run.x_cmd_slurm__mutmut_19":
+        'the --report file read with encoding "UTF-8" instead of "utf-8": codec names are case-insensitive',
     # rlcheck/fixes/tms_preload.py
     "rlcheck.fixes.tms_preload.x_main__mutmut_25":
         "--folder's default=None dropped: argparse's default for an option is None",
