@@ -855,11 +855,14 @@ EQUIVALENT: dict[str, str] = {
     **{f"rlcheck.probes.image.slime_source.x_pipelined__mutmut_{n}":
        _STRICT.format("zip(kwonlyargs, kw_defaults, strict=True): ast gives one kw_default (None for none) per "
                       "keyword-only parameter") for n in (15, 18, 19)},
-    "rlcheck.probes.recipe.architecture.x__installed__mutmut_65":
-        'read_text(encoding="utf-8") -> encoding=None: the locale\'s encoding, which is UTF-8 wherever the self-tests '
-        "run (Python's UTF-8 mode under the C locale); differs only under a non-UTF-8 locale",
-    "rlcheck.probes.recipe.architecture.x__installed__mutmut_67":
-        'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.probes.recipe.architecture.x__installed__mutmut_85":
+        'the converter read with codec "UTF-8" instead of "utf-8": codec names are case-insensitive',
+    "rlcheck.probes.recipe.architecture.x_kept_names__mutmut_13":
+        'model_registry\'s source read with codec "UTF-8" instead of "utf-8": codec names are case-insensitive',
+    **{f"rlcheck.probes.recipe.architecture.x_kept_names__mutmut_{n}":
+       "the names read again (read(models), or read(None)) when the recalled fact is None: it never is here, as "
+       "collect is a lambda that returns a dict (or raises) and a kept entry is only loaded when its fact is a dict "
+       "(image_facts.complete)" for n in (22, 31)},
     **{f"rlcheck.probes.recipe.architecture.x__trainer_gap__mutmut_{n}":
        "what was compared '' -> 'XXXX' beside a gap: evaluate_architecture reads what was compared only when there is "
        "no gap" for n in (37, 75)},

@@ -4,6 +4,8 @@ SGLang only its top-level modules count, as its registry scans; mbridge's sub-pa
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rlcheck.probes.recipe import architecture, model_registry
@@ -52,3 +54,34 @@ def test_no_cache_reads_every_time(tmp_path):
     assert architecture.kept_names("sglang", models, read, "*.py") == frozenset({"A"})
     assert architecture.kept_names("sglang", models, read, "*.py") == frozenset({"A"})
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize(("kind", "folder", "module", "names"), [
+    ("sglang", "sglang/srt/models", "class Qwen3ForCausalLM: pass\nEntryClass = Qwen3ForCausalLM\n",
+     ["Qwen3ForCausalLM"]),
+    ("mbridge", "mbridge/models", "@register_model('qwen3')\nclass Qwen3Bridge: pass\n", ["qwen3"]),
+])
+def test_an_installed_list_is_kept_under_its_kinds_name(monkeypatch, tmp_path, facts_folder, kind, folder, module,
+                                                        names):
+    """Each package's list is its own fact in the image's facts folder ('fact:sglang-models', 'fact:mbridge-models'):
+    the entry names what it holds."""
+    models = tmp_path / "site" / folder
+    models.mkdir(parents=True)
+    (models / "qwen3.py").write_text(module)
+    monkeypatch.setattr(architecture, "package_root", {kind: tmp_path / "site"}.get)
+    assert architecture._installed(kind).names == frozenset(names)
+    (entry,) = facts_folder.glob("*.json")
+    body = json.loads(entry.read_text())["body"]
+    assert (body["nodeid"], body["payloads"]) == (f"fact:{kind}-models", [{"fact": {"names": names}}])
+
+
+def test_kinds_reading_one_folder_are_kept_apart(tmp_path):
+    """Two lists read from the same modules by different readers are two facts: neither is read back as the other."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "qwen3.py").write_text("@register_model('qwen3')\nclass Qwen3ForCausalLM: pass\n"
+                                     "EntryClass = Qwen3ForCausalLM\n")
+    assert architecture.kept_names("sglang", models, model_registry.sglang_architectures, "*.py") == frozenset(
+        {"Qwen3ForCausalLM"})
+    assert architecture.kept_names("mbridge", models, model_registry.mbridge_model_types, "*.py") == frozenset(
+        {"qwen3"})

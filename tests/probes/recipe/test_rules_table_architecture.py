@@ -7,6 +7,9 @@ says exactly which name decided it."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -183,3 +186,32 @@ def test_without_an_installed_list_the_committed_one_is_judged(monkeypatch, tmp_
     _packages(monkeypatch, tmp_path, installed)
     assert architecture._installed(kind) is None
     assert architecture.collect_architecture([]).lists[kind] == model_registry.load()[kind]
+
+
+def test_installed_sources_are_read_as_utf_8_whatever_the_locales_codec(monkeypatch, tmp_path):
+    """The sources read are UTF-8 (rlcheck's own model_registry, whose source keys the kept lists; a converter with
+    a comment in Chinese): in an ASCII locale (LC_ALL=C without Python's UTF-8 mode) the locale's codec could not
+    decode them, and the collector would end in a traceback instead of reading the installed lists."""
+    installed = {"sglang": {"sglang/srt/models/a.py": "class A: pass\nEntryClass = A\n"},
+                 "slime": {architecture.CONVERTERS["slime"]: "# 转换 GLM-4.5 …\n" + CONVERTER}}
+    site = tmp_path / "site"
+    for package, files in installed.items():  # packages first on the path: package_root finds them as it finds any
+        for rel, text in {f"{package}/__init__.py": "", **files}.items():
+            (site / rel).parent.mkdir(parents=True, exist_ok=True)
+            (site / rel).write_text(text, encoding="utf-8")
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+           "RLCHECK_CACHE_DIR": str(tmp_path / "cache")}
+    code = ("import locale; from rlcheck.probes.recipe import architecture as a; "
+            "print(locale.getpreferredencoding(False)); "
+            "print(*(sorted(a._installed(k).names) for k in ('sglang', 'slime_megatron_to_hf')))")
+    # run from the test's own folder: `python -c` puts its working folder first on the path
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60,
+                          check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    # the child's locale codec is ASCII: the rule is judged where it matters
+    assert done.stdout == "ANSI_X3.4-1968\n['A'] ['toy']\n"
+    # and here, in-process (where the mutation run sees which tests reach _installed and kept_names): the same
+    (tmp_path / "here").mkdir()
+    _packages(monkeypatch, tmp_path / "here", installed)
+    assert [sorted(architecture._installed(k).names) for k in ("sglang", "slime_megatron_to_hf")] == [["A"], ["toy"]]
