@@ -4,7 +4,10 @@ becomes the profile the node is held to (rlcheck.preflight.slurm, pure or with i
 
 from __future__ import annotations
 
+import itertools
 import json
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -155,6 +158,53 @@ def test_rules_table_slurm_tier_budget(budget_s, hanging, judged):
     assert [v.check_id for v in out if v.status is Status.PASS] == judged
     assert all(v.summary == f"not judged within the {budget_s:g} s budget of the Slurm tier"
                for v in out if v.status is Status.UNKNOWN)
+
+
+def _slow(check_id: str, seconds: float) -> Check:
+    """A check that answers after `seconds`."""
+    return Check(id=check_id, guards=(), judges="one line", needs=frozenset(),
+                 collect=lambda i: threading.Event().wait(seconds),
+                 judge=lambda obs, i: Verdict(status=Status.PASS, summary="judged"))
+
+
+@pytest.mark.parametrize(("now", "status"), [
+    (100.0, Status.PASS),  # the deadline (105) not reached: the tier waits for the check to answer
+    (105.0, Status.UNKNOWN),  # reached, or past it: it waits no longer, for no check
+    (200.0, Status.UNKNOWN),
+])
+def test_rules_table_slurm_tier_waits_until_its_deadline_and_no_longer(now, status):
+    times = itertools.chain([100.0], itertools.repeat(now))  # the start, then every look at the clock
+    out = slurm.run_tier([_slow("image_a", 0.2)], gate.inputs_for("qwen3-4b-colocated", None), 5.0,
+                         clock=lambda: next(times))
+    assert [(v.check_id, v.status) for v in out] == [("image_a", status)]
+
+
+TIER_CHILD = """
+import threading
+from rlcheck.preflight import gate, slurm
+from rlcheck.preflight.registry import Check
+from rlcheck.verdict import Status, Verdict
+hangs = Check(id="image_hangs", guards=(), judges="one line", needs=frozenset(),
+              collect=lambda i: threading.Event().wait(), judge=lambda obs, i: Verdict(status=Status.PASS, summary=""))
+print(*(v.status.value for v in slurm.run_tier([hangs], gate.inputs_for("qwen3-4b-colocated", None), 0.2)))
+"""
+
+
+def test_rules_table_slurm_tier_leaves_a_hung_check_behind_and_the_prolog_exits():
+    """A check that never answers is UNKNOWN at the deadline and its thread is left behind as a daemon: the prolog's
+    process exits without it (slurmd would otherwise wait on it to its own PrologTimeout)."""
+    # a child process: it ends once its tier is judged, the hung check's thread still waiting
+    done = subprocess.run([sys.executable, "-c", TIER_CHILD], capture_output=True, text=True, timeout=30, check=False)
+    assert (done.returncode, done.stdout) == (0, "UNKNOWN\n"), done.stderr
+    # and here, in-process (where the mutation run sees which tests reach run_tier): the thread left is a daemon
+    hang, before = threading.Event(), set(threading.enumerate())
+    try:
+        out = slurm.run_tier([_check("image_hangs", hang)], gate.inputs_for("qwen3-4b-colocated", None), 0.2)
+        left = [t for t in threading.enumerate() if t not in before]
+        assert [v.status for v in out] == [Status.UNKNOWN]
+        assert len(left) == 1 and left[0].daemon
+    finally:
+        hang.set()
 
 
 @pytest.mark.parametrize(("hardware", "budget_s", "detect_timeout_s", "profile", "declared"), [

@@ -494,6 +494,9 @@ EQUIVALENT: dict[str, str] = {
         'check_id.split("_", 1)[0] -> split("_")[0]: the first part (the area) is the same',
     "rlcheck.preflight.slurm.x_own_verdicts__mutmut_38":
         'check_id.split("_", 1)[0] -> split("_", 2)[0]: the first part (the area) is the same',
+    **{f"rlcheck.preflight.slurm.x_run_tier__mutmut_{n}":
+       _STRICT.format("zip(checks, boxes, strict=True): boxes is made with one box per check")
+       for n in (9, 12, 13, 37, 40, 41)},
     # rlcheck/e2e/runner.py
     **{f"rlcheck.e2e.runner.x__label_value__mutmut_{n}":
        "the label's value cut at its closing quote with split('\"', 2) or split('\"') instead of split('\"', 1): the "
