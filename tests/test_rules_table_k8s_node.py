@@ -96,6 +96,21 @@ def test_rules_table_k8s_node_summary_of_exactly_summary_max_is_whole():
     assert cut[-1] == TAIL.format(1) and cut[-2].startswith("FAIL image_d0: ")
 
 
+@pytest.mark.parametrize("head_len", [
+    800,  # the head and one line of 240 and the tail pass SUMMARY_MAX: no line, the head and the tail whole
+    1000,  # the head and the tail pass it: both, cut at SUMMARY_MAX
+    1100,  # the head alone passes it: the head, cut
+])
+def test_rules_table_k8s_node_summary_whose_head_leaves_no_room_for_a_line(head_len):
+    """At most SUMMARY_MAX characters whatever status word the caller gives: a head line so long that not even one
+    check line fits keeps none, only how many were left out, and the cut still ends."""
+    short = "rlcheck fail: 2 of 2 blocking verdict(s) not PASS/SKIP"
+    status = "fail" + "!" * (head_len - len(short))
+    text = k8s_node.summary_text(_lines_of(2), status)
+    head = f"rlcheck {status}: 2 of 2 blocking verdict(s) not PASS/SKIP"
+    assert len(head) == head_len and text == f"{head}\n{TAIL.format(2)}"[:k8s_node.SUMMARY_MAX]
+
+
 @pytest.mark.parametrize(("secrets", "shown"), [(SECRETS, "<HF_TOKEN redacted>"), (None, CANARY), ({}, CANARY)])
 def test_rules_table_k8s_node_summary_redacts_the_secrets_given(secrets, shown):
     text = k8s_node.summary_text([_v(Status.FAIL, summary=f"token {CANARY} in argv")], "fail", secrets)

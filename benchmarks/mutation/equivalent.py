@@ -437,12 +437,6 @@ EQUIVALENT: dict[str, str] = {
         'WARN Xids only monitor and restart-app, which sort the same by name as by strength',
     'rlcheck.probes.cluster.node_health.x_evaluate_node_xid__mutmut_97':
         'key dropped (by name): the WARN actions are monitor and restart-app, same order by name as by strength',
-    # rlcheck/deploy/k8s_node.py
-    "rlcheck.deploy.k8s_node.x_summary_text__mutmut_61":
-        "kept == 0 -> kept == 1 as the last resort of the whole-line cut: the two differ only when the head line, "
-        "one check line (at most LINE_MAX = 240) and the tail (under 50) exceed SUMMARY_MAX = 1024, a head of over "
-        "730 characters; the head is 'rlcheck {status}: ...' and node_patch, the only caller, passes worst()'s "
-        "pass / warn / fail / unknown",
     # rlcheck/deploy/k8s_api.py
     "rlcheck.deploy.k8s_api.x__call__mutmut_42":
         "200 <= status < 300 -> status <= 300: 300 never reaches it; the test just before refuses every 300-399",
