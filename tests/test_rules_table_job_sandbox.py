@@ -9,12 +9,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 import rlcheck
-from rlcheck.job import confine, sandbox
+from rlcheck.job import confine, sandbox, shown
 from rlcheck.job.bounded import Output
 from rlcheck.job.sandbox import Run
 
@@ -407,3 +408,47 @@ def test_a_failure_of_the_sandboxs_own_set_up_is_named_as_the_sandboxs(monkeypat
 def test_run_past_its_time_limit_is_ended_and_says_so():
     run = sandbox.run(["bash", "-c", "exec tail -f /dev/null"], timeout_s=1)  # sleep is a stand-in here
     assert (run.returncode, run.calls, run.timed_out, run.limits) == (-1, (), True, ())
+
+
+@pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
+def test_run_refuses_to_show_a_folder_that_holds_its_own_run_folder(tmp_path, monkeypatch):
+    runs = tmp_path / "tmp"
+    (tmp_path / "models").mkdir()
+    runs.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(runs))  # where the run's own folder is made
+    with pytest.raises(ValueError) as refused:  # the folder that holds it is named, not the other one shown
+        sandbox.run(["bash", "-c", "true"], show=[str(tmp_path / "models"), str(tmp_path)], timeout_s=20)
+    said = str(refused.value)
+    assert said.startswith(f"--job-show {tmp_path}: holds rlcheck's own folder for the run ({runs}/rlcheck-capture-")
+    assert said.endswith(shown.ALLOWED)
+    run = sandbox.run(["bash", "-c", "true"], show=[str(tmp_path / "models")], timeout_s=20)  # beside it: shown
+    assert (run.returncode, run.stderr_tail) == (0, ())
+
+
+@pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
+def test_run_shows_a_folder_with_its_credential_places_hidden(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("HOME-KEY\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "config.json").write_text('{"num_hidden_layers": 2}\n', encoding="utf-8")
+    (models / ".netrc").write_text("machine hub password NETRC-KEY\n", encoding="utf-8")
+    (models / "keys").symlink_to(home / ".ssh")  # a link the folder brings the caller's .ssh into view with
+    run = sandbox.run(["bash", "-c", f"cd {models} && cat config.json .netrc keys/id_rsa 2>&1; echo done"],
+                      show=[str(models)], timeout_s=20)
+    assert run.returncode == 0 and run.stderr_tail[0] == '{"num_hidden_layers": 2}'
+    assert run.stderr_tail[-1] == "done" and not any("KEY" in line for line in run.stderr_tail)
+
+
+@pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
+@pytest.mark.parametrize("path", ["/opt/rlcheck-image/bin:/usr/bin:/bin", None])
+def test_run_tells_the_recorder_the_callers_path(monkeypatch, path):
+    """Where the caller's shell finds its programs (the image's own pip answers package queries); none set: ''."""
+    if path is None:
+        monkeypatch.delenv("PATH")
+    else:
+        monkeypatch.setenv("PATH", path)
+    run = sandbox.run(["bash", "-c", 'echo "[$RLCHECK_HOST_PATH]"'], timeout_s=20)
+    assert (run.returncode, run.stderr_tail) == (0, (f"[{path or ''}]",))
