@@ -452,3 +452,16 @@ def test_run_tells_the_recorder_the_callers_path(monkeypatch, path):
         monkeypatch.setenv("PATH", path)
     run = sandbox.run(["bash", "-c", 'echo "[$RLCHECK_HOST_PATH]"'], timeout_s=20)
     assert (run.returncode, run.stderr_tail) == (0, (f"[{path or ''}]",))
+
+
+@pytest.mark.skipif(bool(sandbox.available()), reason=f"needs the sandbox: {sandbox.available()}")
+def test_run_hides_a_home_inside_a_shown_folder_whole(tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    (models / "home").mkdir(parents=True)
+    (models / "config.json").write_text('{"num_hidden_layers": 2}\n', encoding="utf-8")
+    (models / "home" / "notes.txt").write_text("HOME-NOTE\n", encoding="utf-8")  # no credential by its name
+    monkeypatch.setenv("HOME", str(models / "home"))  # the caller's home lies inside the folder shown
+    run = sandbox.run(["bash", "-c", f"cd {models} && cat config.json home/notes.txt 2>&1; echo done"],
+                      show=[str(models)], timeout_s=20)
+    assert run.returncode == 0 and run.stderr_tail[0] == '{"num_hidden_layers": 2}'
+    assert run.stderr_tail[-1] == "done" and not any("HOME-NOTE" in line for line in run.stderr_tail)
