@@ -85,3 +85,25 @@ def test_kinds_reading_one_folder_are_kept_apart(tmp_path):
         {"Qwen3ForCausalLM"})
     assert architecture.kept_names("mbridge", models, model_registry.mbridge_model_types, "*.py") == frozenset(
         {"qwen3"})
+
+
+@pytest.mark.parametrize(("kind", "folder", "first", "second", "names"), [
+    ("sglang", "sglang/srt/models", "class Qwen3ForCausalLM: pass\nEntryClass = Qwen3ForCausalLM\n",
+     "class Qwen3ForCausalLM: pass\nclass Qwen3MoeForCausalLM: pass\nEntryClass = [Qwen3ForCausalLM, "
+     "Qwen3MoeForCausalLM]\n", {"Qwen3ForCausalLM", "Qwen3MoeForCausalLM"}),
+    ("mbridge", "mbridge/models", "@register_model('qwen3')\nclass Qwen3Bridge: pass\n",
+     "@register_model('qwen3')\nclass Qwen3Bridge: pass\n@register_model('qwen3_moe')\nclass Qwen3MoeBridge: pass\n",
+     {"qwen3", "qwen3_moe"}),
+])
+def test_an_installed_list_is_read_again_when_its_package_module_changes(monkeypatch, tmp_path, kind, folder, first,
+                                                                         second, names):
+    """_installed keys the kept list on the package's own .py modules: an image whose model module gained an
+    architecture reads it, not the list kept from before."""
+    models = tmp_path / "site" / folder
+    models.mkdir(parents=True)
+    (models / "qwen3.py").write_text(first)
+    monkeypatch.setattr(architecture, "package_root", {kind: tmp_path / "site"}.get)
+    before = architecture._installed(kind).names
+    assert len(before) == 1 and before < frozenset(names)
+    (models / "qwen3.py").write_text(second)
+    assert architecture._installed(kind).names == frozenset(names)
