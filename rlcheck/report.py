@@ -153,7 +153,7 @@ def _where(v: dict[str, Any]) -> str:
     return f"{v['check_id']} @ {v['node']}" if v.get("node") else str(v["check_id"])
 
 
-def _what_to_fix(verdicts: list[dict[str, Any]], scale: bool = False) -> list[str]:
+def _what_to_fix(verdicts: list[dict[str, Any]], scale: bool) -> list[str]:
     """FAIL and UNKNOWN first (they block), then WARN, each with its fix and details; stable within a status. At
     scale, the per-node verdicts of one check, status and fix are one section (report_nodes.fix_sections)."""
     bad = sorted((v for v in verdicts if v["status"] in FIX_ORDER), key=lambda v: FIX_ORDER[v["status"]])

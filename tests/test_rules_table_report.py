@@ -7,6 +7,7 @@ never-overwrite rule, and that neither file keeps a secret."""
 from __future__ import annotations
 
 import datetime
+import io
 import json
 import os
 import platform
@@ -343,6 +344,29 @@ def test_rules_table_report_markdown_at_cluster_scale():
     assert "## Failing nodes" not in below and "| PASS | cluster_node_xid @ gpu-a02 | no Xid |  |" in below
 
 
+@pytest.mark.parametrize("count", [8, 7])
+def test_rules_table_report_markdown_what_to_fix_groups_a_checks_nodes_only_at_scale(count):
+    """From 8 nodes on, one check failing on several nodes with one fix is one 'What to fix' section naming them;
+    below 8 each node's verdict is its own section."""
+    nodes = [f"gpu-a{i:02d}" for i in range(count)]
+    verdicts = [_verdict("PASS", "cluster_node_xid", "no Xid", node=n) for n in nodes[2:]]
+    verdicts += [_verdict("FAIL", "cluster_node_xid", "Xid 79: fell off the bus", node=n, remedy=f"drain {n}")
+                 for n in nodes[:2]]
+    verdicts += [_verdict("FAIL", "gpu_node_ecc", "12 uncorrectable ECC errors", node=n, remedy="replace the GPU")
+                 for n in nodes[:2]]
+    lines = report.render_markdown({**DOC, "verdicts": verdicts, "versions": {}}).splitlines()
+    fix = lines[lines.index("## What to fix"):lines.index("## Every verdict")]
+    headings = [line for line in fix if line.startswith("### ")]
+    if count == 8:
+        assert headings == ["### FAIL cluster_node_xid @ gpu-a00", "### FAIL cluster_node_xid @ gpu-a01",
+                            "### FAIL gpu_node_ecc on 2 nodes"]
+        assert "Nodes: gpu-a00, gpu-a01" in fix and fix.count("Fix: replace the GPU") == 1
+    else:
+        assert headings == ["### FAIL cluster_node_xid @ gpu-a00", "### FAIL cluster_node_xid @ gpu-a01",
+                            "### FAIL gpu_node_ecc @ gpu-a00", "### FAIL gpu_node_ecc @ gpu-a01"]
+        assert fix.count("Fix: replace the GPU") == 2
+
+
 # --- files: report.json / report.md and the history copy ---------------------------------------------------------
 
 def _doc(**changes: object) -> dict[str, object]:
@@ -413,6 +437,18 @@ def test_rules_table_report_files_are_utf_8_whatever_the_locale(tmp_path):
     assert f"| FAIL | cluster_node_xid @ gpu-a01 | {summary} |  |" in md.splitlines()
     for path in (tmp_path / "out" / "report.json", tmp_path / "hist" / kept):
         assert json.loads(path.read_bytes().decode("utf-8"))["verdicts"][0]["summary"] == summary
+
+
+def test_rules_table_report_write_is_utf_8_when_the_default_encoding_is_ascii(tmp_path, monkeypatch):
+    """The same rule in this process (the one whose calls mutation testing sees): a text file written with no
+    encoding named gets ASCII here, as under LC_ALL=C; report.md is UTF-8 all the same."""
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "ascii")
+    with pytest.raises(UnicodeEncodeError):  # the condition holds: a file written with the default is ASCII
+        (tmp_path / "probe.md").write_text("\u2026")
+    summary = "NVRM: Xid 79, GPU has fallen off the bus \u2026 (3 times \u2265 1)"
+    _, md_path = report.write(_doc(verdicts=[_verdict("FAIL", "cluster_node_xid", summary, node="gpu-a01")]),
+                              tmp_path / "out")
+    assert f"| FAIL | cluster_node_xid @ gpu-a01 | {summary} |  |" in md_path.read_bytes().decode("utf-8").splitlines()
 
 
 def test_rules_table_report_keep_gives_up_after_1000_of_one_second(tmp_path):
