@@ -133,6 +133,8 @@ SYNTHESIZED = [
     (_report(CHECK, "skipped", longrepr=("x.py", 1, "needs a GPU")), (S.SKIP, "needs a GPU")),
     (_report(CHECK, "skipped", "setup", longrepr="Skipped: no ray"), (S.SKIP, "no ray")),
     (_report(CHECK, "skipped", "setup", longrepr="Skipped: no ray\nsecond line"), (S.SKIP, "no ray")),
+    (_report(CHECK, "skipped", longrepr=("x.py", 1, "")), (S.SKIP, "")),  # a skip without a reason says none
+    (_report(CHECK, "skipped", "setup", longrepr=""), (S.SKIP, "")),
     (_report(CHECK, "skipped", longrepr="AssertionError\nE  assert False", wasxfail="known: slime#1"),
      (S.SKIP, "expected failure (xfail): known: slime#1")),  # an xfail report: skipped, the failure its longrepr
     (_report(CHECK, "skipped", longrepr="AssertionError", wasxfail=""), (S.SKIP, "expected failure (xfail)")),
@@ -168,6 +170,11 @@ def test_verdict_contract_rule_crash_details_keep_the_last_4000_characters() -> 
     crash = _crash()
     verdict = synthesized(_report(CHECK, "failed", longrepr=crash))
     assert verdict is not None and verdict.details == str(crash)[-4000:]
+    # an expected failure (xfail, reported skipped) keeps the failure's last 4000 characters the same way
+    verdict = synthesized(_report(CHECK, "skipped", longrepr=longrepr, wasxfail="known: slime#1"))
+    assert verdict is not None and (verdict.status, verdict.details) == (S.SKIP, "b" * 4000)
+    verdict = synthesized(_report(CHECK, "skipped", longrepr=crash, wasxfail=""))
+    assert verdict is not None and verdict.details == str(crash)[-4000:] and "ray did not answer" in verdict.details
 
 
 @pytest.mark.parametrize(("kind", "expected"), [(None, "check"), ("", "check"), ("reproducer", "reproducer")])
@@ -175,8 +182,8 @@ def test_verdict_contract_rule_report_kind_carried_else_from_the_node_id(kind: s
     assert report_kind(_report(CHECK, "passed", kind=kind)) == expected
 
 
-def _payload(status: Status, reproduction: dict[str, str] | None = None) -> str:
-    return json.dumps({"verdict": _v(status, "said").to_dict(), "reproduction": reproduction})
+def _payload(status: Status, reproduction: dict[str, str] | None = None, cached: dict[str, str] | None = None) -> str:
+    return json.dumps({"verdict": _v(status, "said").to_dict(), "reproduction": reproduction, "cached": cached})
 
 
 COLLECTED = [
@@ -195,18 +202,22 @@ COLLECTED = [
 ]
 
 
+CACHED = {"made": "2026-12-01T09:00:00+00:00", "by": "rlcheck 0.4.0", "entry": "3f9a1c0d2e7b"}
+
+
 @pytest.mark.parametrize(("kind", "carried", "outcome", "when", "expected"), COLLECTED)
 def test_verdict_contract_rule_collector(pytester: pytest.Pytester, kind: str, carried: list[Status], outcome: str,
                                          when: str, expected: tuple[list[Status], bool]) -> None:
     collector = VerdictCollector(pytester.parseconfig())
     rep = _report("reproducers/test_r.py::test_repro_r", outcome, when, kind=kind,
                   longrepr=("x.py", 1, "Skipped: later") if outcome == "skipped" else "E boom")
-    rep.rlcheck_verdicts = [_payload(s, {"reproduced": "yes"}) for s in carried]  # type: ignore[attr-defined]
+    rep.rlcheck_verdicts = [_payload(s, {"reproduced": "yes"}, CACHED) for s in carried]  # type: ignore[attr-defined]
     collector.pytest_runtest_logreport(rep)
     assert ([r.verdict.status for r in collector.recorded], collector.judged) == expected
     for r in collector.recorded:
         assert (r.kind, r.test_id) == (kind, rep.nodeid)
         assert r.reproduction == ({"reproduced": "yes"} if carried else None)
+        assert r.cached == (CACHED if carried else None)  # a verdict reused from the cache says when it was made
     if collector.recorded:
         assert collector.done == {rep.nodeid}
         collector.pytest_runtest_logreport(rep)  # a node id already collected (its teardown) adds nothing
@@ -301,6 +312,31 @@ def test_verdict_contract_rule_unwritten_report_is_no_go(project: pytest.Pyteste
     result.stdout.fnmatch_lines(["report: could not write the report to out: Permission denied",
                                  "rlcheck NO-GO: could not write the report to out: Permission denied (the checks "
                                  "said: GO: 1 blocking check(s) judged and passed*)"])
+
+
+REPRO_PASS = """
+from rlcheck.verdict import Status, Verdict
+def test_repro_numpy2(record_verdict):
+    record_verdict(Verdict(status=Status.PASS, summary="numpy 2 ABI break not reproduced"))
+"""
+
+
+@pytest.mark.parametrize("reproducer", [True, False])
+def test_verdict_contract_rule_cache_line_only_when_a_reproducer_ran(project: pytest.Pytester,
+                                                                     reproducer: bool) -> None:
+    """The reproducer cache's lines follow the verdicts when a reproducer recorded one; a run of checks alone has
+    nothing to say of it."""
+    if reproducer:
+        project.mkdir("reproducers")
+        project.makepyfile(**{"reproducers/test_repro_numpy2": REPRO_PASS})
+    result = project.runpytest("--hardware=none", "--no-cache")
+    assert result.ret == 0
+    cache_lines = [line for line in result.stdout.lines if line.startswith("cache: ")]
+    assert cache_lines == (["cache: off (--no-cache): every reproducer ran, none kept"] if reproducer else [])
+    if reproducer:  # after the verdicts, before the report's paths
+        lines = result.stdout.lines
+        assert lines.index("PASS    repro_numpy2: numpy 2 ABI break not reproduced") < lines.index(cache_lines[0]) \
+            < lines.index("report: rlcheck-report/report.json, rlcheck-report/report.md")
 
 
 def test_verdict_contract_rule_nothing_recorded_no_decision(pytester: pytest.Pytester) -> None:
