@@ -6,8 +6,13 @@ here (the rule is the point; tests/test_fanout.py runs the real Ray); the driver
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
+import subprocess
 import sys
+import threading
 import types
 
 import pytest
@@ -79,7 +84,7 @@ def ray(monkeypatch):
 
     def remote(**opts):
         assert opts == {"num_cpus": 0, "max_retries": 0}
-        return lambda fn: Task()
+        return lambda fn: state.update(task_fn=fn) or Task()
 
     def wait(pending, num_returns, timeout):
         script = state["waits"].pop(0) if state["waits"] else ("all",)
@@ -126,7 +131,7 @@ def ray(monkeypatch):
 def test_a_node_whose_raylet_or_worker_died_is_died(ray, name, outcome):
     raised = getattr(ray["exc"], name)("first line\nthe last line\n")
     got = fanout._failed(_node(1), raised, 2.5)
-    assert (got.outcome, got.elapsed_s, got.detail) == (outcome, 2.5, f"{name}: the last line")
+    assert got == NodeAnswer(node=_node(1), outcome=outcome, elapsed_s=2.5, detail=f"{name}: the last line")
 
 
 @pytest.mark.parametrize(("raised", "detail"), [
@@ -160,13 +165,14 @@ def test_a_task_that_ran_off_its_pin_is_an_error(ray):
     node = _node(1)
     ray["results"]["ref-01"] = {"ran_on": "other", "observation": {}, "collect_s": 0.0}
     got = fanout._answer(node, "ref-01", 3.5, 60.0)
-    assert (got.outcome, got.detail, got.observation) == (Outcome.ERROR, f"the task pinned to {node.node_id} ran on "
-                                                                         "other", None)
+    assert got == NodeAnswer(node=node, outcome=Outcome.ERROR, elapsed_s=3.5,
+                             detail=f"the task pinned to {node.node_id} ran on other")  # no observation kept
 
 
 def test_a_fetch_that_raises_is_the_nodes_failure(ray):
     ray["results"]["ref-01"] = ray["exc"].NodeDiedError("raylet gone")
-    assert fanout._answer(_node(1), "ref-01", 4.0, 60.0).outcome is Outcome.DIED
+    assert fanout._answer(_node(1), "ref-01", 4.0, 60.0) == NodeAnswer(
+        node=_node(1), outcome=Outcome.DIED, elapsed_s=4.0, detail="NodeDiedError: raylet gone")
 
 
 # --- fan_out_connected -----------------------------------------------------------------------------------------------
@@ -189,6 +195,7 @@ def test_every_node_gets_one_pinned_task_and_its_answer_in_rays_order(ray, monke
                                                   "collect_s": 0.5}
     emitted = []
     got = fanout.fan_out_connected("m:f", {"k": 1}, 60.0, nodes=nodes, emit=lambda i, a: emitted.append((i, a)))
+    assert ray["task_fn"] is fanout.run_collector  # the task each node runs is the collector's wrapper
     assert [(s[0], s[1], s[2], s[3]) for s in ray["submitted"]] == [
         (("pin", n.node_id, False), f"rlcheck-node-probe-{n.node_id[:8]}", "m:f", {"k": 1}) for n in nodes]
     assert [a.outcome for a in got] == [Outcome.ANSWERED] * 3
@@ -211,7 +218,7 @@ def test_nodes_not_done_by_the_deadline_are_cancelled_and_timed_out(ray, monkeyp
     def wait(pending, num_returns, timeout):
         ray["wait_timeouts"] = [*ray.get("wait_timeouts", []), (num_returns, timeout)]
         if "ref-01" in pending and num_returns == 1:
-            clock.now += 2.0
+            clock.now += 1.23456
             return ["ref-01"], [r for r in pending if r != "ref-01"]
         if num_returns > 1:
             return [], list(pending)  # the others are not done yet
@@ -222,10 +229,50 @@ def test_nodes_not_done_by_the_deadline_are_cancelled_and_timed_out(ray, monkeyp
     got = fanout.fan_out_connected("m:f", {}, 60.0, nodes=[fast, slow, gone])
     deadline = 60.0 + 0.1 * 3
     assert [(a.node.hostname, a.outcome, a.elapsed_s) for a in got] == [
-        ("h1", Outcome.ANSWERED, 2.0), ("h2", Outcome.TIMEOUT, deadline), ("h99", Outcome.TIMEOUT, deadline)]
+        ("h1", Outcome.ANSWERED, 1.235), ("h2", Outcome.TIMEOUT, deadline), ("h99", Outcome.TIMEOUT, deadline)]
     assert ray["cancelled"] == [("ref-02", True), ("ref-99", True)]  # a node that cannot cancel is abandoned
-    # the first wait is bounded by the whole node deadline; a second takes every other finished task at once
-    assert [(n, pytest.approx(t)) for n, t in ray["wait_timeouts"][:2]] == [(1, deadline), (2, 0)]
+    # the first wait is bounded by the whole node deadline; a second takes every other finished task at once; with
+    # none ready, the next wait is for what is left of the deadline (no sweep of the rest with nothing in hand)
+    assert [(n, pytest.approx(t)) for n, t in ray["wait_timeouts"]] == [(1, deadline), (2, 0),
+                                                                        (1, deadline - 1.23456)]
+
+
+@pytest.mark.parametrize(("left_s", "outcome"), [
+    (0.0, Outcome.TIMEOUT),  # the deadline reached: not waited on once more, though its answer was about to come
+    (0.5, Outcome.ANSWERED),  # half a second left: waited on for that half second
+    (1.0, Outcome.ANSWERED),
+])
+def test_a_node_is_waited_on_until_the_deadline_and_not_at_it(ray, monkeypatch, left_s, outcome):
+    clock = Clock()
+    monkeypatch.setattr(fanout, "time", types.SimpleNamespace(monotonic=clock.monotonic))  # this module's clock only
+    node = _node(1)
+    ray["results"]["ref-01"] = {"ran_on": node.node_id, "observation": {}, "collect_s": 0.1}
+    deadline = fanout.node_deadline_s(60.0, 1)
+    timeouts = []
+
+    def wait(pending, num_returns, timeout):
+        timeouts.append(timeout)
+        if len(timeouts) == 1:  # nothing until left_s before the deadline
+            clock.now = 1000.0 + deadline - left_s
+            return [], list(pending)
+        return list(pending), []  # asked again: the answer is there
+
+    monkeypatch.setattr(sys.modules["ray"], "wait", wait)
+    [got] = fanout.fan_out_connected("m:f", {}, 60.0, nodes=[node])
+    assert got.outcome is outcome
+    first = pytest.approx(deadline)
+    assert timeouts == ([first] if outcome is Outcome.TIMEOUT else [first, pytest.approx(left_s)])
+
+
+def test_without_nodes_given_the_alive_nodes_are_listed(ray):
+    ray["nodes"] = [{"NodeID": f"{i}" * 56, "NodeManagerAddress": f"10.0.0.{i}", "NodeManagerHostname": f"gpu-{i}",
+                     "Alive": i != 2, "Resources": {"GPU": 8.0}} for i in (1, 2, 3)]
+    for i in (1, 3):
+        ray["results"][f"ref-{i}{i}"] = {"ran_on": f"{i}" * 56, "observation": {"i": i}, "collect_s": 0.2}
+    got = fanout.fan_out_connected("m:f", {}, 60.0)
+    assert [(a.node.name, a.outcome, a.observation) for a in got] == [
+        ("gpu-1", Outcome.ANSWERED, {"i": 1}), ("gpu-3", Outcome.ANSWERED, {"i": 3})]
+    assert [s[0][1] for s in ray["submitted"]] == ["1" * 56, "3" * 56]  # none pinned to the dead node
 
 
 def test_no_nodes_no_tasks(ray):
@@ -250,6 +297,12 @@ def test_run_collector_calls_the_target_and_says_where_it_ran(ray):
     ray["node_id"] = "n1"
     got = fanout.run_collector("json:dumps", {"obj": [1]})
     assert (got["ran_on"], got["observation"]) == ("n1", "[1]") and got["collect_s"] >= 0
+
+
+def test_run_collector_takes_the_module_up_to_the_first_colon(ray):
+    # a module name has no colon: all after the first one is the name looked up in the module (here, a missing one)
+    with pytest.raises(AttributeError, match="module 'json' has no attribute 'dumps:v2'"):
+        fanout.run_collector("json:dumps:v2", {"obj": [1]})
 
 
 # --- _connect and drive ----------------------------------------------------------------------------------------------
@@ -316,6 +369,16 @@ def test_main_prints_one_result_line_last(ray, capsys, monkeypatch):
     out = capsys.readouterr().out.splitlines()
     assert out == [RESULT + json.dumps(FanoutResult(address="10.0.0.1:6379", connected=False, tried="t",
                                                     error="e").to_dict())]
+
+
+def test_main_flushes_and_leaves_with_the_drivers_code_without_rays_shutdown(monkeypatch):
+    events = []
+    monkeypatch.setattr(fanout, "_main", lambda: events.append("drove") or 0)
+    out = FlushCounting()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(fanout, "os", types.SimpleNamespace(_exit=lambda code: events.append((code, out.flushes))))
+    fanout.main()
+    assert events == ["drove", (0, 1)]
 
 
 def test_main_defaults(monkeypatch, capsys):
@@ -399,6 +462,74 @@ def test_run_planned_of_a_driver_that_ends_keeps_its_code():
     assert (done.timed_out, done.returncode, done.stdout, limit) == (False, 3, "x\n", 30.0)
 
 
+def test_run_planned_gives_the_driver_no_stdin_only_its_env_and_a_session_of_its_own(monkeypatch):
+    monkeypatch.setenv("RLCHECK_CALLERS_OWN", "1")
+    code = ("import os, sys; print(repr(sys.stdin.read())); "
+            "print(os.environ.get('RLCHECK_GIVEN'), os.environ.get('RLCHECK_CALLERS_OWN')); "
+            "print('own session' if os.getsid(0) == os.getpid() else 'the caller session'); "
+            "print('ray: one', file=sys.stderr); print('ray: two', file=sys.stderr)")
+    argv = [sys.executable, "-c", code]
+    typed, keys = os.pipe()  # the caller's stdin has something in it: the driver must not read it
+    os.write(keys, b"y\n")
+    os.close(keys)
+    saved = os.dup(0)
+    os.dup2(typed, 0)
+    try:
+        done, limit = fanout.run_planned(argv, env={"RLCHECK_GIVEN": "yes"}, deadline_s=lambda nodes: 30.0)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(typed)
+    assert done == fanout.subproc.Completed(argv=tuple(argv), returncode=0, stdout="''\nyes None\nown session\n",
+                                            stderr="ray: one\nray: two\n", timed_out=False)
+
+
+def test_run_planned_stops_reading_what_an_escaped_process_holds_open(monkeypatch):
+    monkeypatch.setattr(fanout.subproc, "DRAIN_S", 0.2)
+    made = []
+    real = threading.Thread
+
+    def thread(*a, **kw):
+        made.append(real(*a, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(fanout.threading, "Thread", thread)
+    escaped = "import time; time.sleep(5); print('late', flush=True)"  # left the group: the kill cannot reach it
+    code = (f"import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', {escaped!r}], "
+            "start_new_session=True); print(p.pid, flush=True)")
+    done, _ = fanout.run_planned([sys.executable, "-c", code], env={}, deadline_s=lambda nodes: 30.0)
+    try:
+        # the driver's own lines, read within DRAIN_S of its end; not what the escaped process writes later
+        assert (done.returncode, done.timed_out, done.stdout.splitlines()[1:]) == (0, False, [])
+        assert [t.daemon for t in made] == [True, True]  # a reader blocked on that pipe keeps no interpreter alive
+    finally:
+        with contextlib.suppress(ProcessLookupError, ValueError, IndexError):
+            os.kill(int(done.stdout.split()[0]), signal.SIGKILL)
+
+
+def test_run_planned_waits_in_steps_of_a_second_at_most_and_kills_at_the_deadline(monkeypatch):
+    readings = iter([0.0, 8.5, 9.95, 10.0, 11.0, 12.0])  # the start, then each look at what is left of 10 s
+    now = []
+    monkeypatch.setattr(fanout, "time", types.SimpleNamespace(monotonic=lambda: now.append(next(readings)) or now[-1]))
+    asked, killed_at = [], []
+
+    class Driver(subprocess.Popen):
+        def wait(self, timeout=None):
+            if killed_at:  # the kill's own wait for the group to end
+                return super().wait(timeout)
+            asked.append(timeout)
+            raise subprocess.TimeoutExpired(self.args, timeout)  # still running at every step
+
+    real_kill = fanout.subproc.kill_group
+    monkeypatch.setattr(fanout.subproc, "kill_group", lambda proc: killed_at.append(now[-1]) or real_kill(proc))
+    monkeypatch.setattr(fanout.subprocess, "Popen", Driver)
+    done, limit = fanout.run_planned([sys.executable, "-c", "import time; time.sleep(60)"], env={},
+                                     deadline_s=lambda nodes: 10.0)
+    assert asked == [1.0, pytest.approx(0.05)]  # 1.5 s left: a 1 s step (a new plan is read between steps)
+    assert killed_at == [10.0]  # at the deadline itself, not one step later
+    assert (done.timed_out, done.returncode, limit) == (True, None, 10.0)
+
+
 FANOUT_HELP = """\
 usage: fanout [-h] --address ADDRESS [--collector COLLECTOR] [--kwargs KWARGS] [--node-timeout-s NODE_TIMEOUT_S]
               [--connect-timeout-s CONNECT_TIMEOUT_S] [--job-python JOB_PYTHON] [--ship]
@@ -431,17 +562,24 @@ def test_the_driver_says_its_options(monkeypatch, capsys):
 
 @pytest.mark.parametrize(("address", "through_job"), [("http://h:8265", True), ("https://h:8265", True),
                                                       ("ray://h:10001", False), ("h:6379", False)])
-def test_the_driver_goes_in_by_the_addresss_scheme(monkeypatch, capsys, address, through_job):
+def test_the_driver_goes_in_by_the_addresss_scheme(monkeypatch, address, through_job):
     from rlcheck.cluster import fanout_job
 
     seen = []
     result = FanoutResult(address=address, connected=False, tried="t")
-    monkeypatch.setattr(fanout, "drive", lambda args: seen.append("drive") or result)
-    monkeypatch.setattr(fanout_job, "drive_through_job", lambda args: seen.append("job") or result)
-    fanout._main(["--address", address, "--kwargs", '{"a": 1}', "--node-timeout-s", "5", "--connect-timeout-s", "6",
+    monkeypatch.setattr(fanout, "drive", lambda args: seen.append(("drive", args)) or result)
+    monkeypatch.setattr(fanout_job, "drive_through_job", lambda args: seen.append(("job", args)) or result)
+    out = FlushCounting()
+    monkeypatch.setattr(sys, "stdout", out)
+    fanout._main(["--address", address, "--kwargs", '{"a": 1}', "--node-timeout-s", "5", "--connect-timeout-s", "6.5",
                   "--job-python", "/py", "--ship", "--collector", "m:g"])
-    assert seen == ["job" if through_job else "drive"]
-    assert capsys.readouterr().out == RESULT + json.dumps(result.to_dict()) + "\n"
+    [(way, args)] = seen
+    assert way == ("job" if through_job else "drive")
+    # the deadlines are numbers (seconds), whichever way the driver goes in
+    assert (args.address, args.collector, args.kwargs, args.node_timeout_s, args.connect_timeout_s, args.job_python,
+            args.ship) == (address, "m:g", '{"a": 1}', 5.0, 6.5, "/py", True)
+    assert out.text == RESULT + json.dumps(result.to_dict()) + "\n"
+    assert out.flushes == 1  # the result line is out before the driver leaves with os._exit
 
 
 # --- what each step hands on (the recorded calls, a stepped clock) ---------------------------------------------------

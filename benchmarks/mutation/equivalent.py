@@ -1101,10 +1101,17 @@ EQUIVALENT: dict[str, str] = {
        'the reader\'s mode "rb" left out or None: BZ2File and LZMAFile read by default, and GzipFile without a mode '
        "takes the file object's, which the buffered reader over _Prefixed (no mode of its own) lacks, so 'rb'"
        for n in (32, 34, 47, 60)},
-    # rlcheck/deploy/yaml_text.py
-    **{f"rlcheck.deploy.yaml_text.x_{name}__mutmut_3":
-       "safe_dump(sort_keys=False) -> sort_keys=None: PyYAML sorts only when sort_keys is true, and None is not"
-       for name in ("dump", "dump_all")},
+    # rlcheck/deploy/yaml_text.py (dump is dump_all of the one document, so the options are written once)
+    "rlcheck.deploy.yaml_text.x_dump_all__mutmut_3":
+        "safe_dump_all(sort_keys=False) -> sort_keys=None: PyYAML's representer reads sort_keys only as `if "
+        "self.sort_keys:` (sorting when true), and None is false as False is",
+    # rlcheck/cluster/fanout.py: what _answer does not read
+    "rlcheck.cluster.fanout.x_fan_out_connected__mutmut_104":
+        "_answer(node, ref, None, deadline) -> _answer(node, None, None, deadline) for a task past the deadline: "
+        "with done_s None, _answer returns the timeout answer before it reads ref",
+    "rlcheck.cluster.fanout.x_fan_out_connected__mutmut_89":
+        "_answer(node, ref, done_s, deadline_s) -> (..., done_s, None) for a task that is done: _answer reads "
+        "node_timeout_s only when done_s is None, and here done_s is round() of a float, never None",
     # rlcheck/plugin/resources.py
     "rlcheck.plugin.resources.x_require_ray__mutmut_6":
         "found = False -> None where find_spec raised: it is only read by `if not found`, and both are false",

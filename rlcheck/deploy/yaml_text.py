@@ -20,7 +20,7 @@ def _yaml() -> Any:
 
 
 def dump(doc: Any) -> str:
-    return str(_yaml().safe_dump(doc, sort_keys=False, width=120))
+    return dump_all([doc])  # PyYAML's safe_dump is safe_dump_all of the one document
 
 
 def dump_all(docs: list[Any]) -> str:
