@@ -453,6 +453,33 @@ def test_scan_rule_engine_line_anchors_per_line(engine: str) -> None:
     assert finder.ids_in(b"GAMMA") == {0} and finder.ids_in(b"xGAMMA") == set()
 
 
+class FindCounted(bytearray):
+    """A block that fails its find past a bound (the finder calls it once per anchor): a search that ran on forever
+    fails instead."""
+
+    finds = 0
+
+    def find(self, *args: object) -> int:  # type: ignore[override]
+        self.finds += 1
+        assert self.finds <= 10, "the block was searched on past its end"
+        return super().find(*args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e != "hyperscan"])
+@pytest.mark.parametrize(("data", "anchors"), [
+    # the empty rest after the last newline is found once, and the search ends there (asked again at the end, it
+    # would find the same empty rest forever)
+    (b"a\n\nb\n", [2, 5]),
+    # an empty first line: the search goes on from the next line, not from the first line again nor from the end
+    (b"\nx\n\n", [0, 3]),
+])
+def test_scan_rule_engine_empty_lines_each_found_once(engine: str, data: bytes, anchors: list[int]) -> None:
+    finder = scan_engines.make_finder(engine, ["^$"])  # a signature that matches an empty line
+    block = FindCounted(data)
+    assert finder.anchors(block, len(block)) == anchors
+    assert block.finds == len(anchors)  # one line end looked for per anchor
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_scan_rule_engine_compile_error_named(engine: str) -> None:
     assert scan_engines.compile_error("BETA", engine) == ""
@@ -473,6 +500,16 @@ def test_scan_rule_optional_engine_module() -> None:
     assert scan_engines._optional("re") is re
     assert scan_engines._optional("rlcheck_no_such_module") is None
     assert scan_engines.ENGINES[-1] == "re"
+
+
+def test_scan_rule_installed_engine_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    assert scan_engines._installed("re") is True
+    assert scan_engines._installed("rlcheck_no_such_module") is False
+    assert scan_engines._installed("rlcheck_no_such_pkg.sub") is False  # its package missing: ImportError, caught
+    monkeypatch.setitem(sys.modules, "rlcheck_specless", types.ModuleType("rlcheck_specless"))
+    assert scan_engines._installed("rlcheck_specless") is False  # a module without a spec: ValueError, caught
 
 
 @pytest.mark.parametrize("prefix", [0, 1, 3000, 10_000])

@@ -1105,6 +1105,19 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.deploy.yaml_text.x_dump_all__mutmut_3":
         "safe_dump_all(sort_keys=False) -> sort_keys=None: PyYAML's representer reads sort_keys only as `if "
         "self.sort_keys:` (sorting when true), and None is false as False is",
+    # rlcheck/scan_engines.py: RegexFinder's search bounds
+    **{f"rlcheck.scan_engines.xǁRegexFinderǁ_first__mutmut_{n}": "_first's 'nothing found' -1 -> -2: its one caller, "
+       "anchors, reads it only as `>= 0`" for n in (13, 36)},
+    "rlcheck.scan_engines.xǁRegexFinderǁ_first__mutmut_14":
+        "while pos < length -> <= length: _first is called only with pos < length (anchors' loop tests it first), and "
+        "it steps pos only while pos + window < length, so pos never equals length there",
+    **{f"rlcheck.scan_engines.xǁRegexFinderǁ_first__mutmut_{n}": "the last window's test (pos + window >= length) "
+       "weakened (- window, or > for >=): the extra windows searched are [pos', length) inside the one just searched "
+       "without a hit, and re matches at a position whatever the search's start (^, \\A and lookbehind see the whole "
+       "block), so they find nothing either and -1 comes back" for n in (29, 30)},
+    **{f"rlcheck.scan_engines.xǁRegexFinderǁanchors__mutmut_{n}": "the line end looked for past length (find without "
+       "its length bound): a newline before length is found alike, and one at or past length puts pos past length, "
+       "where the loop ends as it does when pos is length" for n in (17, 20)},
     # rlcheck/cluster/fanout.py: what _answer does not read
     "rlcheck.cluster.fanout.x_fan_out_connected__mutmut_104":
         "_answer(node, ref, None, deadline) -> _answer(node, None, None, deadline) for a task past the deadline: "

@@ -67,8 +67,10 @@ TARGETS = {
                                                       "test_rules_table_verdict_contract.py",
                                                       "test_plugin_ci.py", "test_history_band.py"]),
     "scan": ("rlcheck/scan.py", ["test_scan.py", "test_rules_table_scan.py", "test_scan_inputs.py"]),
+    # the engines, and the cache of compiled forms (cache_dir, read_cached / write_cached, the Hyperscan database)
+    # that test_catalog_compiled.py judges
     "scan_engines": ("rlcheck/scan_engines.py", ["test_scan.py", "test_rules_table_scan.py",
-                                                 "test_scan_inputs.py"]),
+                                                 "test_scan_inputs.py", "test_catalog_compiled.py"]),
     "catalog": ("rlcheck/catalog.py", ["test_catalog.py", "test_rules_table_catalog.py"]),
     # the GO / NO-GO gate (results/mutation_gate.json): what skips, what decides, what acts on a node
     "gating": ("rlcheck/plugin/gating.py", ["test_rules_table_gating.py", "test_plugin.py"]),
