@@ -502,6 +502,38 @@ def test_scan_rule_optional_engine_module() -> None:
     assert scan_engines.ENGINES[-1] == "re"
 
 
+FINGERPRINTS = [
+    # (Hyperscan's version or None, re2 installed, where re2's spec says it lives: None no spec, "" no origin)
+    (None, False, "unused", []),
+    ("0.7.8", False, "unused", ["hyperscan 0.7.8"]),
+    ("0.7.8", True, "FILE", ["hyperscan 0.7.8", "re2 FILE 5 1700000000123456789"]),  # a file: its size and mtime
+    (None, True, "/gone/_re2.so", ["re2 /gone/_re2.so"]),  # its file gone since: the path alone
+    (None, True, "", ["re2 "]),  # a spec without an origin
+    (None, True, None, ["re2 "]),  # no spec any more
+]
+
+
+@pytest.mark.parametrize(("hyperscan", "re2", "origin", "engines"), FINGERPRINTS)
+def test_scan_rule_engines_fingerprint_names_each_engine_and_its_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hyperscan: str | None, re2: bool, origin: str | None,
+        engines: list[str]) -> None:
+    import importlib.util
+    import os
+    import types
+
+    module = tmp_path / "_re2.so"
+    module.write_bytes(b"\x7fELF\x02")
+    os.utime(module, ns=(1_700_000_000_123_456_789, 1_700_000_000_123_456_789))
+    origin = str(module) if origin == "FILE" else origin
+    real = importlib.util.find_spec
+    spec = None if origin is None else types.SimpleNamespace(origin=origin or None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: spec if name == "re2" else real(name, *a))
+    monkeypatch.setattr(scan_engines, "_hyperscan", hyperscan and types.SimpleNamespace(__version__=hyperscan))
+    monkeypatch.setattr(scan_engines, "_RE2_INSTALLED", re2)
+    assert scan_engines.engines_fingerprint() == [f"python {sys.version}",
+                                                  *(e.replace("FILE", str(module)) for e in engines)]
+
+
 def test_scan_rule_installed_engine_module(monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
