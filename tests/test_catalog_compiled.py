@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import types
 from pathlib import Path
 
 import pytest
@@ -198,6 +199,29 @@ def test_a_cached_payload_is_read_back_only_intact_and_under_its_own_key(cache):
     path.chmod(0o600)
     path.write_bytes(path.read_bytes()[:40])  # torn
     assert scan_engines.read_cached("t", "k1") is None
+
+
+def test_a_cache_file_is_written_for_this_user_alone_and_never_through_a_planted_link(cache, tmp_path, monkeypatch):
+    monkeypatch.setattr(scan_engines, "time", types.SimpleNamespace(monotonic_ns=lambda: 42))  # the temp file's name
+    scan_engines.write_cached("t", "k1", b"payload")
+    assert (cache / "t-k1.bin").stat().st_mode & 0o777 == 0o600  # readable and writable by this user alone
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"someone else's file\n")
+    os.symlink(victim, cache / f".t-k2.{os.getpid()}-42.tmp")  # planted where the next write makes its temp file
+    scan_engines.write_cached("t", "k2", b"payload")
+    assert victim.read_bytes() == b"someone else's file\n"  # the link is neither followed nor written through
+    assert scan_engines.read_cached("t", "k2") is None  # nothing kept this time: the next run compiles again
+
+
+def test_an_interrupt_while_writing_is_not_swallowed_when_the_temp_file_is_already_gone(cache, monkeypatch):
+    def interrupted(src: str, dst: str) -> None:
+        os.unlink(src)  # a cache cleaner took the temp file
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(scan_engines.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        scan_engines.write_cached("t", "k1", b"payload")
+    assert list(cache.iterdir()) == []
 
 
 @needs_hyperscan
