@@ -487,6 +487,35 @@ def test_scan_rule_engine_compile_error_named(engine: str) -> None:
     assert error and ": " in error
 
 
+@pytest.mark.skipif("re2" not in ENGINES, reason="re2 is not installed")
+def test_scan_rule_engine_re2_searches_a_long_line_whole() -> None:
+    # re2 is linear on any text: no windows, so a match longer than the windows' overlap, in no one window of the
+    # stdlib's (7,000 to 8,000 in a 20,000-byte line), is found all the same
+    line = b"y" * 7000 + b"A" * 1000 + b"y" * 12_000
+    block = b"ok\n" + line + b"\n"
+    assert scan_engines.make_finder("re2", ["A{1000}"]).anchors(block, len(block)) == [3 + 7000]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scan_rule_engine_compiles_in_its_own_dialect(engine: str) -> None:
+    # a backreference: Python's re has it; Hyperscan and re2 (automata, linear in the text) refuse it, which is why
+    # the catalogue compiles every signature with every installed engine
+    error = scan_engines.compile_error(r"(BETA) \1", engine)
+    assert (error == "") is (engine == "re")
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan is not installed")
+def test_scan_rule_engine_hyperscan_database_kept_only_when_asked(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(scan_engines.CACHE_ENV, str(cache))
+    for finder in (scan_engines.make_finder("hyperscan", ["BETA"]), scan_engines.HyperscanFinder(["BETA"])):
+        assert finder.ids_in(b"x BETA y") == {0}
+    assert list(cache.glob("hsdb-*")) == []  # compiled in memory by default
+    assert scan_engines.make_finder("hyperscan", ["BETA"], cache=True).ids_in(b"x BETA y") == {0}
+    assert len(list(cache.glob("hsdb-*.bin"))) == 2  # kept: the block scan's database and the pieces' one
+
+
 def test_scan_rule_unknown_engine_lists_the_installed_ones() -> None:
     with pytest.raises(ValueError) as caught:
         scan_engines.make_finder("pcre", ["x"])
