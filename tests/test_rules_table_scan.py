@@ -487,6 +487,21 @@ def test_scan_rule_engine_compile_error_named(engine: str) -> None:
     assert error and ": " in error
 
 
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan is not installed")
+@pytest.mark.parametrize(("signature", "block", "anchors"), [
+    # Hyperscan's anchor: the last byte of each line's first match; the line's other matches are skipped
+    ("BETA", b"BETA x BETA\nok\nBETA\n", [3, 18]),
+    ("BETA", b"ok\nBETA x BETA\n", [6]),  # a later line's end is looked for from its match, not the block's start
+    ("BETA", b"ok\nBETA BETA", [6]),  # the last line without a newline: it ends at the length
+    ("^E$", b"E\nBETA\nE\n", [0, 7]),  # a match in the block's first byte
+    (r"BETA\s", b"BETA BETA\nok\n", [4]),  # a match that ends with the line's newline is still that line's
+    (r"\s", b"\nBETA x\n", [0, 5]),  # a first line that is its newline alone: the next line is searched on
+    ("BETA", b"BETA " * 100 + b"\nBETA\n", [3, 504]),  # past 64 skipped the scan halts, and resumes on the next line
+])
+def test_scan_rule_engine_hyperscan_anchor_offsets(signature: str, block: bytes, anchors: list[int]) -> None:
+    assert scan_engines.make_finder("hyperscan", [signature]).anchors(block, len(block)) == anchors
+
+
 @pytest.mark.skipif("re2" not in ENGINES, reason="re2 is not installed")
 def test_scan_rule_engine_re2_searches_a_long_line_whole() -> None:
     # re2 is linear on any text: no windows, so a match longer than the windows' overlap, in no one window of the
