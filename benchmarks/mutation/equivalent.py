@@ -10,6 +10,8 @@ from __future__ import annotations
 _WORDS = ("the True / False / None test in slime_metrics._value, any of its words changed: float() of each of "
           "those words raises ValueError, whose handler returns the same text, so the test changes no value")
 
+_HS = "rlcheck.scan_engines.xǁHyperscanFinderǁanchors__mutmut_"
+
 _STRICT = "{}; zip's strict (True, False, None or absent) only matters when the lengths differ, which they cannot"
 
 EQUIVALENT: dict[str, str] = {
@@ -1126,23 +1128,26 @@ EQUIVALENT: dict[str, str] = {
         "XDG_CACHE_HOME's default '' -> 'XXXX': it is read only through os.path.isabs, false for both, so the cache "
         "goes under ~/.cache either way",
     # HyperscanFinder.anchors: the halt after MATCHES_PER_LINE skipped matches only saves time
-    "rlcheck.scan_engines.xǁHyperscanFinderǁanchors__mutmut_5": "line_end's start -1 -> -2: every match ends at 0 or later (pos + to - 1 >= 0), above both, so the first "
-            "match is kept either way",
-    **{f"rlcheck.scan_engines.xǁHyperscanFinderǁanchors__mutmut_{n}": "skipped's start 0 -> 1 at the scan's start or its resume: the first match of a (re)scan ends past "
+    _HS + "5":
+        "line_end's start -1 -> -2: every match ends at 0 or later (pos + to - 1 >= 0), above both, so the first "
+        "match is kept either way",
+    **{f"{_HS}{n}": "skipped's start 0 -> 1 at the scan's start or its resume: the first match of a (re)scan ends past "
        "line_end (the scan starts after it), so it is kept and skipped is reset to 0 before any skip is counted"
        for n in (6, 43)},
-    **{f"rlcheck.scan_engines.xǁHyperscanFinderǁanchors__mutmut_{n}": "the halt's count changed (skipped = 1, -= 1, += 2, > for >=, reset to 1): a halt stops the scan in a "
-       "line whose first match is already kept and resumes at the next line, where the unhalted scan skips the same "
-       "matches (they end at or before line_end): the anchors are the same, only the time differs"
+    **{f"{_HS}{n}": "the halt's count changed (skipped = 1, -= 1, += 2, > for >=, reset to 1): a halt stops the "
+       "scan in a line whose first match is already kept and resumes at the next line, where the unhalted scan "
+       "skips the same matches (they end at or before line_end): the anchors are the same, only the time differs"
        for n in (12, 13, 14, 15, 26)},
-    "rlcheck.scan_engines.xǁHyperscanFinderǁanchors__mutmut_32": "return True after each kept match: the scan halts after every line's first match and resumes at the next "
-             "line (or ends past length), the anchors the unhalted scan gives by skipping the rest of that line",
-    **{f"rlcheck.scan_engines.xǁHyperscanFinderǁanchors__mutmut_{n}": "the line end looked for past length (find without its length bound): a newline before length is "
+    _HS + "32":
+        "return True after each kept match: the scan halts after every line's first match and resumes at the next "
+        "line (or ends past length), the anchors the unhalted scan gives by skipping the rest of that line",
+    **{f"{_HS}{n}": "the line end looked for past length (find without its length bound): a newline before length is "
        "found alike; otherwise line_end is at or past length instead of length, and every later match ends before "
        "length (skipped alike) while a halt resumes past length (the loop ends alike)" for n in (20, 23)},
-    "rlcheck.scan_engines.xǁHyperscanFinderǁanchors__mutmut_33": "while pos < length -> <= length: pos is length only after a halt in a line whose newline is the last "
-             "byte, and the scan of the empty rest finds nothing (Hyperscan refuses a pattern that matches empty) and "
-             "breaks",
+    _HS + "33":
+        "while pos < length -> <= length: pos is length only after a halt in a line whose newline is the last "
+        "byte, and the scan of the empty rest finds nothing (Hyperscan refuses a pattern that matches empty) and "
+        "breaks",
     # rlcheck/cluster/fanout.py: what _answer does not read
     "rlcheck.cluster.fanout.x_fan_out_connected__mutmut_104":
         "_answer(node, ref, None, deadline) -> _answer(node, None, None, deadline) for a task past the deadline: "
