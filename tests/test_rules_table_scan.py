@@ -502,6 +502,17 @@ def test_scan_rule_engine_hyperscan_anchor_offsets(signature: str, block: bytes,
     assert scan_engines.make_finder("hyperscan", [signature]).anchors(block, len(block)) == anchors
 
 
+@pytest.mark.parametrize(("run", "at", "anchors"), [
+    (512, 7000, [3 + 7000]),  # up to the overlap: found wherever it sits (here across the edge at 7,168)
+    (1000, 3000, [3 + 3000]),  # longer, inside one window: found
+    (1000, 7000, []),  # longer and in no one window (7,000 to 8,000): the price of linear time, not found
+])
+def test_scan_rule_engine_stdlib_searches_in_windows(run: int, at: int, anchors: list[int]) -> None:
+    line = b"y" * at + b"A" * run + b"y" * (20_000 - at - run)
+    block = b"ok\n" + line + b"\n"
+    assert scan_engines.make_finder("re", [f"A{{{run}}}"]).anchors(block, len(block)) == anchors
+
+
 @pytest.mark.skipif("re2" not in ENGINES, reason="re2 is not installed")
 def test_scan_rule_engine_re2_searches_a_long_line_whole() -> None:
     # re2 is linear on any text: no windows, so a match longer than the windows' overlap, in no one window of the
