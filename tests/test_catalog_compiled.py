@@ -4,6 +4,8 @@ compiled anew, never loaded."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import shutil
 import types
@@ -301,3 +303,147 @@ def test_a_hand_made_catalogue_is_compiled_in_memory_only(cache, data_dir):
     subset = {"beta-fault": known["beta-fault"]}
     assert scan.Matcher(subset).match_line("beta 3 stuck") == ["beta-fault"]
     assert sorted(cache.glob("hsdb-*")) == kept
+
+
+def test_a_payload_under_another_keys_name_is_refused_and_an_empty_one_kept(cache):
+    scan_engines.write_cached("t", "k3", b"payload")  # intact, of key k3 (as long as k1: its checksum lines up)
+    (cache / "t-k3.bin").rename(cache / "t-k1.bin")
+    assert scan_engines.read_cached("t", "k1") is None  # its header names k3
+    assert scan_engines.read_cached("t", "k3") is None  # and k3 has no file now
+    scan_engines.write_cached("t", "k1", b"")  # the shortest intact file: header, checksum line, no payload
+    assert scan_engines.read_cached("t", "k1") == b""
+    path = cache / "t-k1.bin"
+    path.write_bytes(path.read_bytes()[:-1])  # its checksum's newline cut off
+    assert scan_engines.read_cached("t", "k1") is None
+
+
+# Recorded /proc/cpuinfo (the first processor of each): an AWS c5 (Skylake-SP, AVX-512), a Broadwell host (no
+# AVX-512), an AWS Graviton2 (aarch64: 'Features') and a POWER9 host (ppc64le: no features line).
+SKYLAKE_FLAGS = ("fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ss "
+                 "ht syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl xtopology nonstop_tsc cpuid pni pclmulqdq "
+                 "ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor lahf_lm "
+                 "abm 3dnowprefetch bmi1 avx2 smep bmi2 erms invpcid mpx avx512f avx512dq rdseed adx smap clflushopt "
+                 "clwb avx512cd avx512bw avx512vl xsaveopt xsavec xgetbv1 xsaves ida arat pku ospke")
+BROADWELL_FLAGS = ("fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 "
+                   "ht syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl xtopology cpuid pni pclmulqdq ssse3 fma "
+                   "cx16 pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor lahf_lm abm "
+                   "3dnowprefetch bmi1 avx2 smep bmi2 erms invpcid rdseed adx smap xsaveopt arat")
+GRAVITON2_FEATURES = ("fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop "
+                      "asimddp ssbs")
+
+
+def _x86(model: str, flags: str) -> bytes:
+    return (f"processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\nmodel name\t: {model}\n"
+            f"stepping\t: 4\nmicrocode\t: 0x2006e05\ncpu MHz\t\t: 3000.000\ncache size\t: 25344 KB\nfpu\t\t: yes\n"
+            f"fpu_exception\t: yes\ncpuid level\t: 13\nwp\t\t: yes\nflags\t\t: {flags}\n"
+            f"bugs\t\t: cpu_meltdown spectre_v1 spectre_v2 spec_store_bypass l1tf mds swapgs\nbogomips\t: 6000.00\n"
+            f"clflush size\t: 64\n\nprocessor\t: 1\nvendor_id\t: GenuineIntel\nflags\t\t: fpu\n").encode()
+
+
+SKYLAKE = _x86("Intel(R) Xeon(R) Platinum 8124M CPU @ 3.00GHz", SKYLAKE_FLAGS)
+BROADWELL = _x86("Intel(R) Xeon(R) CPU E5-2686 v4 @ 2.30GHz", BROADWELL_FLAGS)
+GRAVITON2 = (f"processor\t: 0\nBogoMIPS\t: 243.75\nFeatures\t: {GRAVITON2_FEATURES}\nCPU implementer\t: 0x41\n"
+             "CPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n"
+             "processor\t: 1\nBogoMIPS\t: 243.75\nFeatures\t: fp\n").encode()
+POWER9 = (b"processor\t: 0\ncpu\t\t: POWER9 (architected), altivec supported\nclock\t\t: 2200.000000MHz\n"
+          b"revision\t: 2.2 (pvr 004e 1202)\n\ntimebase\t: 512000000\nplatform\t: pSeries\n")
+
+
+def _cpuinfo(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: bytes | None) -> None:
+    """_cpu_features reads text as /proc/cpuinfo (None: there is none, as where /proc is not mounted); any other
+    path it opens is missing."""
+    recorded = tmp_path / "cpuinfo"
+    recorded.unlink(missing_ok=True)
+    if text is not None:
+        recorded.write_bytes(text)
+
+    def recorded_open(path: str, *args: object, **kwargs: object) -> object:
+        if path != "/proc/cpuinfo":
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+        return open(recorded, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(scan_engines, "open", recorded_open, raising=False)
+
+
+@pytest.mark.parametrize(("text", "features"), [
+    (SKYLAKE, SKYLAKE_FLAGS),  # x86-64: the first processor's 'flags' line, after the colon, trimmed
+    (BROADWELL, BROADWELL_FLAGS),
+    (GRAVITON2, GRAVITON2_FEATURES),  # aarch64: its 'Features' line
+    (POWER9, ""),  # neither line: nothing (the machine's name in the key still tells it apart)
+    (None, ""),  # no /proc/cpuinfo at all
+])
+def test_the_cpu_features_are_the_flags_or_features_line_of_proc_cpuinfo(text, features, tmp_path, monkeypatch):
+    _cpuinfo(monkeypatch, tmp_path, text)
+    assert scan_engines._cpu_features() == features
+
+
+@pytest.mark.parametrize(("text", "features"), [
+    # a byte past ASCII (a vendor's UTF-8 model name) neither stops the read nor changes with the locale: each is
+    # U+FFFD, in the flags line too, so the same bytes give the same key under any locale
+    (_x86("Intel\xae Xeon\xae Gold 6148", "fpu avx512f"), "fpu avx512f"),
+    (_x86("Xeon", "fpu \xae avx512f"), "fpu \ufffd\ufffd avx512f"),
+    (b"flags\t\t: fpu sse2:x avx2\n", "fpu sse2:x avx2"),  # all after the first colon, a later colon kept
+    (b"flags\n", "flags"),  # a line cut before its colon: the line itself, not an error
+])
+def test_the_cpu_features_are_read_as_ascii_after_the_first_colon(text, features, tmp_path, monkeypatch):
+    _cpuinfo(monkeypatch, tmp_path, text)
+    assert scan_engines._cpu_features() == features
+
+
+def test_a_cache_key_is_the_sha256_of_its_parts_as_compact_json():
+    parts = ("hyperscan-db", "0.7.8", "x86_64", "fpu avx512f", 4, ["BETA", "^GAMMA$"])
+    compact = b'["hyperscan-db","0.7.8","x86_64","fpu avx512f",4,["BETA","^GAMMA$"]]'
+    assert scan_engines.key_of(*parts) == hashlib.sha256(compact).hexdigest()
+    assert scan_engines.key_of("catalog", {"small.toml": "9f2c"}) == hashlib.sha256(
+        b'["catalog",{"small.toml":"9f2c"}]').hexdigest()  # a mapping's too: no space after its colon
+    assert scan_engines.key_of("a", "b") != scan_engines.key_of("a,b") != scan_engines.key_of(["a", "b"])
+
+
+def _host(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, version: str, machine: str, cpuinfo: bytes) -> None:
+    assert scan_engines._hyperscan is not None
+    monkeypatch.setattr(scan_engines._hyperscan, "__version__", version)
+    monkeypatch.setattr(scan_engines.os, "uname", lambda: types.SimpleNamespace(machine=machine))
+    _cpuinfo(monkeypatch, tmp_path, cpuinfo)
+
+
+@needs_hyperscan
+def test_a_database_is_kept_under_hyperscan_the_machine_the_cpu_the_flag_and_the_patterns(cache, tmp_path,
+                                                                                          monkeypatch):
+    _host(monkeypatch, tmp_path, "0.7.8", "x86_64", SKYLAKE)
+    flag = scan_engines._hyperscan.HS_FLAG_MULTILINE
+    scan_engines._cached_database(["BETA", "^GAMMA$"], flag)
+    named = f'["hyperscan-db","0.7.8","x86_64","{SKYLAKE_FLAGS}",{flag},["BETA","^GAMMA$"]]'
+    assert [p.name for p in cache.iterdir()] == [f"hsdb-{hashlib.sha256(named.encode()).hexdigest()}.bin"]
+
+
+@needs_hyperscan
+@pytest.mark.parametrize("other", [
+    ("0.7.9", "x86_64", SKYLAKE),  # another Hyperscan
+    ("0.7.8", "aarch64", SKYLAKE),  # another machine
+    ("0.7.8", "x86_64", BROADWELL),  # another CPU: one without AVX-512 must never load a database built with it
+    ("0.7.8", "x86_64", GRAVITON2),
+    ("0.7.8", "x86_64", None),
+])
+def test_a_database_kept_on_one_host_is_compiled_anew_on_another(other, cache, tmp_path, monkeypatch):
+    patterns, flag = ["BETA", "^GAMMA$"], scan_engines._hyperscan.HS_FLAG_MULTILINE
+    compiled: list[int] = []
+    real = scan_engines._database
+
+    def counting(p: list[str], f: int) -> object:
+        compiled.append(1)
+        return real(p, f)
+
+    monkeypatch.setattr(scan_engines, "_database", counting)
+    _host(monkeypatch, tmp_path, "0.7.8", "x86_64", SKYLAKE)
+    scan_engines._cached_database(patterns, flag)
+    scan_engines._cached_database(patterns, flag)
+    assert len(compiled) == 1  # the second run loaded it
+    _host(monkeypatch, tmp_path, *other)
+    db = scan_engines._cached_database(patterns, flag)
+    assert len(compiled) == 2 and len(list(cache.glob("hsdb-*.bin"))) == 2  # compiled, and kept beside the first
+    found: list[int] = []
+    db.scan(b"x BETA y\nGAMMA\n", match_event_handler=lambda i, *_: found.append(i))
+    assert sorted(found) == [0, 1]
+    _host(monkeypatch, tmp_path, "0.7.8", "x86_64", SKYLAKE)
+    scan_engines._cached_database(patterns, flag)
+    assert len(compiled) == 2  # back on the first host: its own database, loaded

@@ -502,6 +502,31 @@ def test_scan_rule_engine_hyperscan_anchor_offsets(signature: str, block: bytes,
     assert scan_engines.make_finder("hyperscan", [signature]).anchors(block, len(block)) == anchors
 
 
+class ScanCounted:
+    """A Hyperscan database that fails its scan past a bound: a block scan that restarted on forever fails instead."""
+
+    def __init__(self, db: object, bound: int) -> None:
+        self.db, self.bound, self.scans = db, bound, 0
+
+    def scan(self, *args: object, **kwargs: object) -> object:
+        self.scans += 1
+        assert self.scans <= self.bound, "the block scan restarted on and on"
+        return self.db.scan(*args, **kwargs)  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan is not installed")
+def test_scan_rule_engine_hyperscan_halt_resumes_past_the_line_end() -> None:
+    # 66 signatures (an error code each, or a bare '!') all match the last byte of the first line: one anchor, 65
+    # skipped, the scan halts; it resumes after that line's newline (resumed on the line's last bytes, it would find
+    # the same 66 matches and halt there again, forever)
+    finder = scan_engines.make_finder("hyperscan", [f"ERR{i}|!" for i in range(66)])
+    counted = ScanCounted(finder._all, bound=4)  # type: ignore[attr-defined]
+    finder._all = counted  # type: ignore[attr-defined]
+    block = b"job failed!\nok\nERR7 again\n"
+    assert finder.anchors(block, len(block)) == [10, 18]
+    assert counted.scans == 2  # the halted scan, and the one resumed on the next line
+
+
 @pytest.mark.parametrize(("run", "at", "anchors"), [
     (512, 7000, [3 + 7000]),  # up to the overlap: found wherever it sits (here across the edge at 7,168)
     (1000, 3000, [3 + 3000]),  # longer, inside one window: found

@@ -1127,6 +1127,22 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.scan_engines.x_cache_dir__mutmut_14":
         "XDG_CACHE_HOME's default '' -> 'XXXX': it is read only through os.path.isabs, false for both, so the cache "
         "goes under ~/.cache either way",
+    # rlcheck/scan_engines.py: the cache of compiled databases (the CPU's features, read_cached)
+    "rlcheck.scan_engines.x__cpu_features__mutmut_10":
+        'open(encoding="ascii") -> "ASCII": codec names are looked up case-insensitively, the same codec',
+    "rlcheck.scan_engines.x_read_cached__mutmut_24":
+        "os.fdopen(closefd=False) -> closefd=None: io.open reads closefd as a truth value (None is false, checked on "
+        "3.12), so the file object leaves fd open either way and the finally closes it once",
+    "rlcheck.scan_engines.x_read_cached__mutmut_41":
+        "the short-file test len(data) < len(head) + 65 -> len(head) - 65 (never true after startswith(head)): a "
+        "file shorter than head + 65 has no byte at head + 64, so the next test (that byte must be the checksum's "
+        "newline) finds b'' there and returns None alike",
+    "rlcheck.scan_engines.xǁHyperscanFinderǁ__init____mutmut_16":
+        "the pieces' database compiled with MULTILINE & SINGLEMATCH (0) for MULTILINE | SINGLEMATCH: MULTILINE only "
+        "moves ^ and $ to the line ends inside the data, and ids_in is only given one line's bytes (Finder.ids_in: "
+        "one bounded piece of one line; Matcher cuts its pieces between newlines, and its callers' lines have none), "
+        "where ^ and $ are the data's ends either way; SINGLEMATCH only stops repeat reports of an id, which the set "
+        "holds once anyway",
     # HyperscanFinder.anchors: the halt after MATCHES_PER_LINE skipped matches only saves time
     _HS + "5":
         "line_end's start -1 -> -2: every match ends at 0 or later (pos + to - 1 >= 0), above both, so the first "
