@@ -226,10 +226,8 @@ def test_an_interrupt_while_writing_is_not_swallowed_when_the_temp_file_is_alrea
     assert list(cache.iterdir()) == []
 
 
-@needs_hyperscan
-def test_a_corrupt_database_file_is_compiled_anew_and_rewritten(cache, monkeypatch):
-    patterns = ["BETA", "^GAMMA$"]
-    flag = scan_engines._hyperscan.HS_FLAG_MULTILINE
+def _count_compiles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per Hyperscan database compiled from now on (a database loaded from the cache adds none)."""
     compiled: list[int] = []
     real = scan_engines._database
 
@@ -238,6 +236,14 @@ def test_a_corrupt_database_file_is_compiled_anew_and_rewritten(cache, monkeypat
         return real(p, f)
 
     monkeypatch.setattr(scan_engines, "_database", counting)
+    return compiled
+
+
+@needs_hyperscan
+def test_a_corrupt_database_file_is_compiled_anew_and_rewritten(cache, monkeypatch):
+    patterns = ["BETA", "^GAMMA$"]
+    flag = scan_engines._hyperscan.HS_FLAG_MULTILINE
+    compiled = _count_compiles(monkeypatch)
     scan_engines._cached_database(patterns, flag)
     scan_engines._cached_database(patterns, flag)
     assert len(compiled) == 1  # the second came from the cache
@@ -426,14 +432,7 @@ def test_a_database_is_kept_under_hyperscan_the_machine_the_cpu_the_flag_and_the
 ])
 def test_a_database_kept_on_one_host_is_compiled_anew_on_another(other, cache, tmp_path, monkeypatch):
     patterns, flag = ["BETA", "^GAMMA$"], scan_engines._hyperscan.HS_FLAG_MULTILINE
-    compiled: list[int] = []
-    real = scan_engines._database
-
-    def counting(p: list[str], f: int) -> object:
-        compiled.append(1)
-        return real(p, f)
-
-    monkeypatch.setattr(scan_engines, "_database", counting)
+    compiled = _count_compiles(monkeypatch)
     _host(monkeypatch, tmp_path, "0.7.8", "x86_64", SKYLAKE)
     scan_engines._cached_database(patterns, flag)
     scan_engines._cached_database(patterns, flag)
