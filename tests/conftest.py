@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from rlcheck.plugin import gating
 from rlcheck.repro import image_facts
 
 
@@ -20,10 +21,6 @@ def facts_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     image_facts.switch_off("")
 
 
-CLUSTER_GATE = "needs a Ray cluster (--ray-address)"
-"""The words of rlcheck's cluster gate (rlcheck.plugin.gating): only a test marked `cluster` is skipped with them."""
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     """A self-test the cluster gate skipped without its marker is a gate that skips what it must run: failed, not
@@ -31,6 +28,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     report = outcome.get_result()  # type: ignore[attr-defined]
     if (report.skipped and call.when == "setup" and item.get_closest_marker("cluster") is None
-            and CLUSTER_GATE in str(report.longrepr)):
+            and gating.CLUSTER_NEEDED in str(report.longrepr)):
         report.outcome = "failed"
         report.longrepr = f"rlcheck's cluster gate skipped {item.nodeid}, not marked cluster: {report.longrepr}"

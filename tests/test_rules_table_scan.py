@@ -18,10 +18,11 @@ from rlcheck import scan, scan_engines, scan_input
 from rlcheck.catalog import FALLBACK_ID, KnownFailure, load_catalog
 
 
-def _entry(fid: str, signatures: list[str], example: str, near_miss: str, layer: str = "ray") -> KnownFailure:
+def _entry(fid: str, signatures: list[str], example: str, near_miss: str, layer: str = "ray",
+           role: str = "cause") -> KnownFailure:
     return KnownFailure(id=fid, layer=layer, severity="crash", title=f"{fid} title", signatures=tuple(signatures),
                         examples=(example,), near_misses=(near_miss,), cause=f"{fid} cause",
-                        remedy=f"{fid} remedy")
+                        remedy=f"{fid} remedy", role=role)
 
 
 CATALOG = {
@@ -62,9 +63,7 @@ def test_scan_rule_match_line_names_each_id_once_in_catalogue_order(matcher: sca
 
 FALLBACK_CATALOG = {
     "alpha": CATALOG["alpha"],
-    FALLBACK_ID: KnownFailure(id=FALLBACK_ID, layer="any", severity="crash", title="uncatalogued",
-                              signatures=("Error",), examples=("RuntimeError: x",), near_misses=("error",),
-                              cause="not in the catalogue", remedy="read the line", role="fallback"),
+    FALLBACK_ID: _entry(FALLBACK_ID, ["Error"], "RuntimeError: x", "error", layer="any", role="fallback"),
 }
 
 

@@ -30,6 +30,10 @@ def gpu_skip_reason(marker: pytest.Mark, gpus: tuple[gpus.GpuInfo, ...], error: 
     return f"needs {need} (sm_{min_sm}+): {found}"
 
 
+CLUSTER_NEEDED = "needs a Ray cluster (--ray-address): found none, only the embedded loopback Ray"
+"""Why a test marked `cluster` is skipped without --ray-address (the self-tests fail any other test skipped so)."""
+
+
 def skip_reason(item: pytest.Item, ctx: RunContext) -> str | None:
     if item.get_closest_marker("slow") and ctx.quick:
         return "slow (more than about 30 s): skipped by --quick"
@@ -50,7 +54,7 @@ def skip_reason(item: pytest.Item, ctx: RunContext) -> str | None:
         if missing:
             return "needs " + "; and ".join(missing)
     if item.get_closest_marker("cluster") and ctx.ray_address is None:
-        return "needs a Ray cluster (--ray-address): found none, only the embedded loopback Ray"
+        return CLUSTER_NEEDED
     return None
 
 
