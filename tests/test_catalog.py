@@ -107,6 +107,27 @@ def test_catalog_unreadable_toml_refused(tmp_path):
         catalog.load_catalog(tmp_path)
 
 
+@pytest.mark.parametrize("load", [catalog.load_catalog, catalog.validate_catalog], ids=["load", "validate"])
+@pytest.mark.parametrize(("name", "write", "message"), [
+    # a link whose file was moved away: the folder lists it, nothing can be read
+    ("gone.toml", lambda p: p.symlink_to(p.parent / "moved-away"), "{path}: cannot read catalogue file: [Errno 2]"),
+    ("latin1.toml", lambda p: p.write_bytes("[[failure]]\nid = 'caf\xe9'\n".encode("latin-1")),
+     "{path}: cannot read catalogue file: 'utf-8' codec can't decode byte 0xe9"),
+    ("broken.toml", lambda p: p.write_text("[[failure]\nid = "), "{path}: cannot read catalogue file: "),
+    ("single.toml", lambda p: p.write_text("[failure]\nid = 'boom'\n"),
+     "single.toml: 'failure' is a single table ([failure]); entries are an array of tables: write [[failure]]"),
+    ("extra.toml", lambda p: p.write_text("[meta]\nx = 1\n"),
+     "extra.toml: unknown top-level keys ['meta']: only [[failure]] tables"),
+])
+def test_catalog_file_that_cannot_be_read_refused_naming_it(tmp_path, load, name, write, message):
+    """load_catalog and validate_catalog (the tests' full validation) refuse a catalogue file alike, naming it."""
+    _write_entry(tmp_path / "good.toml", "title = 'fine'")
+    write(tmp_path / name)
+    with pytest.raises(catalog.CatalogError) as err:
+        load(tmp_path)
+    assert str(err.value).startswith(message.format(path=tmp_path / name))
+
+
 @pytest.mark.parametrize(("specifier", "version", "inside"), [
     (">=0.1.9.dev0,<0.1.11", "0.1.9", True), (">=0.1.9.dev0,<0.1.11", "0.1.15", False),
     (">=2.0", "1.26.4", False), (">=2.0", "2.2.6", True), ("<0.17", "0.16.1", True),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import shutil
 import types
@@ -111,6 +112,95 @@ def test_the_key_changes_with_the_text_the_file_names_and_the_validating_code(da
     assert len({key, catalog.catalog_key(edited), catalog.catalog_key(renamed), catalog.catalog_key(texts[1:])}) == 4
     monkeypatch.setattr(scan_engines, "engines_fingerprint", lambda: ["another engine"])
     assert catalog.catalog_key(texts) != key
+
+
+def test_the_key_is_made_of_the_catalogue_tag_the_format_the_files_the_code_and_the_engines(data_dir):
+    """The record's name: its own tag (no other cache's key of the same parts takes it), the record format, each
+    file's name and text, each validating module's text and the engines, hashed as every cache key is."""
+    texts = [(p.name, p.read_bytes()) for p in sorted(data_dir.glob("*.toml"))]
+    here = Path(catalog.__file__).parent
+    code = [hashlib.sha256((here / name).read_bytes()).hexdigest()
+            for name in ("catalog.py", "scan_engines.py", "data_types.py")]
+    files = [[name, hashlib.sha256(text).hexdigest()] for name, text in texts]
+    assert catalog.catalog_key(texts) == scan_engines.key_of(
+        "catalog", catalog.COMPILED_FORMAT, files, code, scan_engines.engines_fingerprint())
+    assert catalog.catalog_key(texts) != scan_engines.key_of(
+        "hyperscan-db", catalog.COMPILED_FORMAT, files, code, scan_engines.engines_fingerprint())
+
+
+def test_a_record_of_another_format_is_not_read(cache, data_dir, tmp_path, monkeypatch):
+    catalog.load_catalog(data_dir)  # recorded under this format
+    texts = [(p.name, p.read_bytes()) for p in sorted(data_dir.glob("*.toml"))]
+    key = catalog.catalog_key(texts)
+    monkeypatch.setattr(catalog, "COMPILED_FORMAT", catalog.COMPILED_FORMAT + 1)  # a later rlcheck's records
+    assert catalog.catalog_key(texts) != key
+    calls = _count_validations(monkeypatch)
+    same = tmp_path / "same"
+    shutil.copytree(data_dir, same)
+    assert len(catalog.load_catalog(same)) == 2
+    assert len(calls) == 2  # each entry validated in full: the record of the other format was not read
+
+
+@pytest.mark.parametrize("module", ["catalog.py", "scan_engines.py", "data_types.py"])
+def test_the_key_changes_with_each_module_that_validates(module, data_dir, tmp_path, monkeypatch):
+    """An rlcheck whose validating code changed validates the same text anew: a record of the old code is not
+    trusted."""
+    texts = [(p.name, p.read_bytes()) for p in sorted(data_dir.glob("*.toml"))]
+    key = catalog.catalog_key(texts)
+    code = tmp_path / "rlcheck"
+    code.mkdir()
+    for name in ("catalog.py", "scan_engines.py", "data_types.py"):
+        shutil.copy2(Path(catalog.__file__).parent / name, code / name)
+    monkeypatch.setattr(catalog, "__file__", str(code / "catalog.py"))
+    assert catalog.catalog_key(texts) == key  # the same code, elsewhere: the same key
+    with (code / module).open("a", encoding="utf-8") as f:
+        f.write("\n# an edit\n")
+    assert catalog.catalog_key(texts) != key
+
+
+MORE = """
+[[failure]]
+id = "gamma-fault"
+layer = "cluster"
+severity = "degraded"
+title = "gamma"
+signatures = ["GAMMA slow"]
+examples = ["GAMMA slow on node 3"]
+near_misses = ["GAMMA fast"]
+cause = "c"
+remedy = "r"
+"""
+
+
+@pytest.mark.parametrize("record", [
+    pytest.param(lambda key: [key, [["more.toml", []], ["small.toml", []]]], id="a-list-not-an-object"),
+    pytest.param(lambda key: {"key": "0" * 64, "files": [["more.toml", []], ["small.toml", []]]},
+                 id="another-key-inside"),
+    pytest.param(lambda key: {"key": key, "files": {"more.toml": [], "small.toml": []}}, id="files-not-a-list"),
+    pytest.param(lambda key: {"key": key, "files": [["more.toml", []]]}, id="one-file-missing"),
+    pytest.param(lambda key: {"key": key, "files": [["more.toml", []], ["small.toml", []], ["x.toml", []]]},
+                 id="one-file-too-many"),
+    pytest.param(lambda key: {"key": key, "files": [["small.toml", []], ["more.toml", []]]}, id="files-reordered"),
+    pytest.param(lambda key: {"key": key}, id="no-files"),
+])
+def test_a_record_that_is_not_this_texts_is_validated_anew_and_rewritten(record, cache, data_dir, tmp_path,
+                                                                          monkeypatch):
+    """A record under this text's key (its file intact) that does not hold this text's tables, one list per file
+    in order, is never built from: the text is validated in full, and its own record replaces it."""
+    (data_dir / "more.toml").write_text(MORE, encoding="utf-8")
+    first = catalog.load_catalog(data_dir)
+    (path,) = cache.glob("catalog-*.bin")
+    key = path.name.removeprefix("catalog-").removesuffix(".bin")
+    good = scan_engines.read_cached("catalog", key)
+    scan_engines.write_cached("catalog", key, json.dumps(record(key)).encode())  # every table emptied
+    calls = _count_validations(monkeypatch)
+    same = tmp_path / "same"
+    shutil.copytree(data_dir, same)
+    again = catalog.load_catalog(same)
+    assert list(again) == ["gamma-fault", "alpha-fault", "beta-fault"] == list(first)
+    assert [dataclass_fields(e) for e in again.values()] == [dataclass_fields(e) for e in first.values()]
+    assert len(calls) == 3  # every entry validated
+    assert scan_engines.read_cached("catalog", key) == good
 
 
 def test_a_broken_catalogue_is_refused_after_the_good_one_was_recorded(cache, data_dir, tmp_path):

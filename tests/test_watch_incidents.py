@@ -160,6 +160,39 @@ def test_log_traits_read_from_the_log_itself(lines, traits):
     assert catalog.log_traits(lines) == traits
 
 
+DSA_HINT = "DeepseekV32ForCausalLM"
+MODEL_HINT = "'architectures': ["
+
+
+def _ending_at(column: int, hint: str, rest: str = "") -> str:
+    """A long line (a config or argv echo) whose hint ends at its column-th character."""
+    return "x" * (column - len(hint)) + hint + rest
+
+
+@pytest.mark.parametrize(("lines", "traits"), [
+    # a hint at a line's first character is read
+    ([DSA_HINT + " loaded"], frozenset({"dsa"})),
+    (["--sglang-attention-backend nsa"], frozenset({"dsa"})),
+    (["--sglang-attention-backend fa3"], frozenset()),
+    (["Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16"], frozenset()),
+    # only a line's first 4096 characters are searched: a hint ending at the 4096th is read, one a character later
+    # is not
+    ([_ending_at(4096, DSA_HINT)], frozenset({"dsa"})),
+    ([_ending_at(4097, DSA_HINT)], None),
+    ([_ending_at(4096, MODEL_HINT, "'Qwen3ForCausalLM']")], frozenset()),
+    ([_ending_at(4097, MODEL_HINT, "'Qwen3ForCausalLM']")], None),
+    # a model seen stays seen; a later line may still show sparse attention
+    (["Load weight end. type=Qwen3ForCausalLM", "step 0: {'train/loss': 0.1}"], frozenset()),
+    (["Load weight end. type=Qwen3ForCausalLM", "--sglang-nsa-prefill-backend flashmla_sparse"],
+     frozenset({"dsa"})),
+    ([], None),
+])
+def test_log_traits_read_from_each_lines_first_4096_characters(lines, traits):
+    from rlcheck import catalog
+
+    assert catalog.log_traits(lines) == traits
+
+
 def test_replay_of_a_dense_models_nan_names_nan_result_not_the_dsa_kernel():
     """The log's own model line (Qwen3, dense) says the job has no sparse attention (issue 27)."""
     report = replay.replay(FIELD_RUNS / "nan-result.log", loops=1)

@@ -242,10 +242,13 @@ EQUIVALENT: dict[str, str] = {
        "contains(..., prereleases=True) -> None / left out: packaging 26 (installed) accepts a pre-release of a "
        "single version by default; equivalent here, not under older packaging, which is why the code says True"
        for n in (2, 4)},
-    "rlcheck.catalog.x_load_file__mutmut_3":
-        'read_text(encoding="utf-8") -> encoding=None: the locale\'s encoding, which is UTF-8 here (Python\'s '
-        "UTF-8 mode under the C locale the mutation run has); differs only under a non-UTF-8 locale",
-    "rlcheck.catalog.x_load_file__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.catalog.x__tables__mutmut_5": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive (even '
+        "the error a non-UTF-8 file gets names the codec 'utf-8')",
+    **{f"rlcheck.catalog.x__compiled__mutmut_{n}": _STRICT.format("zip(files, doc['files'], strict=True): the "
+       "record's file names were just compared equal to this text's, one for one") for n in (25, 28, 31)},
+    "rlcheck.catalog.x_log_traits__mutmut_1":
+        "seen_model = False -> None before the loop: the first line makes it `None or bool(...)`, a bool, and with "
+        "no line at all None selects the same None as False in `frozenset() if seen_model else None`",
     "rlcheck.catalog.x_job_traits__mutmut_11":
         'value past the last token "" -> "XXXX": neither is "nsa" nor names a DSA spec',
     # rlcheck/process/wait.py, reach.py, subproc.py
@@ -263,6 +266,10 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.process.subproc.x_concurrently__mutmut_6":
         "max(len(calls), 1) -> max(len(calls), 2): the same for one call or more; with none, nothing is submitted and "
         "ThreadPoolExecutor starts no thread, so its size is never used",
+    # rlcheck/reward/cli.py
+    "rlcheck.reward.cli.x_add_arguments__mutmut_226":
+        "--reward-key's default=None left out: argparse's default for an option is None already (and its help "
+        "does not show %(default)s)",
     # rlcheck/reward/payload.py
     "rlcheck.reward.payload.x__prompt_messages__mutmut_8":
         'default prompt "" -> "XXXX": only the default\'s type is read (any string prompt counts 0 messages)',

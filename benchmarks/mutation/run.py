@@ -71,7 +71,9 @@ TARGETS = {
     # that test_catalog_compiled.py judges
     "scan_engines": ("rlcheck/scan_engines.py", ["test_scan.py", "test_rules_table_scan.py",
                                                  "test_scan_inputs.py", "test_catalog_compiled.py"]),
-    "catalog": ("rlcheck/catalog.py", ["test_catalog.py", "test_rules_table_catalog.py"]),
+    # the loader, the validated-catalogue cache (catalog_key, _compiled, validate_catalog, is_loaded) and log_traits
+    "catalog": ("rlcheck/catalog.py", ["test_catalog.py", "test_rules_table_catalog.py", "test_catalog_compiled.py",
+                                       "test_watch_incidents.py"]),
     # the GO / NO-GO gate (results/mutation_gate.json): what skips, what decides, what acts on a node
     "gating": ("rlcheck/plugin/gating.py", ["test_rules_table_gating.py", "test_plugin.py"]),
     "junit": ("rlcheck/plugin/junit.py", ["test_plugin_ci.py", "test_rules_table_junit.py"]),
