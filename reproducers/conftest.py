@@ -1,27 +1,30 @@
-"""What the reproducers share in a session: one warm interpreter per package set (rlcheck.process.warm).
+"""What the reproducers share in a session: one warm interpreter per package set (rlcheck.process.warm), the runs
+their modules start ahead (rlcheck.repro.ahead).
 
 Once collection has picked the tests and the session's Ray is up (rlcheck.plugin.resources after_early_ray), the warm
 interpreters of the package sets they use start importing in the background (Megatron's arguments in the GPU-less
-driver environment, SGLang's server_args), so the first reproducer that needs one mostly finds it ready (under
-xdist, where every worker collects every test, each starts on first use instead). Every run is still its own forked
-child process. The Ray head whose /bin/sh is the other shell (ray-argv-loss) is a session fixture started on first
-use: started at collection it competed with the session's own Ray head for the two cores and, on a loaded machine,
-made that one miss its start deadline.
+driver environment, SGLang's server_args), so the first reproducer that needs one mostly finds it ready. Once they
+have imported, each module's start_ahead begins the runs of its tests that this session runs (the cold Megatron and
+torch children, the numpy-2 side directories, the Ray jobs and the other shell's Ray head, SLIME's replayed health
+wait), so they share the cores while the tests before theirs run, and each test takes its own result; in a run with
+self-tests they start with its first reproducer instead. Not at collection: beside the session's own Ray start they
+made it miss Ray's start deadline on a loaded machine. Under xdist, where every worker collects every test, each
+test runs its own when it runs. Every run is still its own child process.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import threading
 
 import pytest
 
-from rlcheck.cluster.local_ray import EmbeddedRay, RayEndpoints
-from rlcheck.plugin.resources import EarlyRay, after_early_ray
+from rlcheck.plugin.resources import after_early_ray, has_early_ray
 from rlcheck.probes.recipe import sglang_flags
 from rlcheck.process import warm
-from rlcheck.repro import megatron_args
-from tests import argv_probe
+from rlcheck.repro import ahead, megatron_args
+from rlcheck.repro.reproduce import Reproduction
+from rlcheck.verdict import Verdict
 
 # The reproducer modules that run children of each package set.
 MEGATRON_DRIVER = {"test_repro_driver_gpu_probe", "test_repro_cuda_device_max_connections",
@@ -29,66 +32,75 @@ MEGATRON_DRIVER = {"test_repro_driver_gpu_probe", "test_repro_cuda_device_max_co
 SGLANG = {"test_repro_uvicorn_log_level", "test_repro_sglang_dead_flag"}
 
 
-class StartedEarly:
-    """An embedded Ray whose /bin/sh is the other shell, started in a background thread (rlcheck.plugin.resources
-    EarlyRay); shell None: not possible here."""
-
-    def __init__(self) -> None:
-        wrapper = argv_probe.other_shell_wrapper()
-        self.shell = wrapper[1] if wrapper else None
-        self.early = EarlyRay(EmbeddedRay(wrapper=wrapper[0])).begin() if wrapper else None
-
-    def endpoints(self, timeout_s: float = 420.0) -> RayEndpoints:
-        """Wait for the head (EmbeddedRay.start bounds each of its own waits; this bounds them all)."""
-        assert self.early is not None
-        return self.early.take(timeout_s)
-
-    def stop(self) -> None:
-        if self.early is not None:
-            self.early.end(420.0)
-
-
-@pytest.fixture(scope="session")
-def other_sh_ray() -> Iterator[StartedEarly]:
-    """The Ray head with the other /bin/sh, started now (in a thread; the test waits for it, bounded)."""
-    early = StartedEarly()
-    try:
-        yield early
-    finally:
-        early.stop()
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects every test: start on first use instead
         return
-    quick = session.config.getoption("quick")
-    # A reproducer whose kept verdict stands in for it (rlcheck.plugin.cache) is no Function: it runs nothing.
-    items = [item for item in session.items
-             if isinstance(item, pytest.Function) and not (quick and item.get_closest_marker("slow"))]
+    config = session.config
+    items = ahead.running(session)  # a kept verdict's stand-in (rlcheck.plugin.cache) runs nothing: not in it
     modules = {item.path.stem for item in items}
     # once the session's Ray is up: beside its start they made it miss Ray's own deadline on a loaded host
+    servers: list[warm.Server] = []
     if modules & MEGATRON_DRIVER:
-        after_early_ray(session.config, lambda: warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(),
-                                                             megatron_args.RUNTIME))
+        after_early_ray(config, lambda: servers.append(warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(),
+                                                                    megatron_args.RUNTIME)))
     if modules & SGLANG:
-        after_early_ray(session.config, lambda: warm.prewarm(sglang_flags.SGLANG_PRELOAD, sglang_flags.sglang_env()))
+        after_early_ray(config, lambda: servers.append(warm.prewarm(sglang_flags.SGLANG_PRELOAD,
+                                                                    sglang_flags.sglang_env())))
+    after_early_ray(config, lambda: plan_ahead(session, items, servers))
 
 
-started_ahead_key = pytest.StashKey[bool]()
+deferred_key = pytest.StashKey[tuple[list[pytest.Function], list[warm.Server]]]()
+
+
+def plan_ahead(session: pytest.Session, items: list[pytest.Function], servers: list[warm.Server]) -> None:
+    """In the main job (its Ray started at collection: a run of checks and reproducers only) the runs start ahead
+    now, in a thread, once the warm interpreters have imported; in a run with self-tests they start with its first
+    reproducer (pytest_runtest_setup), not beside the self-tests before it."""
+    if has_early_ray(session.config):
+        threading.Thread(target=start_modules_ahead, args=(session, items, servers), name="rlcheck-start-ahead",
+                         daemon=True).start()
+    else:
+        session.stash[deferred_key] = (items, servers)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """The first reproducer to run starts the children that reproducer modules start ahead (their start_ahead,
-    rlcheck.repro.ahead): by then the session's Ray is up (started at collection they competed with it), and they
-    fill the cores that the reproducers before theirs leave idle while they wait on a warm interpreter or a Ray job."""
-    session = item.session
-    if session.stash.get(started_ahead_key, False) or os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    session.stash[started_ahead_key] = True
-    modules = {id(x.module): x.module for x in session.items if isinstance(x, pytest.Function)}
+    """The first reproducer of a run with self-tests starts the runs planned ahead (plan_ahead); this conftest's
+    hook runs only for the tests under reproducers/."""
+    deferred = item.session.stash.get(deferred_key, None)
+    if deferred is not None:
+        del item.session.stash[deferred_key]
+        threading.Thread(target=start_modules_ahead, args=(item.session, *deferred), name="rlcheck-start-ahead",
+                         daemon=True).start()
+
+
+AFTER_WARM_S = 120.0
+"""How long the runs started ahead wait for the warm interpreters' imports before they start all the same."""
+
+
+def start_modules_ahead(session: pytest.Session, items: list[pytest.Function], servers: list[warm.Server]) -> None:
+    """The runs that reproducer modules start ahead (their start_ahead, rlcheck.repro.ahead), once the warm
+    interpreters have imported (bounded): the checks and the first reproducers wait on those imports, so they get
+    the cores first; then the runs fill the cores those tests leave idle while they wait on a forked child or a Ray
+    job, and their own waits (a Ray head, a health wait) overlap those tests instead of adding to them."""
+    for server in servers:
+        server.wait_ready(AFTER_WARM_S)
+    modules = {id(item.module): item.module for item in items}
     for module in modules.values():
         if callable(start := getattr(module, "start_ahead", None)):
             start(session)
+
+
+@pytest.fixture
+def record_result(record_verdict, record_reproduction):
+    """Record what a reproducer's run returned: its Reproduction, or the Verdict it gave instead (UNKNOWN: it could
+    not run here)."""
+    def record(result: Reproduction | Verdict) -> None:
+        if isinstance(result, Verdict):
+            record_verdict(result)
+        else:
+            record_reproduction(result)
+
+    return record
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

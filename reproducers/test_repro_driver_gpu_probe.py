@@ -13,15 +13,20 @@ reproducer.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from rlcheck.hardware import get_profile
 from rlcheck.process import subproc
 from rlcheck.repro import megatron_args
+from rlcheck.repro.ahead import Ahead, begin_one
 from rlcheck.repro.reproduce import Reproduction, versions_for
 
 FAILURE_ID = "driver-gpu-probe"
 
 
-def test_repro_driver_gpu_probe(record_reproduction):
+def reproduce() -> Reproduction:
     argv = megatron_args.qwen3_30b_a3b_argv()
     world_size = megatron_args.SEED_30B_WORLD_SIZE
     capability = get_profile("b300").compute_capability
@@ -30,7 +35,18 @@ def test_repro_driver_gpu_probe(record_reproduction):
         lambda: megatron_args.run_validate_args(argv, world_size=world_size, guard_capability=capability))
     evidence = (f"validate_args, Qwen3-30B-A3B TP2/CP2/EP2 --moe-grouped-gemm, WORLD_SIZE {world_size}, no GPU: "
                 f"{bare.outcome()}; with the driver guard answering {capability}: {guarded.outcome()}")
-    result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
-                          reproduced=bare.matches(FAILURE_ID), fix_verified=guarded.ok, evidence=evidence,
-                          details=f"{bare.output.tail()}\n--- guarded ---\n{guarded.output.tail(4)}")
-    record_reproduction(result)
+    return Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
+                        reproduced=bare.matches(FAILURE_ID), fix_verified=guarded.ok, evidence=evidence,
+                        details=f"{bare.output.tail()}\n--- guarded ---\n{guarded.output.tail(4)}")
+
+
+runs_key = pytest.StashKey[Ahead[Reproduction]]()
+
+
+def start_ahead(session: pytest.Session) -> Ahead[Reproduction]:
+    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold interpreters."""
+    return begin_one(session, __file__, runs_key, lambda _folder: reproduce(), heavy=True)
+
+
+def test_repro_driver_gpu_probe(record_reproduction, request):
+    record_reproduction(start_ahead(request.session).take(Path(__file__).stem))

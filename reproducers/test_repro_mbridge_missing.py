@@ -14,10 +14,14 @@ With mbridge, AutoBridge.from_pretrained maps a tiny local Qwen3 config.json (hi
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from rlcheck.process import subproc
 from rlcheck.process.wait import free_loopback_port
 from rlcheck.repro import megatron_args, site_mirror
+from rlcheck.repro.ahead import Ahead, begin_one
 from rlcheck.repro.reproduce import Reproduction
 
 FAILURE_ID = "mbridge-missing"
@@ -87,7 +91,7 @@ def stopped_at(done: subproc.Completed) -> dict[str, object] | None:
     return json.loads(line.removeprefix("STOPPED ")) if line else None
 
 
-def test_repro_mbridge_missing(record_reproduction, tmp_path):
+def reproduce(tmp_path: Path) -> Reproduction:
     absent, (mapped, done) = subproc.concurrently(lambda: import_without_mbridge(tmp_path),
                                                   lambda: convert_config(tmp_path))
     stop = stopped_at(absent)
@@ -99,6 +103,17 @@ def test_repro_mbridge_missing(record_reproduction, tmp_path):
     evidence = (f"SLIME v0.2.4's converter imports without mbridge: {error}; with mbridge: "
                 f"AutoBridge.from_pretrained(tiny Qwen3) -> "
                 f"{mapped.get('bridge') if mapped else None} {json.dumps(mapped)}")
-    result = Reproduction(failure_id=FAILURE_ID, versions={}, reproduced=missing, fix_verified=mapped_ok,
-                          evidence=evidence, details=f"{absent.tail()}\n--- with mbridge ---\n{done.tail(5)}")
-    record_reproduction(result)
+    return Reproduction(failure_id=FAILURE_ID, versions={}, reproduced=missing, fix_verified=mapped_ok,
+                        evidence=evidence, details=f"{absent.tail()}\n--- with mbridge ---\n{done.tail(5)}")
+
+
+runs_key = pytest.StashKey[Ahead[Reproduction]]()
+
+
+def start_ahead(session: pytest.Session) -> Ahead[Reproduction]:
+    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold interpreters."""
+    return begin_one(session, __file__, runs_key, reproduce, heavy=True)
+
+
+def test_repro_mbridge_missing(record_reproduction, request):
+    record_reproduction(start_ahead(request.session).take(Path(__file__).stem))

@@ -10,9 +10,14 @@ would borrow 0.19.2's megatron.training.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from rlcheck.catalog import installed_versions
 from rlcheck.process import subproc
 from rlcheck.repro import megatron_args, sidecar, site_mirror
+from rlcheck.repro.ahead import Ahead, begin_one
 from rlcheck.repro.reproduce import Reproduction
 from rlcheck.verdict import Status, Verdict
 
@@ -35,11 +40,10 @@ def import_validate_args_from(side: str, tmp_path) -> tuple[str | None, subproc.
     return version, done
 
 
-def test_repro_megatron_training_missing(record_verdict, record_reproduction, tmp_path):
+def reproduce(tmp_path: Path) -> Reproduction | Verdict:
     side = sidecar.path(SIDE)
     if side is None:
-        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=sidecar.missing(SIDE)))
-        return
+        return Verdict(check_id="x", status=Status.UNKNOWN, summary=sidecar.missing(SIDE))
     (old_version, old), current = subproc.concurrently(
         lambda: import_validate_args_from(str(side), tmp_path),
         lambda: megatron_args.run_validate_args(megatron_args.tiny_dense_argv(), world_size=1))
@@ -48,7 +52,18 @@ def test_repro_megatron_training_missing(record_verdict, record_reproduction, tm
     error = megatron_args.error_line(old.stderr) or old.why()
     evidence = (f"megatron-core {old_version}: megatron.core imports, validate_args does not: {error}; "
                 f"megatron-core {installed} (>= 0.17 ships megatron.training): {current.outcome()}")
-    result = Reproduction(failure_id=FAILURE_ID, versions={"megatron-core": old_version}, reproduced=missing,
-                          fix_verified=current.ok, evidence=evidence,
-                          details=f"{old.tail()}\n--- megatron-core {installed} ---\n{current.output.tail(4)}")
-    record_reproduction(result)
+    return Reproduction(failure_id=FAILURE_ID, versions={"megatron-core": old_version}, reproduced=missing,
+                        fix_verified=current.ok, evidence=evidence,
+                        details=f"{old.tail()}\n--- megatron-core {installed} ---\n{current.output.tail(4)}")
+
+
+runs_key = pytest.StashKey[Ahead[Reproduction | Verdict]]()
+
+
+def start_ahead(session: pytest.Session) -> Ahead[Reproduction | Verdict]:
+    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold interpreters."""
+    return begin_one(session, __file__, runs_key, reproduce, heavy=True)
+
+
+def test_repro_megatron_training_missing(record_result, request):
+    record_result(start_ahead(request.session).take(Path(__file__).stem))

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from rlcheck.cluster import launch
+from rlcheck.plugin.resources import early_ray_jobs, has_early_ray
 from rlcheck.process import subproc
 from rlcheck.repro import megatron_args
+from rlcheck.repro.ahead import Ahead, begin
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from tests import argv_probe
 
@@ -63,15 +65,35 @@ def one_case(dashboard_url: str, folder: Path, pattern: str, decoy: str) -> dict
     return {"unquoted": unquoted, "quoted": quoted, "rlcheck.cluster.launch": ours, "pattern": pattern}
 
 
-@pytest.mark.slow
-def test_repro_model_args_glob(record_reproduction, local_ray, tmp_path):
-    seen = {name: one_case(local_ray.dashboard_url, tmp_path / name, *case) for name, case in CASES.items()}
+def reproduce(dashboard_url: str, folder: Path) -> Reproduction:
+    seen = {name: one_case(dashboard_url, folder / name, *case) for name, case in CASES.items()}
     globbed = all(r["unquoted"] and r["unquoted"][1] == CASES[n][1] for n, r in seen.items())
     intact = all(r[k] and r[k][1] == r["pattern"] for r in seen.values() for k in ("quoted", "rlcheck.cluster.launch"))
     megatron = megatron_reads(list(seen["glm5.2"]["unquoted"] or []))
     evidence = "; ".join(f"{n}: {r['pattern']} -> {json.dumps((r['unquoted'] or ['?', '?'])[1])} unquoted, "
                          f"kept when quoted" for n, r in seen.items()) + f"; Megatron on the GLM-5.2 argv: {megatron}"
-    result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
-                          reproduced=globbed and "invalid moe_freq_type value" in megatron, fix_verified=intact,
-                          evidence=evidence)
-    record_reproduction(result)
+    return Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
+                        reproduced=globbed and "invalid moe_freq_type value" in megatron, fix_verified=intact,
+                        evidence=evidence)
+
+
+runs_key = pytest.StashKey[Ahead[Reproduction]]()
+TEST = "test_repro_model_args_glob"
+
+
+def start_ahead(session: pytest.Session) -> Ahead[Reproduction]:
+    """The jobs on the session's Ray, begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py) where
+    that Ray started at collection; else the test runs them on local_ray."""
+    def make() -> Ahead[Reproduction]:
+        if not has_early_ray(session.config):
+            return Ahead({})
+        folder = session.config._tmp_path_factory.mktemp("model-args-glob")  # the tmp_path_factory fixture's own
+        return Ahead({TEST: lambda: reproduce(early_ray_jobs(session.config).dashboard_url, folder)})
+
+    return begin(session, __file__, runs_key, make)
+
+
+@pytest.mark.slow
+def test_repro_model_args_glob(record_reproduction, local_ray, tmp_path, request):
+    runs = start_ahead(request.session)
+    record_reproduction(runs.take(TEST) if TEST in runs.calls else reproduce(local_ray.dashboard_url, tmp_path))

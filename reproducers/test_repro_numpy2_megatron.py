@@ -18,16 +18,15 @@ megatron-core <0.16.
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 import pytest
 
 from rlcheck.catalog import get
-from rlcheck.process import subproc
+from rlcheck.process import subproc, warm
 from rlcheck.process.wait import free_loopback_port
 from rlcheck.repro import megatron_args, sidecar
-from rlcheck.repro.ahead import Ahead
+from rlcheck.repro.ahead import Ahead, begin
 from rlcheck.repro.reproduce import Reproduction
 from rlcheck.verdict import Status, Verdict
 
@@ -70,12 +69,25 @@ class Saved:
         return f"{where}: {'save_preprocess completed' if self.completed else self.error or self.output.why()}"
 
 
+NUMPY2_PRELOAD = ("numpy", "torch", "torch.distributed")
+"""What the numpy-2 children share: one warm interpreter (rlcheck.process.warm) imports numpy 2 and torch once, and
+each run forks from it and puts its own Megatron side directory first on sys.path before it imports Megatron."""
+RUN_ENV = ("TORCH_CUDA_ARCH_LIST", "TORCH_EXTENSIONS_DIR", "MASTER_ADDR", "MASTER_PORT")
+"""Read only when a run builds its extension or joins its process group: they may differ between runs."""
+
+
 def save_preprocess(side_dirs: list[str], tmp_path, name: str) -> Saved:
     # megatron-core 0.15 JIT-builds a CUDA allocator at import: name an arch so torch can try (and, with
     # no GPU, fail and fall back) instead of raising IndexError; a fresh build folder per run.
     env = {"TORCH_CUDA_ARCH_LIST": "9.0", "TORCH_EXTENSIONS_DIR": str(tmp_path / f"torch-extensions-{name}"),
            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_loopback_port())}
-    done = subproc.python(SAVE_PREPROCESS, timeout_s=300, pythonpath=side_dirs, env=env)  # up to four share the cores
+    *first, last = side_dirs
+    if Path(last).name == "numpy-2":  # numpy 2 is imported before torch: the warm one has both
+        code = f"import sys\nsys.path[1:1] = {first!r}\n{SAVE_PREPROCESS}"  # after '' as PYTHONPATH puts them
+        done = warm.python(code, preload=NUMPY2_PRELOAD, env=subproc.child_env([last]) | env, runtime=RUN_ENV,
+                           timeout_s=300)
+    else:
+        done = subproc.python(SAVE_PREPROCESS, timeout_s=300, pythonpath=side_dirs, env=env)
     line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT versions ")), "")
     numpy, megatron = (line.split()[2:4] if line else (None, None))
     completed = "RESULT save_preprocess completed" in done.stdout
@@ -112,20 +124,15 @@ saves_key = pytest.StashKey[Ahead[Saved]]()
 
 
 def start_ahead(session: pytest.Session) -> Ahead[Saved]:
-    """The children of this module's tests in this session, made once and started together (rlcheck.repro.ahead): by
-    the first reproducer to run (reproducers/conftest.py), so that they fill the cores the reproducers before them
-    leave idle, else by the first of these tests. Under xdist each test starts its own."""
-    if (ahead := session.stash.get(saves_key, None)) is not None:
-        return ahead
-    folder = session.config._tmp_path_factory.mktemp("numpy2-megatron")  # the tmp_path_factory fixture's own
-    found = {key: dirs for key, names in RUNS.items() if not isinstance(dirs := side_dirs(*names), Verdict)}
-    ahead = Ahead({key: (lambda key=key, dirs=dirs: save_preprocess(dirs, folder, key)) for key, dirs in found.items()})
-    session.stash[saves_key] = ahead
-    if not os.environ.get("PYTEST_XDIST_WORKER"):  # there every worker collects every test
-        names = [item.name for item in session.items
-                 if isinstance(item, pytest.Function) and item.path.name == Path(__file__).name]
-        ahead.start(key for name in names for key in READS.get(name, ()))
-    return ahead
+    """The children of this module's tests in this session, made once and begun together ahead of the tests
+    (rlcheck.repro.ahead, reproducers/conftest.py), each holding a CPU slot; else by the first of these tests."""
+    def make() -> Ahead[Saved]:
+        folder = session.config._tmp_path_factory.mktemp("numpy2-megatron")  # the tmp_path_factory fixture's own
+        found = {key: dirs for key, names in RUNS.items() if not isinstance(dirs := side_dirs(*names), Verdict)}
+        return Ahead({key: (lambda key=key, dirs=dirs: save_preprocess(dirs, folder, key))
+                      for key, dirs in found.items()}, heavy=True)
+
+    return begin(session, __file__, saves_key, make, reads=READS)
 
 
 @pytest.fixture
@@ -138,7 +145,7 @@ def test_repro_numpy2_megatron(record_verdict, record_reproduction, saves):
     if isinstance(dirs, Verdict):
         record_verdict(dirs)
         return
-    saves.start(READS["test_repro_numpy2_megatron"])
+    saves.start(READS["test_repro_numpy2_megatron"], urgent=True)
     broken, pinned = saves.take("numpy-2"), saves.take("numpy-1")
     if (unknown := could_not_run(broken)) is not None:
         record_verdict(unknown)

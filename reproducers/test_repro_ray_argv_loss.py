@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 from rlcheck.cluster import launch
-from rlcheck.cluster.local_ray import EmbeddedRayError
+from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError, RayEndpoints
+from rlcheck.plugin.resources import EarlyRay, early_ray_jobs, has_early_ray
 from rlcheck.process import subproc
+from rlcheck.repro.ahead import Ahead, begin, once
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
 from tests import argv_probe
@@ -109,30 +111,115 @@ def test_repro_ray_argv_loss_shell_mechanism(record_reproduction, tmp_path):
     record_reproduction(result)
 
 
+class OtherShHead:
+    """An embedded Ray whose /bin/sh is the other shell, started in a background thread (rlcheck.plugin.resources
+    EarlyRay); shell None: not possible here."""
+
+    def __init__(self) -> None:
+        wrapper = argv_probe.other_shell_wrapper()
+        self.shell = wrapper[1] if wrapper else None
+        self.early = EarlyRay(EmbeddedRay(wrapper=wrapper[0])).begin() if wrapper else None
+
+    def endpoints(self, timeout_s: float = 420.0) -> RayEndpoints:
+        """Wait for the head (EmbeddedRay.start bounds each of its own waits; this bounds them all)."""
+        assert self.early is not None
+        return self.early.take(timeout_s)
+
+    def stop(self) -> None:
+        if self.early is not None:
+            self.early.end(420.0)
+
+
+other_sh_key = pytest.StashKey[OtherShHead]()
+
+
+def other_sh(session: pytest.Session) -> OtherShHead:
+    """The session's Ray head with the other /bin/sh, started on first use (by the runs started ahead, or by its
+    test); the session's end stops it."""
+    def make() -> OtherShHead:
+        head = OtherShHead()
+        session.config.add_cleanup(head.stop)
+        return head
+
+    return once(session, other_sh_key, make)
+
+
+@pytest.fixture
+def other_sh_ray(request: pytest.FixtureRequest) -> OtherShHead:
+    """The Ray head with the other /bin/sh (started now when no run started ahead did; the test waits for it,
+    bounded)."""
+    return other_sh(request.session)
+
+
+Through = tuple[bool, bool, str]
+runs_key = pytest.StashKey[Ahead[Through | None]]()
+
+
+def session_head(session: pytest.Session, folder: Path) -> Through:
+    """through_ray on the session's embedded Ray started at collection (what local_ray hands the test)."""
+    endpoints = early_ray_jobs(session.config)
+    folder.mkdir()
+    return through_ray(endpoints.dashboard_url, folder)
+
+
+def other_sh_head(session: pytest.Session, folder: Path) -> Through | None:
+    """through_ray on the other shell's head (None: no such head here)."""
+    head = other_sh(session)
+    if head.shell is None:
+        return None
+    folder.mkdir()
+    return through_ray(head.endpoints().dashboard_url, folder, head.shell)
+
+
+def start_ahead(session: pytest.Session) -> Ahead[Through | None]:
+    """This module's Ray runs of this session, made once and begun together once the session's Ray is up
+    (reproducers/conftest.py): the other shell's head starts then, and each run's jobs wait on their head, not on
+    the tests before theirs. The session head's run is made only where that Ray started at collection (else the
+    test runs it itself, on local_ray). Under xdist each test runs its own."""
+    def make() -> Ahead[Through | None]:
+        folder = session.config._tmp_path_factory.mktemp("ray-argv-loss")  # the tmp_path_factory fixture's own
+        calls = {"test_repro_ray_argv_loss_other_sh": lambda: other_sh_head(session, folder / "other-sh")}
+        if has_early_ray(session.config):
+            calls["test_repro_ray_argv_loss"] = lambda: session_head(session, folder / "session")
+        return Ahead(calls)
+
+    return begin(session, __file__, runs_key, make)
+
+
+@pytest.fixture
+def runs(request: pytest.FixtureRequest) -> Ahead[Through | None]:
+    return start_ahead(request.session)
+
+
 @pytest.mark.slow
-def test_repro_ray_argv_loss(record_reproduction, local_ray, tmp_path):
-    lost, intact, evidence = through_ray(local_ray.dashboard_url, tmp_path)
+def test_repro_ray_argv_loss(record_reproduction, local_ray, runs, tmp_path, request):
+    name = request.node.name
+    done = runs.take(name) if name in runs.calls else through_ray(local_ray.dashboard_url, tmp_path)
+    assert done is not None
+    lost, intact, evidence = done
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=lost,
                           fix_verified=intact, evidence=f"/bin/sh is {argv_probe.system_sh()}: {evidence}")
     record_reproduction(result)
 
 
 @pytest.mark.slow
-def test_repro_ray_argv_loss_other_sh(record_verdict, record_reproduction, other_sh_ray, tmp_path):
+def test_repro_ray_argv_loss_other_sh(record_verdict, record_reproduction, other_sh_ray, runs, request):
     """The same through a Ray head whose /bin/sh is the other shell (RHEL-like images have bash); that head starts
-    in the background once collection picked this test (reproducers/conftest.py)."""
+    in the background once the session's Ray is up (start_ahead)."""
     if other_sh_ray.shell is None:
         why = "needs `unshare -m` (root) and both dash and bash to swap /bin/sh"
         record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"{why}: not available here"))
         return
     shell = other_sh_ray.shell
     try:
-        lost, intact, evidence = through_ray(other_sh_ray.endpoints().dashboard_url, tmp_path, shell)
+        done = runs.take(request.node.name)
     except EmbeddedRayError as exc:
         first, _, rest = str(exc).partition("\n")  # the error carries the dashboard log's last lines
         record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"Ray with /bin/sh={shell}: {first}",
                                details=rest))
         return
+    assert done is not None
+    lost, intact, evidence = done
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=lost,
                           fix_verified=intact, evidence=f"/bin/sh bound to {shell}: {evidence}")
     record_reproduction(result)

@@ -10,7 +10,12 @@ the C compiler stands in for it (tests/cuda_stub.py), so only libcudart decides.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from rlcheck.probes.node import tms
+from rlcheck.repro.ahead import Ahead, begin_one
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
 from tests import cuda_stub
@@ -18,14 +23,13 @@ from tests import cuda_stub
 FAILURE_ID = "tms-cu12-preload"
 
 
-def test_repro_tms_cu12_preload(record_verdict, record_reproduction, tmp_path):
+def reproduce(tmp_path: Path) -> Reproduction | Verdict:
     folder, cache = tms.package_dir(), tms.ldconfig_dirs()
     assert folder is not None, "torch_memory_saver is not installed in this environment"
     has_cu12 = tms.find_on_loader_path("libcudart.so.12", "", cache)
     if has_cu12:
-        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN,
-                               summary=f"needs a CUDA 13-only runtime: found libcudart.so.12 at {has_cu12}"))
-        return
+        return Verdict(check_id="x", status=Status.UNKNOWN,
+                       summary=f"needs a CUDA 13-only runtime: found libcudart.so.12 at {has_cu12}")
     cu13 = tms.find_on_loader_path("libcudart.so.13", "", cache) or str(folder / "nvidia/cu13/lib/libcudart.so.13")
     ld_path = f"{cuda_stub.build(tmp_path)}:{cu13.rsplit('/', 1)[0]}"
     by_name, resolved = tms.choose("slime-v0.2.4", folder), tms.resolve_with_package()
@@ -37,6 +41,17 @@ def test_repro_tms_cu12_preload(record_verdict, record_reproduction, tmp_path):
     evidence = (f"torch CUDA {resolved.torch_cuda}; by name: {by_name.name} NEEDED libcudart.so."
                 f"{tms.cudart_major(by_name)} -> {error.strip()}; resolver: {resolved.path.name} "
                 f"{'loads' if fixed else 'does not load: ' + good.tail(1)}")
-    result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=reproduced,
-                          fix_verified=fixed, evidence=evidence)
-    record_reproduction(result)
+    return Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=reproduced,
+                        fix_verified=fixed, evidence=evidence)
+
+
+runs_key = pytest.StashKey[Ahead[Reproduction | Verdict]]()
+
+
+def start_ahead(session: pytest.Session) -> Ahead[Reproduction | Verdict]:
+    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold children."""
+    return begin_one(session, __file__, runs_key, reproduce, heavy=True)
+
+
+def test_repro_tms_cu12_preload(record_result, request):
+    record_result(start_ahead(request.session).take(Path(__file__).stem))

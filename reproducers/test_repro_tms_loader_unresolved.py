@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
+
+import pytest
 
 from rlcheck.probes.node import tms
+from rlcheck.repro.ahead import Ahead, begin_one
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
 from tests import cuda_stub
@@ -23,15 +27,14 @@ HIDE_LD_CACHE = ("unshare", "-m", "--propagation", "private", "sh", "-c",
                  'mount --bind /dev/null /etc/ld.so.cache && exec "$@"', "sh")
 
 
-def test_repro_tms_loader_unresolved(record_verdict, record_reproduction, tmp_path):
+def reproduce(tmp_path: Path) -> Reproduction | Verdict:
     folder = tms.package_dir()
     assert folder is not None, "torch_memory_saver is not installed in this environment"
     pip_cuda = folder / "nvidia" / "cu13" / "lib"
     usable = shutil.which("unshare") and subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
     if not usable or not (pip_cuda / "libcudart.so.13").exists():
         why = "needs `unshare -m` (root) and the pip CUDA 13 runtime (nvidia/cu13/lib/libcudart.so.13)"
-        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"{why}: not available here"))
-        return
+        return Verdict(check_id="x", status=Status.UNKNOWN, summary=f"{why}: not available here")
     resolved = tms.resolve_with_package()
     assert resolved.path is not None, resolved.error
     stub = str(cuda_stub.build(tmp_path))
@@ -43,6 +46,17 @@ def test_repro_tms_loader_unresolved(record_verdict, record_reproduction, tmp_pa
     evidence = (f"{resolved.path.name} (torch CUDA {resolved.torch_cuda}) without the pip CUDA folder on the "
                 f"loader path: {error.strip()}; with LD_LIBRARY_PATH+={pip_cuda}: "
                 f"{'loads' if fixed else good.tail(1)}")
-    result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=reproduced,
-                          fix_verified=fixed, evidence=evidence)
-    record_reproduction(result)
+    return Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=reproduced,
+                        fix_verified=fixed, evidence=evidence)
+
+
+runs_key = pytest.StashKey[Ahead[Reproduction | Verdict]]()
+
+
+def start_ahead(session: pytest.Session) -> Ahead[Reproduction | Verdict]:
+    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold children."""
+    return begin_one(session, __file__, runs_key, reproduce, heavy=True)
+
+
+def test_repro_tms_loader_unresolved(record_result, request):
+    record_result(start_ahead(request.session).take(Path(__file__).stem))

@@ -14,10 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from rlcheck.probes.recipe.sglang_flags import run_sglang
 from rlcheck.process import subproc
 from rlcheck.process.wait import WaitResult, free_loopback_port, wait_http_ok
 from rlcheck.repro import sidecar
+from rlcheck.repro.ahead import Ahead, begin
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
 
@@ -117,10 +120,27 @@ def rlcheck_wait() -> tuple[WaitResult, float]:
         subproc.kill_group(server)
 
 
-def test_repro_uvicorn_log_level_unbounded_wait(record_reproduction):
-    # the control: the same replayed loop returns once a server answers, so "still waiting" below is not by design
-    control, forever, (bounded, bounded_s) = subproc.concurrently(
-        lambda: slime_wait("warning", timeout_s=60), lambda: slime_wait("WARN", timeout_s=15), rlcheck_wait)
+UNBOUNDED = "test_repro_uvicorn_log_level_unbounded_wait"
+WAITS = {"control": ("warning", 60.0), "forever": ("WARN", 15.0)}
+"""SLIME's replayed wait per role: (uvicorn log level, how long it may run): the control returns once the server
+answers, so "still waiting" at the other's deadline is not by design."""
+waits_key = pytest.StashKey[Ahead[subproc.Completed]]()
+
+
+def start_ahead(session: pytest.Session) -> Ahead[subproc.Completed]:
+    """The two replayed waits, begun ahead of the tests (rlcheck.repro.ahead, reproducers/conftest.py) when their
+    test runs in this session: the 15 s the replay spends polling a dead server passes beside the tests before it.
+    rlcheck's own bounded wait, judged by how long it took, runs in the test."""
+    return begin(session, __file__, waits_key,
+                 lambda: Ahead({role: (lambda level=level, timeout_s=timeout_s: slime_wait(level, timeout_s=timeout_s))
+                                for role, (level, timeout_s) in WAITS.items()}),
+                 reads={UNBOUNDED: WAITS})
+
+
+def test_repro_uvicorn_log_level_unbounded_wait(record_reproduction, request):
+    waits = start_ahead(request.session).start(WAITS, urgent=True)  # begun ahead, or now
+    (bounded, bounded_s), control, forever = subproc.concurrently(
+        rlcheck_wait, lambda: waits.take("control"), lambda: waits.take("forever"))
     crashed = "KeyError: 'warn'" in forever.stderr
     returned = "SLIME health wait returned" in control.stdout
     hung = returned and crashed and forever.timed_out and "terminated unexpectedly" not in forever.stderr

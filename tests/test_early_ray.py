@@ -178,3 +178,23 @@ def test_after_early_ray_goes_to_the_started_ray():
     release.set()
     early.end()
     assert ray.events == ["start jobs=True", "after the start", "stop"]
+
+
+def test_early_ray_jobs_waits_for_the_start_and_the_job_agent_and_has_early_ray_says_whether_one_starts():
+    config, ray = _stashed(), FakeRay()
+    assert resources.has_early_ray(config) is False
+    with pytest.raises(LookupError, match="no embedded Ray was started at collection"):
+        resources.early_ray_jobs(config)
+    ray.ensure_jobs = lambda: ray.events.append("job agent awaited")
+    config.stash[resources.early_key] = early = resources.EarlyRay(ray, jobs=False).begin()
+    assert resources.has_early_ray(config) is True
+    assert resources.early_ray_jobs(config) == ENDPOINTS
+    assert ray.events == ["start jobs=False", "job agent awaited"]
+    early.end()
+
+
+def test_early_ray_jobs_raises_the_failed_start():
+    config = _stashed()
+    config.stash[resources.early_key] = resources.EarlyRay(FakeRay(error=EmbeddedRayError("head died"))).begin()
+    with pytest.raises(EmbeddedRayError, match="head died"):
+        resources.early_ray_jobs(config)

@@ -95,6 +95,22 @@ pending_key = pytest.StashKey[list[Callable[[], object]]]()
 decided_key = pytest.StashKey[bool]()
 
 
+def early_ray_jobs(config: pytest.Config) -> RayEndpoints:
+    """The session's Ray started at collection, once up and taking jobs (what local_ray hands a test), for a run
+    started ahead of its test; LookupError where none starts early (the test then uses local_ray itself)."""
+    early = config.stash.get(early_key, None)
+    if early is None:
+        raise LookupError("no embedded Ray was started at collection in this session")
+    endpoints = early.take()
+    early.ray.ensure_jobs()
+    return endpoints
+
+
+def has_early_ray(config: pytest.Config) -> bool:
+    """Whether the session's Ray starts at collection (decided at the end of collection)."""
+    return config.stash.get(early_key, None) is not None
+
+
 def after_early_ray(config: pytest.Config, call: Callable[[], object]) -> None:
     """Call once the session's embedded Ray, started at collection, is up or failed; at once where none starts early.
 

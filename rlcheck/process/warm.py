@@ -155,9 +155,10 @@ def _server(preload: Sequence[str], env: Mapping[str, str], runtime: Iterable[st
         return _SERVERS[key]
 
 
-def prewarm(preload: Sequence[str], env: Mapping[str, str], runtime: Iterable[str] = ()) -> None:
-    """Start the server for this package set now (it imports in the background), so a later run finds it warm."""
-    _server(preload, env, runtime)
+def prewarm(preload: Sequence[str], env: Mapping[str, str], runtime: Iterable[str] = ()) -> Server:
+    """Start the server for this package set now (it imports in the background), so a later run finds it warm;
+    wait_ready on what it returns waits for those imports."""
+    return _server(preload, env, runtime)
 
 
 def python(code: str, argv: Sequence[str] = (), *, preload: Sequence[str], env: Mapping[str, str],

@@ -1,0 +1,91 @@
+"""reproducers/conftest.py's start of the runs modules begin ahead: after the warm interpreters' imports (bounded),
+each module's start_ahead once, whatever number of its tests run."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+import types
+from pathlib import Path
+
+import pytest
+
+from rlcheck.plugin import resources
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def conftest() -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location("rlcheck_reproducers_conftest", ROOT / "reproducers" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Server:
+    def __init__(self, log: list[str], name: str, ready: bool) -> None:
+        self.log, self.name, self.ready = log, name, ready
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        self.log.append(f"wait {self.name} {timeout_s:g}")
+        return self.ready
+
+
+def test_modules_start_ahead_after_every_warm_import_each_once(conftest):
+    log: list[str] = []
+    session = object()
+
+    def module(name: str, with_start: bool = True) -> types.SimpleNamespace:
+        found = types.SimpleNamespace(name=name)
+        if with_start:
+            found.start_ahead = lambda s: log.append(f"start {name} {s is session}")
+        return found
+
+    a, b, plain = module("a"), module("b"), module("plain", with_start=False)
+    items = [types.SimpleNamespace(module=m) for m in (a, a, plain, b, a)]
+    servers = [Server(log, "megatron", ready=True), Server(log, "sglang", ready=False)]  # one never imported
+    conftest.start_modules_ahead(session, items, servers)
+    bound = f"{conftest.AFTER_WARM_S:g}"
+    assert log == [f"wait megatron {bound}", f"wait sglang {bound}", "start a True", "start b True"]
+    assert 0 < conftest.AFTER_WARM_S <= 300  # bounded: a server that never imports delays the runs, never stops them
+
+
+def test_modules_start_ahead_with_no_warm_interpreter_at_once(conftest):
+    log: list[str] = []
+    mod = types.SimpleNamespace(start_ahead=lambda s: log.append("started"))
+    conftest.start_modules_ahead(object(), [types.SimpleNamespace(module=mod)], [])
+    assert log == ["started"]
+
+
+def fake_session(early: bool) -> types.SimpleNamespace:
+    config = types.SimpleNamespace(stash=pytest.Stash())
+    if early:
+        config.stash[resources.early_key] = object()
+    return types.SimpleNamespace(config=config, stash=pytest.Stash())
+
+
+def test_main_job_starts_the_runs_now_a_run_with_self_tests_at_its_first_reproducer(conftest, monkeypatch):
+    started: list[tuple[object, ...]] = []
+    done = threading.Event()
+
+    def record(*args: object) -> None:
+        started.append(args)
+        done.set()
+
+    monkeypatch.setattr(conftest, "start_modules_ahead", record)
+    main_job = fake_session(early=True)
+    conftest.plan_ahead(main_job, ["items"], ["servers"])
+    assert done.wait(10) and started == [(main_job, ["items"], ["servers"])]
+
+    started.clear()
+    done.clear()
+    with_tests = fake_session(early=False)
+    conftest.plan_ahead(with_tests, ["items"], ["servers"])
+    assert started == []  # nothing beside the self-tests
+    conftest.pytest_runtest_setup(types.SimpleNamespace(session=with_tests))
+    assert done.wait(10) and started == [(with_tests, ["items"], ["servers"])]
+    done.clear()
+    conftest.pytest_runtest_setup(types.SimpleNamespace(session=with_tests))  # the second reproducer: once only
+    assert not done.wait(0.2) and len(started) == 1
