@@ -32,7 +32,7 @@ def reproduce(tmp_path: Path) -> Reproduction | Verdict:
                        summary=f"needs a CUDA 13-only runtime: found libcudart.so.12 at {has_cu12}")
     cu13 = tms.find_on_loader_path("libcudart.so.13", "", cache) or str(folder / "nvidia/cu13/lib/libcudart.so.13")
     ld_path = f"{cuda_stub.build(tmp_path)}:{cu13.rsplit('/', 1)[0]}"
-    by_name, resolved = tms.choose("slime-v0.2.4", folder), tms.resolve_with_package()
+    by_name, resolved = tms.choose("slime-v0.2.4", folder), tms.resolved_once()
     assert by_name is not None and resolved.path is not None, resolved.error
     bad, good = tms.load_in_child(by_name, ld_path), tms.load_in_child(resolved.path, ld_path)
     error = next((x for x in bad.stderr.splitlines() if "libcudart.so.12" in x), bad.tail(1))

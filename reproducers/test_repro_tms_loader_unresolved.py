@@ -35,7 +35,7 @@ def reproduce(tmp_path: Path) -> Reproduction | Verdict:
     if not usable or not (pip_cuda / "libcudart.so.13").exists():
         why = "needs `unshare -m` (root) and the pip CUDA 13 runtime (nvidia/cu13/lib/libcudart.so.13)"
         return Verdict(check_id="x", status=Status.UNKNOWN, summary=f"{why}: not available here")
-    resolved = tms.resolve_with_package()
+    resolved = tms.resolved_once()
     assert resolved.path is not None, resolved.error
     stub = str(cuda_stub.build(tmp_path))
     bad = tms.load_in_child(resolved.path, stub, wrapper=HIDE_LD_CACHE)

@@ -21,7 +21,8 @@ from rlcheck.cluster import embedded_ray as er
 @pytest.fixture
 def env(monkeypatch):
     for name in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED", "RLCHECK_RAY_DASHBOARD_MODULES",
-                 "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "RAY_TMPDIR"):
+                 "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "RAY_TMPDIR",
+                 "RAY_prestart_worker_first_driver"):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 
@@ -29,15 +30,18 @@ def env(monkeypatch):
 def test_the_environment_keeps_ray_on_loopback_and_quiet(env):
     er._env()
     assert {k: er.os.environ[k] for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED",
-                                         "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT")} == {
+                                         "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT",
+                                         "RAY_prestart_worker_first_driver")} == {
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
-        "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT": "150"}
+        "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT": "150", "RAY_prestart_worker_first_driver": "0"}
 
 
-def test_a_module_wait_set_by_the_caller_is_kept(env):
-    env.setenv("RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "30")
+@pytest.mark.parametrize(("name", "value"), [("RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "30"),
+                                             ("RAY_prestart_worker_first_driver", "1")])
+def test_a_setting_the_caller_made_is_kept(env, name, value):
+    env.setenv(name, value)
     er._env()
-    assert er.os.environ["RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT"] == "30"
+    assert er.os.environ[name] == value
 
 
 @pytest.mark.parametrize(("value", "modules"), [

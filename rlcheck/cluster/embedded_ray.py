@@ -31,6 +31,10 @@ def _env() -> None:
     # The dashboard gives each of its module processes 30 s to start (ray/dashboard/consts.py); on a loaded
     # 2-core machine they can take longer and the head dies with "Module MetricsHead failed to start".
     os.environ.setdefault("RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "150")
+    # A raylet starts one idle worker per CPU when the first driver connects (our own loopback check below is one):
+    # a Python process importing Ray each, about 1.4 s of CPU, that no job supervisor uses (those start in a worker
+    # of their own runtime env). Tasks still get a worker when they ask.
+    os.environ.setdefault("RAY_prestart_worker_first_driver", "0")
 
 
 def dashboard_modules() -> str | None:

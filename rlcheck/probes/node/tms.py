@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,6 +94,19 @@ def resolve_with_package(timeout_s: float = 180.0, *, runner: Runner = subproc.r
         return Resolved(path=None, torch_cuda=None, error=f"resolver did not run ({done.why()}): {done.tail(1)}")
     data = json.loads(line.removeprefix("RLCHECK_TMS "))
     return Resolved(path=Path(data["path"]), torch_cuda=data["cuda"])
+
+
+_RESOLVED: list[Resolved] = []
+_RESOLVING = threading.Lock()
+
+
+def resolved_once() -> Resolved:
+    """resolve_with_package() asked once per process, whoever asks first (the installed package does not change
+    under a run; each ask is a child importing torch): what the two tms reproducers share."""
+    with _RESOLVING:
+        if not _RESOLVED:
+            _RESOLVED.append(resolve_with_package())
+        return _RESOLVED[0]
 
 
 LDCONFIG = "/sbin/ldconfig"

@@ -11,6 +11,8 @@ import os
 import platform
 import re
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +215,29 @@ def test_rules_table_tms_load_in_child_loads_and_refuses_for_real(tmp_path):
     text.write_text("not a library")
     refused = tms.load_in_child(text, "")
     assert refused.returncode == 1 and "RLCHECK_LOADED" not in refused.stdout and "OSError" in refused.stderr
+
+
+def test_rules_table_tms_resolved_once_asks_once_per_process_whoever_asks(monkeypatch):
+    asked: list[int] = []
+    gate = threading.Barrier(4, timeout=10)
+
+    def ask() -> tms.Resolved:
+        asked.append(1)
+        time.sleep(0.05)  # a slow child: the other askers arrive meanwhile
+        return tms.Resolved(path=Path("/x/hook_cu13.so"), torch_cuda="13.0")
+
+    monkeypatch.setattr(tms, "resolve_with_package", ask)
+    monkeypatch.setattr(tms, "_RESOLVED", [])
+    got: list[tms.Resolved] = []
+
+    def one() -> None:
+        gate.wait()
+        got.append(tms.resolved_once())
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert asked == [1] and got == [tms.Resolved(path=Path("/x/hook_cu13.so"), torch_cuda="13.0")] * 4
+    assert tms.resolved_once() is got[0]
