@@ -118,7 +118,7 @@ class OtherShHead:
     def __init__(self) -> None:
         wrapper = argv_probe.other_shell_wrapper()
         self.shell = wrapper[1] if wrapper else None
-        self.early = EarlyRay(EmbeddedRay(wrapper=wrapper[0])).begin() if wrapper else None
+        self.early = EarlyRay(EmbeddedRay(wrapper=wrapper[0], jobs_only=True)).begin() if wrapper else None
 
     def endpoints(self, timeout_s: float = 420.0) -> RayEndpoints:
         """Wait for the head (EmbeddedRay.start bounds each of its own waits; this bounds them all)."""

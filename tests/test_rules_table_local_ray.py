@@ -118,6 +118,14 @@ def test_node_specs_travel_as_json(holder):
     argv, _ = holder["popen"][0]
     assert argv[-4:] == ["--temp-dir", "/tmp/rlray-x", "--node-specs", '[{"num_gpus": 4, "env": {"X": "y"}}]']
     assert argv[argv.index("--extra-nodes") + 1] == "1"
+    assert "--jobs-only" not in argv
+
+
+def test_a_jobs_only_head_says_so(holder):
+    holder["holder"] = Holder([READY + json.dumps(READY_DOC)])
+    EmbeddedRay(jobs_only=True).start(jobs=False)
+    argv, _ = holder["popen"][0]
+    assert argv[-1] == "--jobs-only"
 
 
 def test_a_ready_line_without_node_ids_has_none():

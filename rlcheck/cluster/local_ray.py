@@ -62,11 +62,12 @@ class EmbeddedRay:
     Use as a context manager; stop() always tears it down (SIGTERM to the holder, then the group).
     wrapper: argv prefix for the holder, e.g. an `unshare -m ...` that changes what /bin/sh is.
     node_specs: the first len(node_specs) extra nodes (extra_nodes grows to at least that many).
+    jobs_only: a head that only runs jobs (no task): no idle workers prestarted for tasks.
     """
 
     def __init__(self, *, num_cpus: int = 2, extra_nodes: int = 0, wrapper: Sequence[str] = (),
-                 start_timeout_s: float = 180.0, node_specs: Sequence[NodeSpec] = ()) -> None:
-        self.num_cpus, self.wrapper = num_cpus, tuple(wrapper)
+                 start_timeout_s: float = 180.0, node_specs: Sequence[NodeSpec] = (), jobs_only: bool = False) -> None:
+        self.num_cpus, self.wrapper, self.jobs_only = num_cpus, tuple(wrapper), jobs_only
         self.extra_nodes, self.node_specs = max(extra_nodes, len(node_specs)), tuple(node_specs)
         self.start_timeout_s = start_timeout_s
         self.proc: subprocess.Popen[str] | None = None
@@ -102,6 +103,8 @@ class EmbeddedRay:
                 "--temp-dir", temp_dir]
         if self.node_specs:
             argv += ["--node-specs", json.dumps([spec.to_dict() for spec in self.node_specs])]
+        if self.jobs_only:
+            argv.append("--jobs-only")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True, start_new_session=True, env=subproc.child_env())
         threading.Thread(target=self._pump, daemon=True).start()
