@@ -7,6 +7,7 @@ import os
 import threading
 import time
 import types
+from pathlib import Path
 
 import pytest
 
@@ -135,6 +136,22 @@ def test_cpu_slots_one_per_core_this_process_may_use():
     assert CPU_SLOTS.count == cores() and CPU_SLOTS.wait_s == SLOT_WAIT_S > 0
 
 
+@pytest.mark.parametrize(("affinity", "cpu_count", "want"), [
+    ({0}, 8, 1), ({0, 1, 2}, 8, 3),  # the affinity (a container's cpuset), not the machine's count
+    (AttributeError, 4, 4), (OSError, 3, 3), (AttributeError, None, 1), (OSError, 1, 1),
+])
+def test_cores_is_the_affinity_else_the_cpu_count_at_least_one(monkeypatch, affinity, cpu_count, want):
+    def sched_getaffinity(pid: int) -> set[int]:
+        assert pid == 0
+        if isinstance(affinity, type):
+            raise affinity("no affinity here")
+        return affinity
+
+    monkeypatch.setattr(ahead_module.os, "sched_getaffinity", sched_getaffinity)
+    monkeypatch.setattr(ahead_module.os, "cpu_count", lambda: cpu_count)
+    assert cores() == want
+
+
 def test_ahead_each_call_begun_once_when_threads_start_it_together():
     calls: list[str] = []
     gate = threading.Barrier(8, timeout=10)
@@ -247,10 +264,19 @@ def fake_session() -> types.SimpleNamespace:
                                  made=made)
 
 
+def running_of(session: object, module_file: str, names: list[str]):
+    """A running_here that answers only for this session and module."""
+    def answer(asked_session: object, asked_file: str) -> list[str]:
+        assert (asked_session, asked_file) == (session, module_file)
+        return names
+
+    return answer
+
+
 def test_begin_starts_the_calls_the_running_tests_read_once(monkeypatch):
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-    monkeypatch.setattr(ahead_module, "running_here", lambda session, module_file: ["test_a", "test_c"])
     session, key, makes = fake_session(), pytest.StashKey[Ahead[str]](), []
+    monkeypatch.setattr(ahead_module, "running_here", running_of(session, "test_mod.py", ["test_a", "test_c"]))
 
     def make() -> Ahead[str]:
         makes.append(1)
@@ -258,7 +284,7 @@ def test_begin_starts_the_calls_the_running_tests_read_once(monkeypatch):
 
     reads = {"test_a": ["x", "y"], "test_b": ["z"]}  # test_c reads nothing; test_b does not run
     runs = begin(session, "test_mod.py", key, make, reads=reads)
-    assert sorted(runs.futures) == ["x", "y"]
+    assert sorted(runs.futures) == ["x", "y"] and session.stash[key] is runs
     assert begin(session, "test_mod.py", key, make, reads=reads) is runs and makes == [1]
     by_name = begin(session, "test_mod.py", pytest.StashKey[Ahead[str]](), make)  # default: the call named as the test
     assert sorted(by_name.futures) == ["test_a"]
@@ -273,9 +299,56 @@ def test_begin_under_xdist_makes_but_starts_nothing(monkeypatch):
 
 def test_begin_one_runs_the_module_test_in_a_fresh_folder(monkeypatch):
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-    monkeypatch.setattr(ahead_module, "running_here", lambda session, module_file: ["test_repro_thing"])
-    session = fake_session()
-    runs = begin_one(session, "/x/reproducers/test_repro_thing.py", pytest.StashKey[Ahead[str]](),
-                     lambda folder: f"ran in {folder}", heavy=True)
-    assert runs.heavy is True and list(runs.calls) == ["test_repro_thing"]
+    session, module, key = fake_session(), "/x/reproducers/test_repro_thing.py", pytest.StashKey[Ahead[str]]()
+    monkeypatch.setattr(ahead_module, "running_here", running_of(session, module, ["test_repro_thing"]))
+    runs = begin_one(session, module, key, lambda folder: f"ran in {folder}", heavy=True)
+    assert runs.heavy is True and list(runs.calls) == ["test_repro_thing"] and session.stash[key] is runs
+    assert list(runs.futures) == ["test_repro_thing"]  # begun: its test runs in this session
     assert runs.take("test_repro_thing") == "ran in /tmp/thing0" and session.made == ["thing"]
+    light = begin_one(session, module, pytest.StashKey[Ahead[str]](), lambda folder: "light")
+    assert light.heavy is False  # heavy only when asked
+
+
+class FakeFunction(pytest.Function):
+    """A collected test (tests only): its name, file and whether it is marked slow."""
+
+    def get_closest_marker(self, name, default=None):
+        return self.markers.get(name, default)
+
+
+def fake_function(name: str, path: str, *, slow: bool = False) -> FakeFunction:
+    item = object.__new__(FakeFunction)  # no collection: only what running() reads
+    for attr, value in {"name": name, "path": Path(path), "markers": {"slow": "slow marker"} if slow else {}}.items():
+        object.__setattr__(item, attr, value)
+    return item
+
+
+class NotAFunction:
+    name, path = "stand_in", Path("/r/test_repro_a.py")
+
+
+def options(**given: object):
+    """A config's getoption: the options given, else the default asked for (ValueError without one, as pytest)."""
+    def getoption(name: str, default: object = ValueError) -> object:
+        if name in given:
+            return given[name]
+        if default is ValueError:
+            raise ValueError(f"no option named {name!r}")
+        return default
+
+    return getoption
+
+
+@pytest.mark.parametrize(("given", "want"), [
+    ({}, ["one", "two", "three"]),  # no --quick option in this run (no rlcheck plugin): every test
+    ({"quick": False}, ["one", "two", "three"]), ({"quick": True}, ["one", "three"]),
+])
+def test_running_counts_functions_less_the_slow_ones_under_quick(given, want):
+    items = [fake_function("one", "/r/test_repro_a.py"), fake_function("two", "/r/test_repro_a.py", slow=True),
+             NotAFunction(), fake_function("three", "/r/test_repro_b.py")]
+    session = types.SimpleNamespace(items=items, config=types.SimpleNamespace(getoption=options(**given)))
+    assert [item.name for item in ahead_module.running(session)] == want
+    here = [name for name in want if name != "three"]
+    assert ahead_module.running_here(session, "/r/test_repro_a.py") == here
+    assert ahead_module.running_here(session, "/r/other.py") == []
+

@@ -333,6 +333,7 @@ def test_help_says_what_the_child_is_and_what_a_node_spec_is(monkeypatch, capsys
     assert exit_.value.code == 0
     assert "Child process that holds an embedded Ray on loopback: `python -m rlcheck.cluster.embedded_ray`." in out
     assert "--node-specs NODE_SPECS JSON list of {num_gpus, env}, one per extra node" in out
+    assert "--jobs-only no idle workers prestarted: only jobs run here" in out
 
 
 def test_main_needs_the_dashboard_port(capsys):

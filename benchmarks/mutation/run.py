@@ -260,7 +260,7 @@ TARGETS = {
     "plugin_markers": ("rlcheck/plugin/markers.py", ["test_rules_table_plugin_markers.py"]),
     "plugin_cache": ("rlcheck/plugin/cache.py", ["test_rules_table_plugin_cache.py"]),
     "plugin_progress": ("rlcheck/plugin/progress.py", ["test_rules_table_plugin_progress.py"]),
-    "plugin_resources": ("rlcheck/plugin/resources.py", ["test_rules_table_plugin_resources.py"]),
+    "plugin_resources": ("rlcheck/plugin/resources.py", ["test_rules_table_plugin_resources.py", "test_early_ray.py"]),
     # the recipes, hardware profiles and the preflight gate (results/mutation_recipes.json)
     "preflight_gate": ("rlcheck/preflight/gate.py", ["test_rules_table_preflight_gate.py"]),
     "preflight_registry": ("rlcheck/preflight/registry.py", ["test_rules_table_preflight_registry.py",
