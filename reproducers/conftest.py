@@ -91,6 +91,12 @@ def start_modules_ahead(session: pytest.Session, items: list[pytest.Function], s
 
 
 @pytest.fixture
+def ahead_result(request: pytest.FixtureRequest) -> object:
+    """What this test's run started ahead returned (its module's start_ahead), begun now when it was not."""
+    return request.module.start_ahead(request.session).take(request.node.name)
+
+
+@pytest.fixture
 def record_result(record_verdict, record_reproduction):
     """Record what a reproducer's run returned: its Reproduction, or the Verdict it gave instead (UNKNOWN: it could
     not run here)."""

@@ -13,8 +13,6 @@ reproducer.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from rlcheck.hardware import get_profile
@@ -40,13 +38,10 @@ def reproduce() -> Reproduction:
                         details=f"{bare.output.tail()}\n--- guarded ---\n{guarded.output.tail(4)}")
 
 
-runs_key = pytest.StashKey[Ahead[Reproduction]]()
-
-
 def start_ahead(session: pytest.Session) -> Ahead[Reproduction]:
     """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold interpreters."""
-    return begin_one(session, __file__, runs_key, lambda _folder: reproduce(), heavy=True)
+    return begin_one(session, __file__, lambda _folder: reproduce(), heavy=True)
 
 
-def test_repro_driver_gpu_probe(record_reproduction, request):
-    record_reproduction(start_ahead(request.session).take(Path(__file__).stem))
+def test_repro_driver_gpu_probe(record_reproduction, ahead_result):
+    record_reproduction(ahead_result)

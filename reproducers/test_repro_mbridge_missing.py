@@ -107,13 +107,10 @@ def reproduce(tmp_path: Path) -> Reproduction:
                         evidence=evidence, details=f"{absent.tail()}\n--- with mbridge ---\n{done.tail(5)}")
 
 
-runs_key = pytest.StashKey[Ahead[Reproduction]]()
-
-
 def start_ahead(session: pytest.Session) -> Ahead[Reproduction]:
     """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold interpreters."""
-    return begin_one(session, __file__, runs_key, reproduce, heavy=True)
+    return begin_one(session, __file__, reproduce, heavy=True)
 
 
-def test_repro_mbridge_missing(record_reproduction, request):
-    record_reproduction(start_ahead(request.session).take(Path(__file__).stem))
+def test_repro_mbridge_missing(record_reproduction, ahead_result):
+    record_reproduction(ahead_result)

@@ -57,13 +57,10 @@ def reproduce(tmp_path: Path) -> Reproduction | Verdict:
                         details=f"{old.tail()}\n--- megatron-core {installed} ---\n{current.output.tail(4)}")
 
 
-runs_key = pytest.StashKey[Ahead[Reproduction | Verdict]]()
-
-
 def start_ahead(session: pytest.Session) -> Ahead[Reproduction | Verdict]:
-    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold interpreters."""
-    return begin_one(session, __file__, runs_key, reproduce, heavy=True)
+    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: a cold interpreter."""
+    return begin_one(session, __file__, reproduce, heavy=True)
 
 
-def test_repro_megatron_training_missing(record_result, request):
-    record_result(start_ahead(request.session).take(Path(__file__).stem))
+def test_repro_megatron_training_missing(record_result, ahead_result):
+    record_result(ahead_result)

@@ -50,13 +50,10 @@ def reproduce(tmp_path: Path) -> Reproduction | Verdict:
                         fix_verified=fixed, evidence=evidence)
 
 
-runs_key = pytest.StashKey[Ahead[Reproduction | Verdict]]()
-
-
 def start_ahead(session: pytest.Session) -> Ahead[Reproduction | Verdict]:
-    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold children."""
-    return begin_one(session, __file__, runs_key, reproduce, heavy=True)
+    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: loader children."""
+    return begin_one(session, __file__, reproduce, heavy=True)
 
 
-def test_repro_tms_loader_unresolved(record_result, request):
-    record_result(start_ahead(request.session).take(Path(__file__).stem))
+def test_repro_tms_loader_unresolved(record_result, ahead_result):
+    record_result(ahead_result)

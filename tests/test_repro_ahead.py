@@ -299,14 +299,19 @@ def test_begin_under_xdist_makes_but_starts_nothing(monkeypatch):
 
 def test_begin_one_runs_the_module_test_in_a_fresh_folder(monkeypatch):
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-    session, module, key = fake_session(), "/x/reproducers/test_repro_thing.py", pytest.StashKey[Ahead[str]]()
+    session, module = fake_session(), "/x/reproducers/test_repro_thing.py"
     monkeypatch.setattr(ahead_module, "running_here", running_of(session, module, ["test_repro_thing"]))
-    runs = begin_one(session, module, key, lambda folder: f"ran in {folder}", heavy=True)
-    assert runs.heavy is True and list(runs.calls) == ["test_repro_thing"] and session.stash[key] is runs
+    runs = begin_one(session, module, lambda folder: f"ran in {folder}", heavy=True)
+    assert runs.heavy is True and list(runs.calls) == ["test_repro_thing"]
     assert list(runs.futures) == ["test_repro_thing"]  # begun: its test runs in this session
     assert runs.take("test_repro_thing") == "ran in /tmp/thing0" and session.made == ["thing"]
-    light = begin_one(session, module, pytest.StashKey[Ahead[str]](), lambda folder: "light")
-    assert light.heavy is False  # heavy only when asked
+    assert begin_one(session, module, lambda folder: "made again") is runs  # one per module and session
+    other = "/x/reproducers/test_repro_other.py"
+    monkeypatch.setattr(ahead_module, "running_here", running_of(session, other, []))
+    light = begin_one(session, other, lambda folder: "light")
+    assert light is not runs and light.heavy is False and light.futures == {}  # heavy only when asked
+    monkeypatch.setattr(ahead_module, "running_here", lambda session, module_file: [])
+    assert begin_one(fake_session(), module, lambda folder: "another session") is not runs
 
 
 class FakeFunction(pytest.Function):

@@ -136,11 +136,18 @@ def begin[T](session: Any, module_file: str, key: Any, make: Callable[[], Ahead[
     return ahead
 
 
-def begin_one[T](session: Any, module_file: str, key: Any, run: Callable[[Path], T], *,
-                 heavy: bool = False) -> Ahead[T]:
+_KEYS: dict[str, Any] = {}
+
+
+def begin_one[T](session: Any, module_file: str, run: Callable[[Path], T], *, heavy: bool = False) -> Ahead[T]:
     """begin() for a module whose one test is named as its file and whose whole run goes ahead: run(folder), with
-    a fresh folder of the session's tmp_path_factory (what the tmp_path fixture would have handed the test)."""
+    a fresh folder of the session's tmp_path_factory (what the tmp_path fixture would have handed the test); kept
+    under a stash key of that module's own."""
+    import pytest
+
     test = Path(module_file).stem
+    with _MADE:
+        key = _KEYS.setdefault(module_file, pytest.StashKey[Ahead[T]]())
 
     def make() -> Ahead[T]:
         folder = session.config._tmp_path_factory.mktemp(test.removeprefix("test_repro_"))
