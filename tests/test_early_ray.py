@@ -183,7 +183,7 @@ def test_after_early_ray_goes_to_the_started_ray():
 def test_early_ray_jobs_waits_for_the_start_and_the_job_agent_and_has_early_ray_says_whether_one_starts():
     config, ray = _stashed(), FakeRay()
     assert resources.has_early_ray(config) is False
-    with pytest.raises(LookupError, match="no embedded Ray was started at collection"):
+    with pytest.raises(LookupError, match="^no embedded Ray was started at collection in this session$"):
         resources.early_ray_jobs(config)
     ray.ensure_jobs = lambda: ray.events.append("job agent awaited")
     config.stash[resources.early_key] = early = resources.EarlyRay(ray, jobs=False).begin()

@@ -300,6 +300,7 @@ def test_begin_under_xdist_makes_but_starts_nothing(monkeypatch):
 def test_begin_one_runs_the_module_test_in_a_fresh_folder(monkeypatch):
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     session, module = fake_session(), "/x/reproducers/test_repro_thing.py"
+    monkeypatch.setattr(ahead_module, "_KEYS", {})  # the process's keys: none made for these modules yet
     monkeypatch.setattr(ahead_module, "running_here", running_of(session, module, ["test_repro_thing"]))
     runs = begin_one(session, module, lambda folder: f"ran in {folder}", heavy=True)
     assert runs.heavy is True and list(runs.calls) == ["test_repro_thing"]

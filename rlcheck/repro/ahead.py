@@ -145,12 +145,11 @@ def begin_one[T](session: Any, module_file: str, run: Callable[[Path], T], *, he
     under a stash key of that module's own."""
     import pytest
 
-    test = Path(module_file).stem
     with _MADE:
         key = _KEYS.setdefault(module_file, pytest.StashKey[Ahead[T]]())
+    return begin(session, module_file, key, lambda: _one(session, Path(module_file).stem, run, heavy))
 
-    def make() -> Ahead[T]:
-        folder = session.config._tmp_path_factory.mktemp(test.removeprefix("test_repro_"))
-        return Ahead({test: lambda: run(folder)}, heavy=heavy)
 
-    return begin(session, module_file, key, make)
+def _one[T](session: Any, test: str, run: Callable[[Path], T], heavy: bool) -> Ahead[T]:
+    folder = session.config._tmp_path_factory.mktemp(test.removeprefix("test_repro_"))
+    return Ahead({test: lambda: run(folder)}, heavy=heavy)
