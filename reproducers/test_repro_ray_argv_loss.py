@@ -172,7 +172,7 @@ def other_sh_head(session: pytest.Session, folder: Path) -> Through | None:
 
 
 def start_ahead(session: pytest.Session) -> Ahead[Through | None]:
-    """This module's Ray runs of this session, made once and begun together once the session's Ray is up
+    """This module's Ray runs of this session, made once and begun together ahead of the tests
     (reproducers/conftest.py): the other shell's head starts then, and each run's jobs wait on their head, not on
     the tests before theirs. The session head's run is made only where that Ray started at collection (else the
     test runs it itself, on local_ray). Under xdist each test runs its own."""
@@ -205,7 +205,7 @@ def test_repro_ray_argv_loss(record_reproduction, local_ray, runs, tmp_path, req
 @pytest.mark.slow
 def test_repro_ray_argv_loss_other_sh(record_verdict, record_reproduction, other_sh_ray, runs, request):
     """The same through a Ray head whose /bin/sh is the other shell (RHEL-like images have bash); that head starts
-    in the background once the session's Ray is up (start_ahead)."""
+    in the background with the runs started ahead (start_ahead), or when this test asks for it."""
     if other_sh_ray.shell is None:
         why = "needs `unshare -m` (root) and both dash and bash to swap /bin/sh"
         record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"{why}: not available here"))
