@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlcheck.repro import ahead as ahead_module
-from rlcheck.repro.ahead import CPU_SLOTS, SLOT_WAIT_S, Ahead, Slots, begin, begin_one, cores, once
+from rlcheck.repro.ahead import CPU_SLOTS, SLOT_WAIT_S, TAKE_S, Ahead, Slots, begin, begin_one, cores, once
 
 
 def test_ahead_runs_the_named_calls_together():
@@ -357,4 +357,16 @@ def test_running_counts_functions_less_the_slow_ones_under_quick(given, want):
     here = [name for name in want if name != "three"]
     assert ahead_module.running_here(session, "/r/test_repro_a.py") == here
     assert ahead_module.running_here(session, "/r/other.py") == []
+
+
+def test_take_waits_at_most_its_bound_and_names_the_run():
+    release = threading.Event()
+    runs = Ahead({"hung": lambda: release.wait(10)}).start(["hung"])
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"^the run 'hung' did not end within 0\.2 s$"):
+        runs.take("hung", timeout_s=0.2)
+    assert time.monotonic() - started >= 0.2
+    release.set()
+    assert runs.take("hung") is True  # the same run, once it ended
+    assert TAKE_S >= SLOT_WAIT_S + 600  # longer than a slot's wait and a child's own bounds: only a hang meets it
 

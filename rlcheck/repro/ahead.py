@@ -23,11 +23,15 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
 SLOT_WAIT_S = 900.0
 """The longest a heavy run started ahead waits for a free CPU slot before it runs without one."""
+TAKE_S = 3600.0
+"""The longest a test waits for its run (every run's children have bounds of their own, far shorter: this one only
+turns a run that hangs in its own code into the test's error instead of a hung session)."""
 
 
 def cores() -> int:
@@ -118,10 +122,14 @@ class Ahead[T]:
                 pool.shutdown(wait=False)  # the threads end with their calls
         return self
 
-    def take(self, key: str) -> T:
+    def take(self, key: str, timeout_s: float = TAKE_S) -> T:
         """The named call's result (its exception raised here), begun now when it was not (urgent: the caller waits
-        for it); KeyError: no such call."""
-        return self.start([key], urgent=True).futures[key].result()
+        for it); KeyError: no such call; TimeoutError naming it when it has not ended within timeout_s."""
+        future = self.start([key], urgent=True).futures[key]
+        try:
+            return future.result(timeout=timeout_s)
+        except FutureTimeout:
+            raise TimeoutError(f"the run {key!r} did not end within {timeout_s:g} s") from None
 
 
 def begin[T](session: Any, module_file: str, key: Any, make: Callable[[], Ahead[T]],
