@@ -129,23 +129,55 @@ def ray_cluster(monkeypatch, services):
 
 
 def test_the_head_and_each_extra_node_with_its_spec(env, ray_cluster, services, capsys):
-    args = argparse.Namespace(num_cpus=3, dashboard_port=8265, extra_nodes=2,
+    args = argparse.Namespace(num_cpus=3, dashboard_port=8265, extra_nodes=2, no_dashboard=False,
                               node_specs=json.dumps([{"num_gpus": 8, "env": {"A": "1"}}]))
     cluster, nodes = er._start(args)
     assert cluster is ray_cluster[0] and cluster.waited and [n.node_id for n in nodes] == ["h", "n1", "n2"]
     assert cluster.head_args == {"num_cpus": 3, "num_gpus": 0, "include_dashboard": True,
                                  "dashboard_host": "127.0.0.1", "dashboard_port": 8265,
-                                 "node_ip_address": "127.0.0.1", "dashboard_agent_listen_port": 5000}
+                                 "node_ip_address": "127.0.0.1", "dashboard_agent_listen_port": 5000,
+                                 "include_log_monitor": False, "no_monitor": True}
     assert cluster.added == [
         {"num_cpus": 3, "node_ip_address": "127.0.0.1", "num_gpus": 8, "resources": {"rlcheck_node_1": 1},
-         "env_vars": {"A": "1"}, "dashboard_agent_listen_port": 5001},
+         "env_vars": {"A": "1"}, "include_log_monitor": False, "dashboard_agent_listen_port": 5001},
         {"num_cpus": 3, "node_ip_address": "127.0.0.1", "num_gpus": 0, "resources": {"rlcheck_node_2": 1},
-         "env_vars": None, "dashboard_agent_listen_port": 5002}]
+         "env_vars": None, "include_log_monitor": False, "dashboard_agent_listen_port": 5002}]
     assert capsys.readouterr().out == ""
     assert cluster.initialize_head is True
     svc, calls = services
     svc.start_ray_process(["dashboard.py"], "dashboard")  # the dashboard was trimmed to the default modules
     assert calls[-1][0] == ["dashboard.py", "--modules-to-load=JobHead,NodeHead"]
+
+
+def test_a_head_without_its_dashboard_gets_no_dashboard_port(env, ray_cluster, services):
+    args = argparse.Namespace(num_cpus=2, dashboard_port=None, extra_nodes=0, no_dashboard=True, node_specs="[]")
+    cluster, nodes = er._start(args)
+    assert cluster.head_args == {"num_cpus": 2, "num_gpus": 0, "include_dashboard": False,
+                                 "node_ip_address": "127.0.0.1", "dashboard_agent_listen_port": 5000,
+                                 "include_log_monitor": False, "no_monitor": True}
+    assert [n.node_id for n in nodes] == ["h"] and cluster.added == []
+
+
+class Stoppable:
+    """ray.cluster_utils.Cluster as _stop_cluster sees it: its nodes and what remove_node was asked."""
+
+    def __init__(self, workers, head) -> None:
+        self.worker_nodes, self.head_node, self.removed = list(workers), head, []
+
+    def remove_node(self, node, allow_graceful=True):
+        self.removed.append((node, allow_graceful))
+        if node is self.head_node:
+            self.head_node = None
+        else:
+            self.worker_nodes.remove(node)
+
+
+@pytest.mark.parametrize(("workers", "head"), [(["w1", "w2"], "h"), ([], "h"), (["w1"], None)])
+def test_the_cluster_is_killed_worker_nodes_first_without_the_graceful_drain(workers, head):
+    cluster = Stoppable(workers, head)
+    er._stop_cluster(cluster)
+    assert cluster.removed == [(n, False) for n in [*workers, *([head] if head else [])]]
+    assert cluster.worker_nodes == [] and cluster.head_node is None
 
 
 @pytest.mark.parametrize(("fails", "attempts", "raised"), [(0, 1, False), (2, 3, False), (3, 3, True)])
@@ -258,7 +290,8 @@ class Bounded(threading.Event):
 def held(env, monkeypatch):
     """main with a stand-in cluster and recorded threads; SIGTERM arrives when the stdin watch is started."""
     state: dict = {"outside": [], "signals": {}, "threads": [], "asked": []}
-    cluster = types.SimpleNamespace(address="127.0.0.1:6379", shutdown=lambda: state.setdefault("shutdown", True))
+    cluster = types.SimpleNamespace(address="127.0.0.1:6379")
+    monkeypatch.setattr(er, "_stop_cluster", lambda c: state.setdefault("shutdown", c is cluster))
 
     def start(args):
         state["args"], state["tmpdir"] = args, er.os.environ.get("RAY_TMPDIR")
@@ -300,7 +333,7 @@ def test_main_prints_ready_holds_until_sigterm_and_shuts_down(held):
     assert held["shutdown"] and list(held["signals"]) == [15] and held["tmpdir"] == "/tmp/rlray-x"
     assert held["asked"] == ["127.0.0.1:6379"]
     assert vars(held["args"]) == {"dashboard_port": 8265, "num_cpus": 2, "extra_nodes": 1, "temp_dir": "/tmp/rlray-x",
-                                  "node_specs": "[]", "jobs_only": False}
+                                  "node_specs": "[]", "jobs_only": False, "no_dashboard": False}
     assert "RAY_prestart_worker_first_driver" not in er.os.environ
     (eof, eof_args, eof_daemon), (orphan, orphan_args, orphan_daemon) = held["threads"]
     stop = eof_args[0]
@@ -313,8 +346,16 @@ def test_main_without_a_temp_dir_leaves_rays_own(held):
     assert er.main(["--dashboard-port", "1", "--num-cpus", "4", "--node-specs", "[{}]"]) == 0
     assert held["tmpdir"] is None and vars(held["args"]) == {"dashboard_port": 1, "num_cpus": 4, "extra_nodes": 0,
                                                             "temp_dir": "", "node_specs": "[{}]",
-                                                                "jobs_only": False}
+                                                            "jobs_only": False, "no_dashboard": False}
     assert json.loads(held["out"].parts[0].removeprefix("RLCHECK_RAY_READY "))["nodes"] == 1
+
+
+def test_main_without_a_dashboard_says_its_url_is_empty(held):
+    held["capture"]()
+    assert er.main(["--no-dashboard", "--temp-dir", "/tmp/rlray-x"]) == 0
+    ready = json.loads(held["out"].parts[0].removeprefix("RLCHECK_RAY_READY "))
+    assert ready["dashboard_url"] == "" and ready["gcs_address"] == "127.0.0.1:6379"
+    assert held["args"].no_dashboard is True and held["args"].dashboard_port is None and held["shutdown"]
 
 
 def test_main_refuses_a_node_off_loopback_with_exit_3_and_shuts_down(held):
@@ -334,9 +375,13 @@ def test_help_says_what_the_child_is_and_what_a_node_spec_is(monkeypatch, capsys
     assert "Child process that holds an embedded Ray on loopback: `python -m rlcheck.cluster.embedded_ray`." in out
     assert "--node-specs NODE_SPECS JSON list of {num_gpus, env}, one per extra node" in out
     assert "--jobs-only no idle workers prestarted: only jobs run here" in out
+    assert "--no-dashboard no dashboard: no Jobs API, only the GCS" in out
+    assert "--dashboard-port DASHBOARD_PORT the dashboard's port (needed unless --no-dashboard)" in out
 
 
-def test_main_needs_the_dashboard_port(capsys):
+@pytest.mark.parametrize("argv", [[], ["--num-cpus", "2"]])
+def test_main_needs_the_dashboard_port_unless_there_is_no_dashboard(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
-        er.main([])
-    assert exit_.value.code == 2 and "--dashboard-port" in capsys.readouterr().err
+        er.main(argv)
+    assert exit_.value.code == 2
+    assert "error: --dashboard-port is needed unless --no-dashboard is given" in capsys.readouterr().err

@@ -121,6 +121,34 @@ def test_node_specs_travel_as_json(holder):
     assert "--jobs-only" not in argv
 
 
+def test_a_head_without_its_dashboard_says_so_and_waits_for_no_dashboard(holder):
+    holder["holder"] = Holder([READY + json.dumps({**READY_DOC, "dashboard_url": ""})])
+    ray = EmbeddedRay(dashboard=False)
+    assert ray.start(jobs=False).dashboard_url == ""
+    argv, _ = holder["popen"][0]
+    assert argv[argv.index("-m") + 2:argv.index("--num-cpus")] == ["--no-dashboard"]
+    assert "--dashboard-port" not in argv and "health_asked" not in holder
+
+
+NO_JOBS = (r"^this embedded Ray was started without its dashboard \(dashboard=False\), so without Ray's Jobs API: "
+           r"start one with its dashboard to submit jobs$")
+
+
+def test_a_head_without_its_dashboard_refuses_jobs_before_it_starts(holder):
+    ray = EmbeddedRay(dashboard=False)
+    with pytest.raises(EmbeddedRayError, match=NO_JOBS):
+        ray.start()
+    assert holder["popen"] == [] and ray.proc is None
+
+
+def test_a_head_without_its_dashboard_refuses_the_job_agents_wait(monkeypatch):
+    ray = EmbeddedRay(dashboard=False)
+    monkeypatch.setattr(ray, "_await_job_agent", lambda timeout_s: pytest.fail("no agent to wait for"))
+    with pytest.raises(EmbeddedRayError, match=NO_JOBS):
+        ray.ensure_jobs()
+    assert ray._jobs_ready is False
+
+
 def test_a_jobs_only_head_says_so(holder):
     holder["holder"] = Holder([READY + json.dumps(READY_DOC)])
     EmbeddedRay(jobs_only=True).start(jobs=False)

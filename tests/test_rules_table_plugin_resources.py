@@ -238,6 +238,45 @@ def test_no_early_ray_without_an_importable_ray(monkeypatch, found):
     assert resources.wants_early_ray(_config(), [_test(CHECK, "ray_cluster")]) is False  # type: ignore[arg-type]
 
 
+# --- whether the early Ray starts its dashboard (the Jobs API) ------------------------------------------------------
+@pytest.mark.parametrize(("items", "jobs"), [
+    ([_test(REPRO, "local_ray")], True),
+    ([_test(CHECK, "ray_cluster"), _test(REPRO, "record_result", "local_ray")], True),
+    ([_test(CHECK, "ray_cluster")], False),  # the cluster checks reach the GCS alone
+    ([_test(CHECK, "ray_cluster"), _test(REPRO, "embedded_ray")], False),
+    # a kept verdict's stand-in asks for no fixture
+    ([types.SimpleNamespace(path=Path("/project/reproducers/test_repro_x.py"), nodeid=REPRO)], False),
+    ([], False),
+])
+def test_the_dashboard_starts_only_for_a_test_that_submits_jobs(items, jobs):
+    assert resources.needs_jobs(items) is jobs  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("fixtures", "dashboard"), [(("ray_cluster",), False), (("local_ray",), True)])
+def test_the_early_ray_is_made_with_the_dashboard_its_tests_need(monkeypatch, fixtures, dashboard):
+    made: list = []
+
+    class Made:
+        def __init__(self, **kwargs):
+            made.append(kwargs)
+
+        def start(self, *, jobs):
+            made.append(("start", jobs))
+            return ENDPOINTS
+
+        def stop(self):
+            made.append("stop")
+
+    monkeypatch.setattr(resources.importlib.util, "find_spec", _spec(True))
+    monkeypatch.setattr(resources, "EmbeddedRay", Made)
+    config = _config()
+    resources.pytest_collection_finish(types.SimpleNamespace(config=config, items=[_test(CHECK, *fixtures)]))
+    early = config.stash[resources.early_key]
+    assert early.take() == ENDPOINTS and config.stash[resources.decided_key] is True
+    early.end()
+    assert made == [{"dashboard": dashboard}, ("start", False), "stop"]
+
+
 # --- the registry's checks as params --------------------------------------------------------------------------------
 def _check(check_id: str, gpu_count: int):
     return types.SimpleNamespace(id=check_id, gpu_count=gpu_count)

@@ -63,11 +63,14 @@ class EmbeddedRay:
     wrapper: argv prefix for the holder, e.g. an `unshare -m ...` that changes what /bin/sh is.
     node_specs: the first len(node_specs) extra nodes (extra_nodes grows to at least that many).
     jobs_only: a head that only runs jobs (no task): no idle workers prestarted for tasks.
+    dashboard: False for a head without Ray's dashboard (so without the Jobs API), up sooner: for users of its GCS
+    alone; start(jobs=True) and ensure_jobs then raise EmbeddedRayError saying so.
     """
 
     def __init__(self, *, num_cpus: int = 2, extra_nodes: int = 0, wrapper: Sequence[str] = (),
-                 start_timeout_s: float = 180.0, node_specs: Sequence[NodeSpec] = (), jobs_only: bool = False) -> None:
-        self.num_cpus, self.wrapper, self.jobs_only = num_cpus, tuple(wrapper), jobs_only
+                 start_timeout_s: float = 180.0, node_specs: Sequence[NodeSpec] = (), jobs_only: bool = False,
+                 dashboard: bool = True) -> None:
+        self.num_cpus, self.wrapper, self.jobs_only, self.dashboard = num_cpus, tuple(wrapper), jobs_only, dashboard
         self.extra_nodes, self.node_specs = max(extra_nodes, len(node_specs)), tuple(node_specs)
         self.start_timeout_s = start_timeout_s
         self.proc: subprocess.Popen[str] | None = None
@@ -84,6 +87,8 @@ class EmbeddedRay:
         a user of the Jobs API needs (a GCS client, such as the cluster checks' fan-out, does not). A start that
         Ray itself gave up on (a raylet past Ray's own fixed 30 s, on a loaded host) is tried once more on a fresh
         holder, the first one's process group killed; the failures are kept in `retries`."""
+        if jobs:
+            self._refuse_jobs_without_dashboard()
         for attempt in range(1, START_ATTEMPTS + 1):
             try:
                 return self._start_once(jobs=jobs)
@@ -98,9 +103,9 @@ class EmbeddedRay:
 
     def _start_once(self, *, jobs: bool) -> RayEndpoints:
         temp_dir = tempfile.mkdtemp(prefix="rlray-", dir="/tmp")  # short: Ray's socket paths are length-limited
-        argv = [*self.wrapper, sys.executable, "-m", "rlcheck.cluster.embedded_ray", "--dashboard-port",
-                str(free_loopback_port()), "--num-cpus", str(self.num_cpus), "--extra-nodes", str(self.extra_nodes),
-                "--temp-dir", temp_dir]
+        dashboard = ["--dashboard-port", str(free_loopback_port())] if self.dashboard else ["--no-dashboard"]
+        argv = [*self.wrapper, sys.executable, "-m", "rlcheck.cluster.embedded_ray", *dashboard,
+                "--num-cpus", str(self.num_cpus), "--extra-nodes", str(self.extra_nodes), "--temp-dir", temp_dir]
         if self.node_specs:
             argv += ["--node-specs", json.dumps([spec.to_dict() for spec in self.node_specs])]
         if self.jobs_only:
@@ -110,9 +115,10 @@ class EmbeddedRay:
         threading.Thread(target=self._pump, daemon=True).start()
         try:
             self.endpoints = self._await_ready()
-            health = wait_http_ok(f"{self.endpoints.dashboard_url}/api/version", timeout_s=60)
-            if not health.ok:
-                raise EmbeddedRayError(f"Ray dashboard not answering after 60 s: {health.last_error}")
+            if self.dashboard:
+                health = wait_http_ok(f"{self.endpoints.dashboard_url}/api/version", timeout_s=60)
+                if not health.ok:
+                    raise EmbeddedRayError(f"Ray dashboard not answering after 60 s: {health.last_error}")
             if jobs:
                 self.ensure_jobs()
         except BaseException:
@@ -121,11 +127,18 @@ class EmbeddedRay:
         return self.endpoints
 
     def ensure_jobs(self, timeout_s: float = 90.0) -> None:
-        """Wait (once, whoever asks first) until the job agent takes jobs; EmbeddedRayError when it does not."""
+        """Wait (once, whoever asks first) until the job agent takes jobs; EmbeddedRayError when it does not, or when
+        this Ray has no dashboard."""
+        self._refuse_jobs_without_dashboard()
         with self._jobs:
             if not self._jobs_ready:
                 self._await_job_agent(timeout_s=timeout_s)
                 self._jobs_ready = True
+
+    def _refuse_jobs_without_dashboard(self) -> None:
+        if not self.dashboard:
+            raise EmbeddedRayError("this embedded Ray was started without its dashboard (dashboard=False), so without "
+                                   "Ray's Jobs API: start one with its dashboard to submit jobs")
 
     def _await_job_agent(self, timeout_s: float) -> None:
         """A fresh head answers `No available agent` until its job agent registers, and the CLI does not
