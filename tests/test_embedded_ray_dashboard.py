@@ -69,7 +69,8 @@ def _processes_under(folder: str) -> list[str]:
 def test_a_real_head_without_its_dashboard_loads_no_jobs_api_and_its_stop_leaves_no_process():
     """dashboard=False: Ray's GCS answers (the holder's loopback check is a driver of it); Ray still starts its
     dashboard process, but with its own usage-stats module alone (no Jobs API, no frontend); neither the autoscaler's
-    monitor nor a log monitor runs; the holder's stop (no graceful drain) leaves no process of that Ray behind."""
+    monitor nor a log monitor runs; the holder's stop (no graceful drain) leaves no process of that Ray behind, its
+    raylet's agents (renamed ray::DashboardAgent and ray::RuntimeEnvAgent: their command lines name no folder) too."""
     ray = EmbeddedRay(dashboard=False)
     try:
         endpoints = ray.start(jobs=False)
@@ -82,13 +83,14 @@ def test_a_real_head_without_its_dashboard_loads_no_jobs_api_and_its_stop_leaves
         assert len(dashboards) == 1 and "--modules-to-load=UsageStatsHead" in dashboards[0], running
         assert "--disable-frontend" in dashboards[0] and "JobHead" not in dashboards[0]
         assert not any("autoscaler/_private/monitor.py" in args or "log_monitor.py" in args for args in running)
+        group = embedded_ray.group_members(ray.proc.pid)
+        assert len(group) >= 5  # the holder, GCS, raylet, dashboard, and the raylet's agents
     finally:
         ray.stop()
     assert ray.proc.returncode == 0
-    left = _processes_under(temp_dir)
     for _ in range(50):  # a process that was killed may still be reaped by its parent for a moment
+        left = _processes_under(temp_dir) + [pid for pid in group if Path(f"/proc/{pid}").exists()]
         if not left:
             break
         time.sleep(0.1)
-        left = _processes_under(temp_dir)
     assert left == []

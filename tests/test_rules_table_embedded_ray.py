@@ -180,6 +180,53 @@ def test_the_cluster_is_killed_worker_nodes_first_without_the_graceful_drain(wor
     assert cluster.worker_nodes == [] and cluster.head_node is None
 
 
+def _proc(tmp_path, stats):
+    """A stand-in /proc: one folder per entry, its stat file holding the text given (None: no stat file)."""
+    for name, stat in stats.items():
+        (tmp_path / name).mkdir()
+        if stat is not None:
+            (tmp_path / name / "stat").write_text(stat)
+    return tmp_path
+
+
+PROC = {"100": "100 (python) S 1 100 100 0", "101": "101 (ray::DashboardAgent) S 1 100 100 0",
+        "102": "102 (a) b) S 7 100 100 0", "103": "103 (other) S 1 555 555 0", "104": None, "105": "105 (x) S 1",
+        "self": "100 (python) S 1 100 100 0", "106": "106 (raylet) R 100 100 100 0"}
+
+
+def fake_os(monkeypatch, *, pid=100, group=100):
+    killed: list = []
+
+    def kill(target, sig):
+        if target == 106:
+            raise ProcessLookupError(target)
+        if target == 102:
+            raise PermissionError(target)
+        killed.append((target, sig))
+
+    monkeypatch.setattr(er, "os", types.SimpleNamespace(getpid=lambda: pid, getpgrp=lambda: group, kill=kill))
+    return killed
+
+
+def test_the_groups_members_are_read_from_proc_leaving_itself_out(monkeypatch, tmp_path):
+    fake_os(monkeypatch)
+    proc = _proc(tmp_path, PROC)
+    assert sorted(er.group_members(proc=proc)) == [101, 102, 106]  # a name with ")" and spaces is read past
+    assert sorted(er.group_members(555, proc)) == [103]
+    assert sorted(er.group_members(100, proc)) == [101, 102, 106]  # itself left out either way
+
+
+def test_a_group_leader_kills_what_is_left_of_its_group(monkeypatch, tmp_path):
+    killed = fake_os(monkeypatch)
+    assert er._kill_leftovers(_proc(tmp_path, PROC)) == [101]  # 102 not ours to kill, 106 already gone
+    assert killed == [(101, er.signal.SIGKILL)]
+
+
+def test_a_holder_that_leads_no_group_kills_nothing(monkeypatch, tmp_path):
+    killed = fake_os(monkeypatch, pid=101, group=100)
+    assert er._kill_leftovers(_proc(tmp_path, PROC)) == [] and killed == []
+
+
 @pytest.mark.parametrize(("fails", "attempts", "raised"), [(0, 1, False), (2, 3, False), (3, 3, True)])
 def test_a_node_that_did_not_start_is_tried_three_times(ray_cluster, capsys, fails, attempts, raised):
     cluster = Cluster(True, {})
@@ -292,6 +339,8 @@ def held(env, monkeypatch):
     state: dict = {"outside": [], "signals": {}, "threads": [], "asked": []}
     cluster = types.SimpleNamespace(address="127.0.0.1:6379")
     monkeypatch.setattr(er, "_stop_cluster", lambda c: state.setdefault("shutdown", c is cluster))
+    # never the real one here: pytest may lead its own process group
+    monkeypatch.setattr(er, "_kill_leftovers", lambda: state.setdefault("leftovers", "shutdown" in state))
 
     def start(args):
         state["args"], state["tmpdir"] = args, er.os.environ.get("RAY_TMPDIR")
@@ -330,7 +379,7 @@ def test_main_prints_ready_holds_until_sigterm_and_shuts_down(held):
     ready = {"gcs_address": "127.0.0.1:6379", "dashboard_url": "http://127.0.0.1:8265", "nodes": 2,
              "node_ids": ["h", "w"], "raylet_pids": {"h": 10, "w": 11}}
     assert held["out"].parts == [f"RLCHECK_RAY_READY {json.dumps(ready)}", "\n", "<flush>"]
-    assert held["shutdown"] and list(held["signals"]) == [15] and held["tmpdir"] == "/tmp/rlray-x"
+    assert held["shutdown"] and held["leftovers"] and list(held["signals"]) == [15] and held["tmpdir"] == "/tmp/rlray-x"
     assert held["asked"] == ["127.0.0.1:6379"]
     assert vars(held["args"]) == {"dashboard_port": 8265, "num_cpus": 2, "extra_nodes": 1, "temp_dir": "/tmp/rlray-x",
                                   "node_specs": "[]", "jobs_only": False, "no_dashboard": False}
@@ -363,7 +412,7 @@ def test_main_refuses_a_node_off_loopback_with_exit_3_and_shuts_down(held):
     held["outside"] = ["10.0.0.2"]
     assert er.main(["--dashboard-port", "8265"]) == 3
     assert held["out"].parts == ["RLCHECK_RAY_ERROR nodes on non-loopback addresses: ['10.0.0.2']", "\n", "<flush>"]
-    assert held["shutdown"] and held["threads"] == []
+    assert held["shutdown"] and held["leftovers"] and held["threads"] == []
 
 
 def test_help_says_what_the_child_is_and_what_a_node_spec_is(monkeypatch, capsys):

@@ -12,8 +12,9 @@ reads. RLCHECK_RAY_DASHBOARD_MODULES=all starts them all; another comma-separate
 frontend; the READY line's dashboard_url is empty): a cluster whose users reach only its GCS (the cluster checks'
 fan-out) is up sooner.
 
-It stops without Ray's graceful drain (each node's processes killed, worker nodes first): nothing it ran is still
-needed when its parent stops it, and the drain cost a second of every run's end.
+It stops without Ray's graceful drain (each node's processes killed, worker nodes first, then every other process
+of its own process group: the agents a raylet started, which outlive a killed raylet and spin): nothing it ran is
+still needed when its parent stops it, and the drain cost a second of every run's end.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 
 LOOPBACK_PREFIX = "127."
 DASHBOARD_MODULES = "JobHead,NodeHead"
@@ -125,6 +127,39 @@ def _stop_cluster(cluster) -> None:  # cluster: ray.cluster_utils.Cluster
         cluster.remove_node(cluster.head_node, allow_graceful=False)
 
 
+def group_members(group: int | None = None, proc: Path = Path("/proc")) -> list[int]:
+    """The processes of a process group (default: this process's own, this process left out), read from /proc (an
+    entry that vanished meanwhile is skipped)."""
+    me, group = os.getpid(), os.getpgrp() if group is None else group
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()  # after the name (it may hold spaces and ")"): state ppid pgrp
+        if len(fields) > 2 and fields[2] == str(group):
+            members.append(int(entry.name))
+    return members
+
+
+def _kill_leftovers(proc: Path = Path("/proc")) -> list[int]:
+    """SIGKILL what is left of this holder's process group (the raylets' agents); only when the holder leads a group
+    of its own (EmbeddedRay starts it in a new session), never a group it shares with a shell's other jobs."""
+    if os.getpgrp() != os.getpid():
+        return []
+    killed = []
+    for pid in group_members(proc=proc):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+        killed.append(pid)
+    return killed
+
+
 def _non_loopback(address: str) -> list[str]:
     import ray
 
@@ -184,7 +219,10 @@ def main(argv: list[str] | None = None) -> int:
         stop.wait()
         return 0
     finally:
-        _stop_cluster(cluster)
+        try:
+            _stop_cluster(cluster)
+        finally:
+            _kill_leftovers()
 
 
 if __name__ == "__main__":
