@@ -1,14 +1,15 @@
 """What the reproducers share in a session: one warm interpreter per package set (rlcheck.process.warm), the runs
 their modules start ahead (rlcheck.repro.ahead).
 
-Once collection has picked the tests and the session's Ray is up (rlcheck.plugin.resources after_early_ray), the warm
-interpreters of the package sets they use start importing in the background (Megatron's arguments in the GPU-less
+Once collection has picked the tests, the warm interpreters of the package sets they use start importing in the
+background: at once beside the session's Ray start on a machine not loaded by others (rlcheck.repro.ahead cores_idle),
+else once that Ray is up (rlcheck.plugin.resources after_early_ray) (Megatron's arguments in the GPU-less
 driver environment, SGLang's server_args), so the first reproducer that needs one mostly finds it ready. Once they
 have imported, each module's start_ahead begins the runs of its tests that this session runs (the cold Megatron and
 torch children, the numpy-2 side directories, the Ray jobs and the other shell's Ray head, SLIME's replayed health
 wait), so they share the cores while the tests before theirs run, and each test takes its own result; in a run with
-self-tests they start with its first reproducer instead. Not at collection: beside the session's own Ray start they
-made it miss Ray's start deadline on a loaded machine. Under xdist, where every worker collects every test, each
+self-tests they start with its first reproducer instead. Not beside the session's own Ray start on a loaded machine:
+there they made it miss Ray's start deadline. Under xdist, where every worker collects every test, each
 test runs its own when it runs. Every run is still its own child process.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -38,15 +40,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     items = ahead.running(session)  # a kept verdict's stand-in (rlcheck.plugin.cache) runs nothing: not in it
     modules = {item.path.stem for item in items}
-    # once the session's Ray is up: beside its start they made it miss Ray's own deadline on a loaded host
     servers: list[warm.Server] = []
     if modules & MEGATRON_DRIVER:
-        after_early_ray(config, lambda: servers.append(warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(),
-                                                                    megatron_args.RUNTIME)))
+        prewarm(config, lambda: servers.append(warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(),
+                                                            megatron_args.RUNTIME)))
     if modules & SGLANG:
-        after_early_ray(config, lambda: servers.append(warm.prewarm(sglang_flags.SGLANG_PRELOAD,
-                                                                    sglang_flags.sglang_env())))
+        prewarm(config, lambda: servers.append(warm.prewarm(sglang_flags.SGLANG_PRELOAD, sglang_flags.sglang_env())))
     after_early_ray(config, lambda: plan_ahead(session, items, servers))
+
+
+def prewarm(config: pytest.Config, start: Callable[[], object]) -> None:
+    """Start a warm interpreter now where the machine is not loaded (its import overlaps the session's Ray start),
+    else once that Ray is up: beside its start they made it miss Ray's own deadline on a loaded host."""
+    if ahead.cores_idle():
+        start()
+    else:
+        after_early_ray(config, start)
 
 
 deferred_key = pytest.StashKey[tuple[list[pytest.Function], list[warm.Server]]]()

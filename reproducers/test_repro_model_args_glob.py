@@ -42,9 +42,24 @@ def job_script(folder: Path, pattern: str, *, quoted: bool) -> str:
     return f"cd {shlex.quote(str(folder))} && source model.sh && {sys.executable} {printer} {expansion}"
 
 
-def run_job(dashboard_url: str, entrypoint: str) -> list[str] | None:
-    outcome = launch.wait_job(dashboard_url, launch.submit_entrypoint(dashboard_url, entrypoint), timeout_s=120)
-    return argv_probe.printed_argv(outcome.logs)
+NEXT_CASE = "RLCHECK_NEXT_CASE"
+"""The line a job prints between the cases it runs, one after the other."""
+
+
+def run_cases(dashboard_url: str, entrypoints: list[str]) -> list[list[str] | None]:
+    """One Ray job running each entrypoint in turn (the next one runs whatever the last one did): the argv each
+    entrypoint's program printed, None where it never ran. One job per kind, not per case: each job is a Ray worker
+    of its own (its supervisor), a second of CPU."""
+    outcome = launch.wait_job(dashboard_url, launch.submit_entrypoint(dashboard_url, f"; echo {NEXT_CASE}; ".join(
+        entrypoints)), timeout_s=120)
+    parts: list[list[str]] = [[]]
+    for line in outcome.logs.splitlines():
+        if line.strip() == NEXT_CASE:  # the echo itself; Ray's "Running entrypoint" line holds more than this
+            parts.append([])
+        else:
+            parts[-1].append(line)
+    return [argv_probe.printed_argv("\n".join(part)) for part in parts[:len(entrypoints)]] + \
+        [None] * (len(entrypoints) - len(parts))
 
 
 def megatron_reads(argv: list[str]) -> str:
@@ -54,19 +69,29 @@ def megatron_reads(argv: list[str]) -> str:
     return error or next((x for x in out.splitlines() if x.startswith("MOE_LAYER_FREQ")), done.tail(3))
 
 
-def one_case(dashboard_url: str, folder: Path, pattern: str, decoy: str) -> dict[str, object]:
+KINDS = ("unquoted", "quoted", "rlcheck.cluster.launch")
+
+
+def entrypoints(folder: Path, pattern: str, decoy: str) -> dict[str, str]:
+    """A case's folder (with its decoy file) and the job entrypoint of each kind: the array unquoted, quoted, and
+    rlcheck.cluster.launch's."""
     folder.mkdir()
     (folder / decoy).write_text("")
-    entrypoints = [launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=False)]),
-                   launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=True)]),
-                   launch.entrypoint([sys.executable, str(folder / "print_argv.py"), "--moe-layer-freq", pattern,
-                                      "--num-experts", "128"])]
-    unquoted, quoted, ours = subproc.concurrently(*(lambda e=e: run_job(dashboard_url, e) for e in entrypoints))
-    return {"unquoted": unquoted, "quoted": quoted, "rlcheck.cluster.launch": ours, "pattern": pattern}
+    return {"unquoted": launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=False)]),
+            "quoted": launch.entrypoint(["bash", "-c", job_script(folder, pattern, quoted=True)]),
+            "rlcheck.cluster.launch": launch.entrypoint([sys.executable, str(folder / "print_argv.py"),
+                                                         "--moe-layer-freq", pattern, "--num-experts", "128"])}
 
 
 def reproduce(dashboard_url: str, folder: Path) -> Reproduction:
-    seen = {name: one_case(dashboard_url, folder / name, *case) for name, case in CASES.items()}
+    made = {name: entrypoints(folder / name, *case) for name, case in CASES.items()}
+    names = list(CASES)
+    per_kind = subproc.concurrently(*(lambda k=k: run_cases(dashboard_url, [made[n][k] for n in names])
+                                      for k in KINDS))  # three jobs, each running both cases
+    seen: dict[str, dict[str, object]] = {n: {"pattern": CASES[n][0]} for n in names}
+    for kind, got in zip(KINDS, per_kind, strict=True):
+        for name, argv in zip(names, got, strict=True):
+            seen[name][kind] = argv
     globbed = all(r["unquoted"] and r["unquoted"][1] == CASES[n][1] for n, r in seen.items())
     intact = all(r[k] and r[k][1] == r["pattern"] for r in seen.values() for k in ("quoted", "rlcheck.cluster.launch"))
     megatron = megatron_reads(list(seen["glm5.2"]["unquoted"] or []))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -124,23 +125,30 @@ UNBOUNDED = "test_repro_uvicorn_log_level_unbounded_wait"
 WAITS = {"control": ("warning", 60.0), "forever": ("WARN", 15.0)}
 """SLIME's replayed wait per role: (uvicorn log level, how long it may run): the control returns once the server
 answers, so "still waiting" at the other's deadline is not by design."""
-waits_key = pytest.StashKey[Ahead[subproc.Completed]]()
+BOUNDED = "bounded"
+"""rlcheck's own bounded wait (rlcheck_wait), the third run of the test."""
+Waited = subproc.Completed | tuple[WaitResult, float]
+waits_key = pytest.StashKey[Ahead[Waited]]()
 
 
-def start_ahead(session: pytest.Session) -> Ahead[subproc.Completed]:
-    """The two replayed waits, begun ahead of the tests (rlcheck.repro.ahead, reproducers/conftest.py) when their
-    test runs in this session: the 15 s the replay spends polling a dead server passes beside the tests before it.
-    rlcheck's own bounded wait, judged by how long it took, runs in the test."""
-    return begin(session, __file__, waits_key,
-                 lambda: Ahead({role: (lambda level=level, timeout_s=timeout_s: slime_wait(level, timeout_s=timeout_s))
-                                for role, (level, timeout_s) in WAITS.items()}),
-                 reads={UNBOUNDED: WAITS})
+def start_ahead(session: pytest.Session) -> Ahead[Waited]:
+    """The two replayed waits and rlcheck's bounded one, begun ahead of the tests (rlcheck.repro.ahead,
+    reproducers/conftest.py) when their test runs in this session: the 15 s the replay spends polling a dead server
+    and rlcheck's 3 s pass beside the tests before it, not after them at the end of the run."""
+    def make() -> Ahead[Waited]:
+        calls: dict[str, Callable[[], Waited]] = {
+            role: (lambda level=level, timeout_s=timeout_s: slime_wait(level, timeout_s=timeout_s))
+            for role, (level, timeout_s) in WAITS.items()}
+        return Ahead({**calls, BOUNDED: rlcheck_wait})
+
+    return begin(session, __file__, waits_key, make, reads={UNBOUNDED: [*WAITS, BOUNDED]})
 
 
 def test_repro_uvicorn_log_level_unbounded_wait(record_reproduction, request):
-    waits = start_ahead(request.session).start(WAITS, urgent=True)  # begun ahead, or now
-    (bounded, bounded_s), control, forever = subproc.concurrently(
-        rlcheck_wait, lambda: waits.take("control"), lambda: waits.take("forever"))
+    waits = start_ahead(request.session).start([*WAITS, BOUNDED], urgent=True)  # begun ahead, or now
+    ours, control, forever = waits.take(BOUNDED), waits.take("control"), waits.take("forever")
+    assert isinstance(ours, tuple) and isinstance(control, subproc.Completed) and isinstance(forever, subproc.Completed)
+    bounded, bounded_s = ours
     crashed = "KeyError: 'warn'" in forever.stderr
     returned = "SLIME health wait returned" in control.stdout
     hung = returned and crashed and forever.timed_out and "terminated unexpectedly" not in forever.stderr

@@ -152,6 +152,21 @@ def test_cores_is_the_affinity_else_the_cpu_count_at_least_one(monkeypatch, affi
     assert cores() == want
 
 
+@pytest.mark.parametrize(("load", "cores_", "idle"), [
+    (0.0, 2, True), (3.99, 2, True), (4.0, 2, False), (15.0, 2, False), (31.9, 16, True), (32.0, 16, False),
+    (OSError, 2, False), (AttributeError, 2, False),  # no load to read: a loaded machine is the safe guess
+])
+def test_cores_idle_is_the_load_below_two_per_core(monkeypatch, load, cores_, idle):
+    def getloadavg() -> tuple[float, float, float]:
+        if isinstance(load, type):
+            raise load("no load average here")
+        return (load, 99.0, 99.0)  # the 1-minute average is the one read
+
+    monkeypatch.setattr(ahead_module.os, "getloadavg", getloadavg)
+    monkeypatch.setattr(ahead_module, "cores", lambda: cores_)
+    assert ahead_module.cores_idle() is idle
+
+
 def test_ahead_each_call_begun_once_when_threads_start_it_together():
     calls: list[str] = []
     gate = threading.Barrier(8, timeout=10)

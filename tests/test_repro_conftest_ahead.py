@@ -89,3 +89,13 @@ def test_main_job_starts_the_runs_now_a_run_with_self_tests_at_its_first_reprodu
     done.clear()
     conftest.pytest_runtest_setup(types.SimpleNamespace(session=with_tests))  # the second reproducer: once only
     assert not done.wait(0.2) and len(started) == 1
+
+
+@pytest.mark.parametrize("idle", [True, False])
+def test_a_warm_interpreter_starts_at_once_on_an_idle_machine_else_once_the_sessions_ray_is_up(conftest, monkeypatch,
+                                                                                               idle):
+    log: list[str] = []
+    monkeypatch.setattr(conftest.ahead, "cores_idle", lambda: idle)
+    monkeypatch.setattr(conftest, "after_early_ray", lambda config, call: log.append(f"after Ray {config}"))
+    conftest.prewarm("config", lambda: log.append("started"))
+    assert log == (["started"] if idle else ["after Ray config"])

@@ -42,6 +42,17 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def cores_idle() -> bool:
+    """Whether this machine is not loaded by others: its 1-minute load average below two per core (cores()). A run
+    that just ended leaves up to about one per core behind it; the load at which a Ray head started beside other cold
+    starts missed Ray's own start deadline was 7-12 per core. False where the load cannot be read (a loaded machine
+    is the safe guess)."""
+    try:
+        return os.getloadavg()[0] < 2 * cores()
+    except (AttributeError, OSError):  # no load average on this platform
+        return False
+
+
 class Slots:
     """At most `count` holders at once; a holder waits at most wait_s for its turn, then goes on without one."""
 
