@@ -16,6 +16,7 @@ def facts_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     """A cache folder of the test's own (the facts kept per image go to facts/ in it), facts switched on whatever
     ran before (--no-cache), and off again after."""
     monkeypatch.setenv("RLCHECK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(image_facts, "_paths", {})  # each test asks a child's path again
     image_facts.switch_off("")
     yield tmp_path / "cache" / "facts"
     image_facts.switch_off("")

@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import sys
+import types
 
 import pytest
 
@@ -36,15 +37,77 @@ def test_files_term_is_each_files_path_and_content_or_why_it_could_not_be_read(t
     assert image_facts.files_term([tmp_path]) == hashlib.sha256(f"{tmp_path}: IsADirectoryError\0".encode()).hexdigest()
 
 
+@pytest.fixture
+def no_paths(monkeypatch):
+    monkeypatch.setattr(image_facts, "_paths", {})
+
+
 @pytest.mark.parametrize(("pythonpath", "first"), [
     (None, []), ("", []), (f"/a{os.pathsep}{os.pathsep}/b", ["/a", "/b"]), ("/only", ["/only"]),
 ])
-def test_child_path_is_pythonpath_then_this_interpreters_path(monkeypatch, pythonpath, first):
+def test_child_path_where_no_child_answers_is_pythonpath_then_this_interpreters_path(monkeypatch, no_paths,
+                                                                                      pythonpath, first):
+    monkeypatch.setattr(image_facts, "_ask_path", lambda: None)
     if pythonpath is None:
         monkeypatch.delenv("PYTHONPATH", raising=False)
     else:
         monkeypatch.setenv("PYTHONPATH", pythonpath)
     assert image_facts.child_path() == [*first, *sys.path]
+
+
+def test_child_path_is_a_fresh_interpreters_with_pythonpath_not_this_processs_run_time_path(monkeypatch, no_paths,
+                                                                                            tmp_path):
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path / "added-at-run-time"))  # as Ray adds its thirdparty_files
+    path = image_facts.child_path()
+    assert path[0] == str(tmp_path) and str(tmp_path / "added-at-run-time") not in path and "" not in path
+    assert any(p.endswith("site-packages") for p in path)
+
+
+def test_child_path_is_asked_once_per_pythonpath_and_handed_as_a_copy(monkeypatch, no_paths):
+    asked: list[str] = []
+    monkeypatch.setattr(image_facts, "_ask_path", lambda: asked.append(os.environ.get("PYTHONPATH", "")) or ["/p"])
+    monkeypatch.setenv("PYTHONPATH", "/one")
+    first = image_facts.child_path()
+    first.append("/changed by a caller")
+    assert image_facts.child_path() == ["/p"] and asked == ["/one"]
+    monkeypatch.setenv("PYTHONPATH", "/two")
+    assert image_facts.child_path() == ["/p"] and asked == ["/one", "/two"]
+    monkeypatch.setattr(image_facts.sys, "executable", "/other/python")  # another interpreter: asked again
+    image_facts.child_path()
+    assert asked == ["/one", "/two", "/two"]
+
+
+def _ran(returncode=0, stdout="", raises=None):
+    def run(argv, **kwargs):
+        assert argv == [image_facts.sys.executable, "-c", image_facts.ASK_PATH]
+        assert kwargs == {"capture_output": True, "text": True, "timeout": 60}
+        if raises is not None:
+            raise raises
+        return types.SimpleNamespace(returncode=returncode, stdout=stdout)
+    return run
+
+
+@pytest.mark.parametrize(("run", "want"), [
+    (_ran(stdout='["/a", "/b"]'), ["/a", "/b"]),
+    (_ran(returncode=1, stdout='["/a"]'), None),
+    (_ran(stdout="not json"), None),
+    (_ran(stdout='{"a": 1}'), None),
+    (_ran(raises=OSError("no python")), None),
+    (_ran(raises=image_facts.subprocess.TimeoutExpired("python", 60)), None),
+])
+def test_asking_a_childs_path_gives_its_list_or_none(monkeypatch, run, want):
+    monkeypatch.setattr(image_facts.subprocess, "run", run)
+    assert image_facts._ask_path() == want
+
+
+def test_the_child_asked_prints_its_path_without_the_empty_entry():
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", image_facts.ASK_PATH], capture_output=True, text=True, timeout=60)
+    assert json.loads(done.stdout) == [p for p in json.loads(subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sys.path))"], capture_output=True, text=True,
+        timeout=60).stdout) if p]
 
 
 def test_find_package_of_a_module_or_nothing_is_no_folder(tmp_path, monkeypatch):

@@ -16,6 +16,7 @@ import hashlib
 import importlib.machinery
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -69,9 +70,30 @@ def files_term(files: Sequence[Path]) -> str:
     return digest.hexdigest()
 
 
+ASK_PATH = "import json, sys; print(json.dumps([p for p in sys.path if p]))"
+"""What a fresh interpreter's import path is (the script folder, '' for -c, left out)."""
+_paths: dict[tuple[str, str], list[str]] = {}
+
+
 def child_path() -> list[str]:
-    """Where a child process imports from: $PYTHONPATH as it is now (a child gets it), then this interpreter's path."""
-    return [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + sys.path
+    """Where a child process imports from: a fresh interpreter's path with $PYTHONPATH as it is now, asked once per
+    $PYTHONPATH (this process's own sys.path is no guide: a package imported here adds to it at run time, as Ray adds
+    its thirdparty_files, and a key made from it changed with what the run had imported). Where the child cannot be
+    asked: $PYTHONPATH, then this interpreter's path (a miss at worst, never a wrong hit)."""
+    pythonpath = os.environ.get("PYTHONPATH", "")
+    key = (sys.executable, pythonpath)
+    if key not in _paths:
+        _paths[key] = _ask_path() or [p for p in pythonpath.split(os.pathsep) if p] + sys.path
+    return list(_paths[key])
+
+
+def _ask_path() -> list[str] | None:
+    try:
+        done = subprocess.run([sys.executable, "-c", ASK_PATH], capture_output=True, text=True, timeout=60)
+        path = json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return [str(p) for p in path] if isinstance(path, list) else None
 
 
 def find_package(name: str) -> list[Path]:
