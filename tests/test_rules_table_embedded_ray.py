@@ -191,7 +191,9 @@ def _proc(tmp_path, stats):
 
 PROC = {"100": "100 (python) S 1 100 100 0", "101": "101 (ray::DashboardAgent) S 1 100 100 0",
         "102": "102 (a) b) S 7 100 100 0", "103": "103 (other) S 1 555 555 0", "104": None, "105": "105 (x) S 1",
-        "self": "100 (python) S 1 100 100 0", "106": "106 (raylet) R 100 100 100 0"}
+        "self": "100 (python) S 1 100 100 0", "106": "106 (raylet) R 100 100 100 0",
+        # the group is the third field after the name, not the session (the fourth): each told apart
+        "107": "107 (short) S 1 100", "108": "108 (sess) S 1 555 100 0", "109": "109 (lead) S 1 100 555 0"}
 
 
 def fake_os(monkeypatch, *, pid=100, group=100):
@@ -211,15 +213,15 @@ def fake_os(monkeypatch, *, pid=100, group=100):
 def test_the_groups_members_are_read_from_proc_leaving_itself_out(monkeypatch, tmp_path):
     fake_os(monkeypatch)
     proc = _proc(tmp_path, PROC)
-    assert sorted(er.group_members(proc=proc)) == [101, 102, 106]  # a name with ")" and spaces is read past
-    assert sorted(er.group_members(555, proc)) == [103]
-    assert sorted(er.group_members(100, proc)) == [101, 102, 106]  # itself left out either way
+    assert sorted(er.group_members(proc=proc)) == [101, 102, 106, 107, 109]  # a name with ")" and spaces read past
+    assert sorted(er.group_members(555, proc)) == [103, 108]
+    assert sorted(er.group_members(100, proc)) == [101, 102, 106, 107, 109]  # itself left out either way
 
 
 def test_a_group_leader_kills_what_is_left_of_its_group(monkeypatch, tmp_path):
     killed = fake_os(monkeypatch)
-    assert er._kill_leftovers(_proc(tmp_path, PROC)) == [101]  # 102 not ours to kill, 106 already gone
-    assert killed == [(101, er.signal.SIGKILL)]
+    assert sorted(er._kill_leftovers(_proc(tmp_path, PROC))) == [101, 107, 109]  # 102 not ours, 106 already gone
+    assert sorted(killed) == [(101, er.signal.SIGKILL), (107, er.signal.SIGKILL), (109, er.signal.SIGKILL)]
 
 
 def test_a_holder_that_leads_no_group_kills_nothing(monkeypatch, tmp_path):
