@@ -72,31 +72,38 @@ def sglang_keeps_level(tmp_path) -> dict[str, str]:
     return json.loads(line.removeprefix("RESULT "))
 
 
-def test_repro_uvicorn_log_level(record_reproduction, tmp_path):
-    sglang, bad, good = subproc.concurrently(lambda: sglang_keeps_level(tmp_path), lambda: serve("WARN"),
+def reproduce_current(folder: Path) -> Reproduction:
+    """The installed SGLang and uvicorn: ServerArgs keeps 'WARN', uvicorn dies of it, and 'warning' serves."""
+    sglang, bad, good = subproc.concurrently(lambda: sglang_keeps_level(folder), lambda: serve("WARN"),
                                              lambda: serve("warning"))
     rejected = bad.exited_early and "KeyError: 'warn'" in bad.output.stderr
     evidence = (f"SGLang ServerArgs.log_level={sglang['server_args']!r}; uvicorn log_level='WARN': "
                 f"{'KeyError before bind' if rejected else 'no KeyError'} ({bad.output.why()}); "
                 f"'warning': {'served 200' if good.answered else 'did not serve'}")
-    result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
-                          reproduced=rejected and sglang["server_args"] == "WARN", fix_verified=good.answered,
-                          evidence=evidence, details=bad.output.tail())
-    record_reproduction(result)
+    return Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID),
+                        reproduced=rejected and sglang["server_args"] == "WARN", fix_verified=good.answered,
+                        evidence=evidence, details=bad.output.tail())
 
 
-def test_repro_uvicorn_log_level_older_uvicorn(record_verdict, record_reproduction):
+def reproduce_older() -> Reproduction | Verdict:
+    """uvicorn 0.44 (side directory) dies of 'WARNING' and serves 'warning'; UNKNOWN without that directory."""
     side = sidecar.path("uvicorn-0.44")
     if side is None:
-        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=sidecar.missing("uvicorn-0.44")))
-        return
+        return Verdict(check_id="x", status=Status.UNKNOWN, summary=sidecar.missing("uvicorn-0.44"))
     upper, lower = subproc.concurrently(lambda: serve("WARNING", (str(side),)), lambda: serve("warning", (str(side),)))
     rejected = upper.exited_early and "KeyError: 'WARNING'" in upper.output.stderr
-    result = Reproduction(failure_id=FAILURE_ID, versions={"uvicorn": "0.44.0"}, reproduced=rejected,
-                          fix_verified=lower.answered, details=upper.output.tail(),
-                          evidence=f"uvicorn 0.44.0 log_level='WARNING': {upper.output.why()}, "
-                                   f"'warning': {'served 200' if lower.answered else 'did not serve'}")
-    record_reproduction(result)
+    return Reproduction(failure_id=FAILURE_ID, versions={"uvicorn": "0.44.0"}, reproduced=rejected,
+                        fix_verified=lower.answered, details=upper.output.tail(),
+                        evidence=f"uvicorn 0.44.0 log_level='WARNING': {upper.output.why()}, "
+                                 f"'warning': {'served 200' if lower.answered else 'did not serve'}")
+
+
+def test_repro_uvicorn_log_level(record_result, request):
+    record_result(start_ahead(request.session).take(request.node.name))
+
+
+def test_repro_uvicorn_log_level_older_uvicorn(record_result, request):
+    record_result(start_ahead(request.session).take(request.node.name))
 
 
 SLIME_WAIT = Path(__file__).with_name("slime_wait_replay.py")
@@ -127,21 +134,26 @@ WAITS = {"control": ("warning", 60.0), "forever": ("WARN", 15.0)}
 answers, so "still waiting" at the other's deadline is not by design."""
 BOUNDED = "bounded"
 """rlcheck's own bounded wait (rlcheck_wait), the third run of the test."""
-Waited = subproc.Completed | tuple[WaitResult, float]
-waits_key = pytest.StashKey[Ahead[Waited]]()
+CURRENT, OLDER = "test_repro_uvicorn_log_level", "test_repro_uvicorn_log_level_older_uvicorn"
+Run = subproc.Completed | tuple[WaitResult, float] | Reproduction | Verdict
+runs_key = pytest.StashKey[Ahead[Run]]()
 
 
-def start_ahead(session: pytest.Session) -> Ahead[Waited]:
-    """The two replayed waits and rlcheck's bounded one, begun ahead of the tests (rlcheck.repro.ahead,
-    reproducers/conftest.py) when their test runs in this session: the 15 s the replay spends polling a dead server
-    and rlcheck's 3 s pass beside the tests before it, not after them at the end of the run."""
-    def make() -> Ahead[Waited]:
-        calls: dict[str, Callable[[], Waited]] = {
+def start_ahead(session: pytest.Session) -> Ahead[Run]:
+    """This module's runs, begun ahead of the tests (rlcheck.repro.ahead, reproducers/conftest.py) when their test
+    runs in this session: the two replayed waits and rlcheck's bounded one (the 15 s the replay spends polling a dead
+    server and rlcheck's 3 s pass beside the tests before it, not after them at the end of the run), and the other two
+    tests' whole runs (uvicorn servers, SGLang's parser forked from its warm interpreter)."""
+    def make() -> Ahead[Run]:
+        folder = session.config._tmp_path_factory.mktemp("uvicorn-log-level")  # the tmp_path_factory fixture's own
+        calls: dict[str, Callable[[], Run]] = {
             role: (lambda level=level, timeout_s=timeout_s: slime_wait(level, timeout_s=timeout_s))
             for role, (level, timeout_s) in WAITS.items()}
-        return Ahead({**calls, BOUNDED: rlcheck_wait})
+        return Ahead({**calls, BOUNDED: rlcheck_wait, CURRENT: lambda: reproduce_current(folder),
+                      OLDER: reproduce_older})
 
-    return begin(session, __file__, waits_key, make, reads={UNBOUNDED: [*WAITS, BOUNDED]})
+    return begin(session, __file__, runs_key, make,
+                 reads={UNBOUNDED: [*WAITS, BOUNDED], CURRENT: [CURRENT], OLDER: [OLDER]})
 
 
 def test_repro_uvicorn_log_level_unbounded_wait(record_reproduction, request):
