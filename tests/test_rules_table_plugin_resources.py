@@ -5,6 +5,7 @@ registry check as a pytest param (GPU checks marked with their count). A fake Ra
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import types
@@ -239,17 +240,32 @@ def test_no_early_ray_without_an_importable_ray(monkeypatch, found):
 
 
 # --- whether the early Ray starts its dashboard (the Jobs API) ------------------------------------------------------
-@pytest.mark.parametrize(("items", "jobs"), [
-    ([_test(REPRO, "local_ray")], True),
-    ([_test(CHECK, "ray_cluster"), _test(REPRO, "record_result", "local_ray")], True),
-    ([_test(CHECK, "ray_cluster")], False),  # the cluster checks reach the GCS alone
-    ([_test(CHECK, "ray_cluster"), _test(REPRO, "embedded_ray")], False),
+def _slow(nodeid: str, *fixtures: str, slow: bool = True):
+    """A collected test whose markers are asked for (get_closest_marker), marked slow or not."""
+    item = _test(nodeid, *fixtures)
+    item.get_closest_marker = lambda name: object() if (name == "slow" and slow) else None
+    return item
+
+
+@pytest.mark.parametrize(("items", "quick", "jobs"), [
+    ([_test(REPRO, "local_ray")], False, True),
+    ([_test(CHECK, "ray_cluster"), _test(REPRO, "record_result", "local_ray")], False, True),
+    ([_test(CHECK, "ray_cluster")], False, False),  # the cluster checks reach the GCS alone
+    ([_test(CHECK, "ray_cluster"), _test(REPRO, "embedded_ray")], False, False),
     # a kept verdict's stand-in asks for no fixture
-    ([types.SimpleNamespace(path=Path("/project/reproducers/test_repro_x.py"), nodeid=REPRO)], False),
-    ([], False),
+    ([types.SimpleNamespace(path=Path("/project/reproducers/test_repro_x.py"), nodeid=REPRO)], False, False),
+    ([], False, False),
+    # --quick: a slow test that submits jobs is skipped, so it needs none; one not marked slow still does
+    ([_slow(REPRO, "local_ray")], True, False),
+    ([_slow(REPRO, "local_ray")], False, True),
+    ([_slow(REPRO, "local_ray", slow=False)], True, True),
+    ([_slow(REPRO, "local_ray"), _test(REPRO, "local_ray")], True, True),  # no markers to ask: it runs
+    ([_slow(REPRO, "ray_cluster", slow=False)], True, False),
 ])
-def test_the_dashboard_starts_only_for_a_test_that_submits_jobs(items, jobs):
-    assert resources.needs_jobs(items) is jobs  # type: ignore[arg-type]
+def test_the_dashboard_starts_only_for_a_test_that_submits_jobs(items, quick, jobs):
+    config = _config()
+    config.stash[context_key] = dataclasses.replace(config.stash[context_key], quick=quick)
+    assert resources.needs_jobs(config, items) is jobs  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("fixtures", "dashboard"), [(("ray_cluster",), False), (("local_ray",), True)])

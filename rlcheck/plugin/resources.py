@@ -145,11 +145,19 @@ def wants_early_ray(config: pytest.Config, items: list[pytest.Item]) -> bool:
         return False
 
 
-def needs_jobs(items: list[pytest.Item]) -> bool:
+def needs_jobs(config: pytest.Config, items: list[pytest.Item]) -> bool:
     """A test of this session submits Ray jobs (it asks for local_ray, which hands out a Ray taking jobs): only then
     does the session's Ray start its dashboard, which the Jobs API needs; the cluster checks reach its GCS alone. A
-    reproducer whose kept verdict stands in for it asks for nothing (rlcheck.plugin.cache)."""
-    return any("local_ray" in getattr(item, "fixturenames", ()) for item in items)
+    reproducer whose kept verdict stands in for it asks for nothing (rlcheck.plugin.cache), and one marked slow runs
+    nothing under --quick (rlcheck.plugin.gating skips it)."""
+    quick = get_context(config).quick
+    return any("local_ray" in getattr(item, "fixturenames", ())
+               and not (quick and _marked_slow(item)) for item in items)
+
+
+def _marked_slow(item: pytest.Item) -> bool:
+    marker = getattr(item, "get_closest_marker", None)
+    return marker is not None and marker("slow") is not None
 
 
 @pytest.hookimpl(trylast=True)
@@ -158,7 +166,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     pending = config.stash.get(pending_key, [])
     config.stash[pending_key] = []
     if wants_early_ray(config, session.items):  # its job agent is awaited by local_ray, when a test uses it
-        early = EarlyRay(EmbeddedRay(dashboard=needs_jobs(session.items)), jobs=False)
+        early = EarlyRay(EmbeddedRay(dashboard=needs_jobs(config, session.items)), jobs=False)
         for call in pending:
             early.then(call)
         config.stash[early_key] = early.begin()
