@@ -193,7 +193,9 @@ def _config(address: str | None = None, *, worker: bool = False, collectonly: ob
 
 
 def _test(nodeid: str, *fixtures: str):
-    return types.SimpleNamespace(path=Path("/project") / nodeid.split("::")[0], nodeid=nodeid, fixturenames=fixtures)
+    """A collected test: its path, id and fixtures, and no marker (a real item answers get_closest_marker)."""
+    return types.SimpleNamespace(path=Path("/project") / nodeid.split("::")[0], nodeid=nodeid, fixturenames=fixtures,
+                                 get_closest_marker=lambda name: None)
 
 
 CHECK = "checks/test_cluster.py::test_cluster_gpus"
@@ -259,7 +261,7 @@ def _slow(nodeid: str, *fixtures: str, slow: bool = True):
     ([_slow(REPRO, "local_ray")], True, False),
     ([_slow(REPRO, "local_ray")], False, True),
     ([_slow(REPRO, "local_ray", slow=False)], True, True),
-    ([_slow(REPRO, "local_ray"), _test(REPRO, "local_ray")], True, True),  # no markers to ask: it runs
+    ([_slow(REPRO, "local_ray"), _test(REPRO, "local_ray")], True, True),  # one not marked slow: it runs
     ([_slow(REPRO, "ray_cluster", slow=False)], True, False),
 ])
 def test_the_dashboard_starts_only_for_a_test_that_submits_jobs(items, quick, jobs):

@@ -34,8 +34,14 @@ CLUSTER_NEEDED = "needs a Ray cluster (--ray-address): found none, only the embe
 """Why a test marked `cluster` is skipped without --ray-address (the self-tests fail any other test skipped so)."""
 
 
+def skipped_by_quick(item: pytest.Item, quick: bool) -> bool:
+    """--quick skips a test marked slow: the one rule skip_reason, the reproducers' runs started ahead
+    (rlcheck.repro.ahead running) and the early Ray's Jobs API (rlcheck.plugin.resources needs_jobs) all read."""
+    return quick and item.get_closest_marker("slow") is not None
+
+
 def skip_reason(item: pytest.Item, ctx: RunContext) -> str | None:
-    if item.get_closest_marker("slow") and ctx.quick:
+    if skipped_by_quick(item, ctx.quick):
         return "slow (more than about 30 s): skipped by --quick"
     marker = item.get_closest_marker("gpu")
     if marker is not None:

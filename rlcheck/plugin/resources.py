@@ -13,6 +13,7 @@ import pytest
 
 from rlcheck import preflight
 from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError, RayEndpoints
+from rlcheck.plugin import gating
 from rlcheck.plugin.items import kind_of_item
 from rlcheck.plugin.options import get_context
 from rlcheck.preflight import gate
@@ -151,13 +152,8 @@ def needs_jobs(config: pytest.Config, items: list[pytest.Item]) -> bool:
     reproducer whose kept verdict stands in for it asks for nothing (rlcheck.plugin.cache), and one marked slow runs
     nothing under --quick (rlcheck.plugin.gating skips it)."""
     quick = get_context(config).quick
-    return any("local_ray" in getattr(item, "fixturenames", ())
-               and not (quick and _marked_slow(item)) for item in items)
-
-
-def _marked_slow(item: pytest.Item) -> bool:
-    marker = getattr(item, "get_closest_marker", None)
-    return marker is not None and marker("slow") is not None
+    return any("local_ray" in getattr(item, "fixturenames", ()) and not gating.skipped_by_quick(item, quick)
+               for item in items)
 
 
 @pytest.hookimpl(trylast=True)
