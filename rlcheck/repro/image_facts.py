@@ -16,13 +16,13 @@ import hashlib
 import importlib.machinery
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import rlcheck.repro.cache as cache
+from rlcheck.process import subproc
 
 FOLDER = "facts"
 """Under rlcheck's cache folder (beside reproducers/)."""
@@ -89,9 +89,9 @@ def child_path() -> list[str]:
 
 def _ask_path() -> list[str] | None:
     try:
-        done = subprocess.run([sys.executable, "-c", ASK_PATH], capture_output=True, text=True, timeout=60)
+        done = subproc.run([sys.executable, "-c", ASK_PATH], timeout_s=60)
         path = json.loads(done.stdout) if done.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError, ValueError):
+    except (OSError, ValueError):
         return None
     return [str(p) for p in path] if isinstance(path, list) else None
 
