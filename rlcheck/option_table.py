@@ -141,6 +141,14 @@ NO_LOCAL_GPUS = Option(flag="--no-local-gpus", action="store_true", default=Fals
                             "are not applicable (the cluster checks judge the GPU nodes through --ray-address); "
                             "without it a declared --hardware profile is held against this machine's GPUs")
 QUICK = Option(flag="--quick", action="store_true", default=False, help="skip tests marked slow")
+
+
+def skipped_by_quick(item: Any, quick: bool) -> bool:
+    """What QUICK means, the one rule its readers share: with it, a test marked slow is skipped (rlcheck.plugin.gating
+    skips it; the reproducers' runs started ahead, rlcheck.repro.ahead, and the early Ray's Jobs API,
+    rlcheck.plugin.resources, leave it out). item: a collected pytest item (its get_closest_marker)."""
+    return quick and item.get_closest_marker("slow") is not None
+
 NO_CACHE = Option(flag="--no-cache", action="store_true", default=False,
                   help="run every reproducer and keep no verdict, and ask the installed SGLang for its options "
                        "again (default: a reproducer whose verdict was kept for this image, rlcheck and reproducer "

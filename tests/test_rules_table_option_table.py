@@ -98,3 +98,21 @@ def test_profile_names_read_only_the_toml_files_of_the_folder(tmp_path, monkeypa
         (tmp_path / name).write_text("")
     monkeypatch.setattr(option_table, "HARDWARE_DIR", tmp_path)
     assert option_table.profile_names() == ("alpha", "zeta")
+
+
+class Marked:
+    """A collected item as skipped_by_quick asks it: the markers it carries, by name."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = names
+
+    def get_closest_marker(self, name: str) -> object | None:
+        return object() if name in self.names else None
+
+
+@pytest.mark.parametrize(("markers", "quick", "skipped"), [
+    (("slow",), True, True), (("slow",), False, False), ((), True, False), (("gpu",), True, False),
+    (("gpu", "slow"), True, True), ((), False, False),
+])
+def test_quick_skips_a_test_marked_slow_and_nothing_else(markers, quick, skipped):
+    assert option_table.skipped_by_quick(Marked(*markers), quick) is skipped

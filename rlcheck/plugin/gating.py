@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rlcheck.option_table import skipped_by_quick
 from rlcheck.plugin.options import RunContext, get_context
 from rlcheck.probes.node import gpus
 
@@ -32,12 +33,6 @@ def gpu_skip_reason(marker: pytest.Mark, gpus: tuple[gpus.GpuInfo, ...], error: 
 
 CLUSTER_NEEDED = "needs a Ray cluster (--ray-address): found none, only the embedded loopback Ray"
 """Why a test marked `cluster` is skipped without --ray-address (the self-tests fail any other test skipped so)."""
-
-
-def skipped_by_quick(item: pytest.Item, quick: bool) -> bool:
-    """--quick skips a test marked slow: the one rule skip_reason, the reproducers' runs started ahead
-    (rlcheck.repro.ahead running) and the early Ray's Jobs API (rlcheck.plugin.resources needs_jobs) all read."""
-    return quick and item.get_closest_marker("slow") is not None
 
 
 def skip_reason(item: pytest.Item, ctx: RunContext) -> str | None:

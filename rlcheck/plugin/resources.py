@@ -13,7 +13,7 @@ import pytest
 
 from rlcheck import preflight
 from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError, RayEndpoints
-from rlcheck.plugin import gating
+from rlcheck.option_table import skipped_by_quick
 from rlcheck.plugin.items import kind_of_item
 from rlcheck.plugin.options import get_context
 from rlcheck.preflight import gate
@@ -152,7 +152,7 @@ def needs_jobs(config: pytest.Config, items: list[pytest.Item]) -> bool:
     reproducer whose kept verdict stands in for it asks for nothing (rlcheck.plugin.cache), and one marked slow runs
     nothing under --quick (rlcheck.plugin.gating skips it)."""
     quick = get_context(config).quick
-    return any("local_ray" in getattr(item, "fixturenames", ()) and not gating.skipped_by_quick(item, quick)
+    return any("local_ray" in getattr(item, "fixturenames", ()) and not skipped_by_quick(item, quick)
                for item in items)
 
 

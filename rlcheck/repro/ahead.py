@@ -82,7 +82,7 @@ def running(session: Any) -> list[Any]:
     that --quick skips (marked slow) does not count."""
     import pytest
 
-    from rlcheck.plugin.gating import skipped_by_quick
+    from rlcheck.option_table import skipped_by_quick
 
     quick = bool(session.config.getoption("quick", default=False))
     return [item for item in session.items if isinstance(item, pytest.Function) and not skipped_by_quick(item, quick)]
