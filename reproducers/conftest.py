@@ -5,7 +5,7 @@ Once collection has picked the tests, the warm interpreters of the package sets 
 GPU-less driver environment, SGLang's server_args) start importing in the background: at once, beside the session's
 Ray start, on a machine not loaded by others (rlcheck.repro.ahead cores_idle), else once that Ray is up
 (rlcheck.plugin.resources after_early_ray); so the first reproducer that needs one mostly finds it ready. Once they
-have imported, each module's start_ahead begins the runs of its tests that this session runs (the cold Megatron and
+have imported, each module's start_ahead begins the runs of its tests that this session runs (the Megatron and
 torch children, the numpy-2 side directories, the Ray jobs and the other shell's Ray head, SLIME's replayed health
 wait), so they share the cores while the tests before theirs run, and each test takes its own result; in a run with
 self-tests they start with its first reproducer instead. Not beside the session's own Ray start on a loaded machine:

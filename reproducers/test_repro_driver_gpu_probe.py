@@ -29,7 +29,8 @@ def reproduce() -> Reproduction:
     world_size = megatron_args.SEED_30B_WORLD_SIZE
     capability = get_profile("b300").compute_capability
     bare, guarded = subproc.concurrently(
-        lambda: megatron_args.run_validate_args(argv, world_size=world_size, cold=True),  # it must reach CUDA
+        lambda: megatron_args.run_validate_args(argv, world_size=world_size,  # it must reach CUDA
+                                                preload=megatron_args.TORCH_PRELOAD),
         lambda: megatron_args.run_validate_args(argv, world_size=world_size, guard_capability=capability))
     evidence = (f"validate_args, Qwen3-30B-A3B TP2/CP2/EP2 --moe-grouped-gemm, WORLD_SIZE {world_size}, no GPU: "
                 f"{bare.outcome()}; with the driver guard answering {capability}: {guarded.outcome()}")
@@ -39,7 +40,7 @@ def reproduce() -> Reproduction:
 
 
 def start_ahead(session: pytest.Session) -> Ahead[Reproduction]:
-    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold interpreters."""
+    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: forked children."""
     return begin_one(session, __file__, lambda _folder: reproduce(), heavy=True)
 
 

@@ -4,8 +4,10 @@ Proves, with the real packages in child processes (HF_HUB_OFFLINE / TRANSFORMERS
 reaches the network): SLIME v0.2.4's converter's import header, in its order (Megatron's
 enums, arguments, checkpointing and training, then slime_plugins.mbridge's first `from mbridge.core import ...`),
 gets through Megatron and stops at mbridge with Python's own ModuleNotFoundError (name 'mbridge'). mbridge is
-made absent, not faked: the child runs with `python -S` on a mirror of this environment's
-site-packages that leaves mbridge out (rlcheck.repro.site_mirror), so the import system itself reports it.
+made absent, not faked: the child's only site directory is a mirror of this environment's site-packages that
+leaves mbridge out (rlcheck.repro.site_mirror), so the import system itself reports it. The child is forked from
+the warm interpreter that imported Megatron's arguments in the GPU-less driver environment (the imports need no
+GPU), with the import path a cold `python -S` child on that mirror has; cold where that interpreter is unfit.
 With mbridge, AutoBridge.from_pretrained maps a tiny local Qwen3 config.json (hidden 64, 2 layers,
 4 heads, 2 KV heads, vocab 1000) to a Megatron TransformerConfig on CPU (gloo, world size 1,
 127.0.0.1, model parallel 1 x 1) with num_layers 2, hidden_size 64, 4 heads and 2 query groups.
@@ -68,12 +70,11 @@ TINY_QWEN3 = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hid
               "rms_norm_eps": 1e-6, "rope_theta": 1000000, "tie_word_embeddings": False,
               "torch_dtype": "bfloat16"}
 EXPECTED = {"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_query_groups": 2}
-OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
 def import_without_mbridge(tmp_path) -> subproc.Completed:
-    site = site_mirror.site_without(["mbridge"], tmp_path / "site-without-mbridge")
-    return subproc.run(site_mirror.argv(site, IMPORTS), timeout_s=120, env=site_mirror.env() | OFFLINE)
+    return site_mirror.python(IMPORTS, ["mbridge"], tmp_path / "site-without-mbridge", env=megatron_args.driver_env(),
+                              preload=megatron_args.PRELOAD, runtime=megatron_args.RUNTIME, timeout_s=120)
 
 
 def convert_config(tmp_path) -> tuple[dict[str, object] | None, subproc.Completed]:
@@ -108,7 +109,7 @@ def reproduce(tmp_path: Path) -> Reproduction:
 
 
 def start_ahead(session: pytest.Session) -> Ahead[Reproduction]:
-    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: cold interpreters."""
+    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: two forked children."""
     return begin_one(session, __file__, reproduce, heavy=True)
 
 

@@ -5,7 +5,9 @@ megatron.core on CPU but cannot provide SLIME's `megatron.training.arguments.val
 (ModuleNotFoundError); the installed megatron-core (0.19.2, a release >= 0.17) parses and validates
 a two-layer model with it in a child process. megatron is a namespace package, so the 0.16.1 child
 runs on a mirror of site-packages without the installed megatron (rlcheck.repro.site_mirror); otherwise it
-would borrow 0.19.2's megatron.training.
+would borrow 0.19.2's megatron.training. It runs in the GPU-less driver environment, forked from the warm interpreter
+that imported numpy and torch (megatron_args.TORCH_PRELOAD) and never Megatron, with the import path of a cold child
+on that mirror.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from megatron.training.arguments import validate_args
 
 def import_validate_args_from(side: str, tmp_path) -> tuple[str | None, subproc.Completed]:
     """Import validate_args in a child that sees the side directory's megatron-core only."""
-    site = site_mirror.site_without(["megatron", "megatron_core"], tmp_path / "site-without-megatron")
-    done = subproc.run(site_mirror.argv(site, IMPORTS), timeout_s=120, env=site_mirror.env([side]))
+    done = site_mirror.python(IMPORTS, ["megatron", "megatron_core"], tmp_path / "site-without-megatron",
+                              env=megatron_args.driver_env(), preload=megatron_args.TORCH_PRELOAD, pythonpath=[side],
+                              timeout_s=120)
     version = next((x.split()[-1] for x in done.stdout.splitlines() if x.startswith("RESULT megatron-core ")), None)
     return version, done
 
@@ -58,7 +61,7 @@ def reproduce(tmp_path: Path) -> Reproduction | Verdict:
 
 
 def start_ahead(session: pytest.Session) -> Ahead[Reproduction | Verdict]:
-    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: a cold interpreter."""
+    """Begun ahead of the test (rlcheck.repro.ahead, reproducers/conftest.py), in a CPU slot: two forked children."""
     return begin_one(session, __file__, reproduce, heavy=True)
 
 

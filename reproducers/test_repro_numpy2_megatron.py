@@ -7,7 +7,7 @@ dist_ckpt_save_pre_mcore_014 select). numpy 2 removed np.product, so the first c
 with AttributeError (Megatron-LM#1563; np.prod from 0.16.0; 0.13-0.15 declare numpy<2, which
 sglang's numpy 2 overrides).
 
-Proves, in child processes: megatron-core 0.15.3 (side directory) under numpy 2.5.5 (side
+Proves, in GPU-less child processes: megatron-core 0.15.3 (side directory) under numpy 2.5.5 (side
 directory) fails save_preprocess with that error, and passes under numpy 1.26 (the pin, the fix).
 megatron-core 0.16.1 and the installed 0.19.2 pass it under numpy 2.5.5 (their layout, not
 flattened), so at those releases numpy 2 has no known Megatron failure (import, helpers_cpp and
@@ -69,9 +69,6 @@ class Saved:
         return f"{where}: {'save_preprocess completed' if self.completed else self.error or self.output.why()}"
 
 
-NUMPY2_PRELOAD = ("numpy", "torch", "torch.distributed")
-"""What the numpy-2 children share: one warm interpreter (rlcheck.process.warm) imports numpy 2 and torch once, and
-each run forks from it and puts its own Megatron side directory first on sys.path before it imports Megatron."""
 RUN_ENV = ("TORCH_CUDA_ARCH_LIST", "TORCH_EXTENSIONS_DIR", "MASTER_ADDR", "MASTER_PORT")
 """Read only when a run builds its extension or joins its process group: they may differ between runs."""
 
@@ -81,13 +78,14 @@ def save_preprocess(side_dirs: list[str], tmp_path, name: str) -> Saved:
     # no GPU, fail and fall back) instead of raising IndexError; a fresh build folder per run.
     env = {"TORCH_CUDA_ARCH_LIST": "9.0", "TORCH_EXTENSIONS_DIR": str(tmp_path / f"torch-extensions-{name}"),
            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_loopback_port())}
+    # In the GPU-less driver environment, forked from a warm numpy + torch interpreter (megatron_args.TORCH_PRELOAD;
+    # numpy 2 is imported before torch, so the numpy-2 runs share one with numpy-2 on its PYTHONPATH); the Megatron
+    # side directory goes first on sys.path, after '' as PYTHONPATH puts it.
     *first, last = side_dirs
-    if Path(last).name == "numpy-2":  # numpy 2 is imported before torch: the warm one has both
-        code = f"import sys\nsys.path[1:1] = {first!r}\n{SAVE_PREPROCESS}"  # after '' as PYTHONPATH puts them
-        done = warm.python(code, preload=NUMPY2_PRELOAD, env=subproc.child_env([last]) | env, runtime=RUN_ENV,
-                           timeout_s=300)
-    else:
-        done = subproc.python(SAVE_PREPROCESS, timeout_s=300, pythonpath=side_dirs, env=env)
+    served, inserted = ([last], first) if Path(last).name == "numpy-2" else ([], side_dirs)
+    code = f"import sys\nsys.path[1:1] = {inserted!r}\n{SAVE_PREPROCESS}"
+    done = warm.python(code, preload=megatron_args.TORCH_PRELOAD, env=megatron_args.driver_env(served) | env,
+                       runtime=RUN_ENV, timeout_s=300)
     line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT versions ")), "")
     numpy, megatron = (line.split()[2:4] if line else (None, None))
     completed = "RESULT save_preprocess completed" in done.stdout

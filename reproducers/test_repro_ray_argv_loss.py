@@ -5,11 +5,15 @@ list2cmdline and the job supervisor runs it with /bin/sh -c, so the outer shell 
 ${MODEL_ARGS[@]} before the inner bash sourced the model file. With dash as /bin/sh the job fails
 with `Bad substitution`; with bash as /bin/sh it succeeds with no model args. The CLI and the Jobs
 SDK behave the same. The fixes deliver every token: a launcher script with argv after `--`, and
-rlcheck.cluster.launch (a shlex-joined entrypoint).
+rlcheck.cluster.launch (a shlex-joined entrypoint). The other shell's case runs on the same head: its jobs carry a
+runtime env whose `py_executable` starts the job supervisor's worker in a mount namespace where /bin/sh is bound to
+that shell (`unshare -m`, root), so the supervisor's `/bin/sh -c` is the other shell's, as on a head that has it.
 """
 
 from __future__ import annotations
 
+import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -18,10 +22,9 @@ from pathlib import Path
 import pytest
 
 from rlcheck.cluster import launch
-from rlcheck.cluster.local_ray import EmbeddedRay, EmbeddedRayError, RayEndpoints
-from rlcheck.plugin.resources import EarlyRay, early_ray_jobs, has_early_ray
+from rlcheck.plugin.resources import early_ray_jobs, has_early_ray
 from rlcheck.process import subproc
-from rlcheck.repro.ahead import Ahead, begin, once
+from rlcheck.repro.ahead import Ahead, begin
 from rlcheck.repro.reproduce import Reproduction, versions_for
 from rlcheck.verdict import Status, Verdict
 from tests import argv_probe
@@ -37,15 +40,30 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
     return model, argv_probe.write_printer(tmp_path)
 
 
-def cli_submit(dashboard_url: str, argv: list[str]) -> tuple[list[str] | None, str]:
-    """`ray job submit --address URL -- argv...`: what the program received, and the CLI's output."""
-    done = subproc.run([RAY, "job", "submit", "--address", dashboard_url, "--", *argv], timeout_s=180)
+RuntimeEnv = dict[str, str]
+
+
+def other_shell() -> tuple[RuntimeEnv, str] | None:
+    """The runtime env whose job supervisor's /bin/sh is the other shell (bash where it is dash, and back), and that
+    shell's name; None where that is not possible here (tests.argv_probe other_shell_wrapper)."""
+    wrapper = argv_probe.other_shell_wrapper()
+    if wrapper is None:
+        return None
+    return {"py_executable": shlex.join([*wrapper[0], sys.executable])}, wrapper[1]
+
+
+def cli_submit(dashboard_url: str, argv: list[str], runtime_env: RuntimeEnv | None) -> tuple[list[str] | None, str]:
+    """`ray job submit --address URL [--runtime-env-json ...] -- argv...`: what the program received, and the CLI's
+    output."""
+    env = ["--runtime-env-json", json.dumps(runtime_env)] if runtime_env else []
+    done = subproc.run([RAY, "job", "submit", "--address", dashboard_url, *env, "--", *argv], timeout_s=180)
     out = done.stdout + done.stderr
     return argv_probe.printed_argv(out), out
 
 
-def sdk_submit(dashboard_url: str, entrypoint: str) -> tuple[list[str] | None, str]:
-    outcome = launch.wait_job(dashboard_url, launch.submit_entrypoint(dashboard_url, entrypoint), timeout_s=120)
+def sdk_submit(dashboard_url: str, entrypoint: str, runtime_env: RuntimeEnv | None) -> tuple[list[str] | None, str]:
+    job = launch.submit_entrypoint(dashboard_url, entrypoint, runtime_env=runtime_env)
+    outcome = launch.wait_job(dashboard_url, job, timeout_s=120)
     return argv_probe.printed_argv(outcome.logs), f"{outcome.status}: {outcome.logs}"
 
 
@@ -55,20 +73,28 @@ def describe(got: list[str] | None, out: str) -> str:
     return f"{len(got)} args"
 
 
-def through_ray(dashboard_url: str, tmp_path: Path, sh_name: str = "") -> tuple[bool, bool, str]:
-    """(argv lost as the head's /bin/sh loses it, fixes intact, evidence); sh_name: that shell (default: this one)."""
+Through = tuple[bool, bool, str, bool]
+"""(argv lost as the job's /bin/sh loses it, fixes intact, evidence, a program ran in any of the four jobs)."""
+
+
+def through_ray(dashboard_url: str, tmp_path: Path, other: tuple[RuntimeEnv, str] | None = None) -> Through:
+    """Four jobs on the head: the unsafe `bash -c` through the CLI and the SDK, the two fixes; other: the runtime env
+    and name of the other shell, whose /bin/sh the jobs then get (default: this machine's)."""
     model, printer = files(tmp_path)
     unsafe = argv_probe.unsafe_bash_c(model, printer)
     launcher_argv = [str(argv_probe.write_launcher(tmp_path, model, printer)), "--extra", "1"]
     ours_entrypoint = launch.entrypoint([sys.executable, str(printer), *MODEL_ARGS, "--extra", "1"])
+    env, sh_name = other or (None, argv_probe.system_sh())
     cli, sdk, launcher, ours = subproc.concurrently(  # four independent jobs on the same head
-        lambda: cli_submit(dashboard_url, unsafe), lambda: sdk_submit(dashboard_url, subprocess.list2cmdline(unsafe)),
-        lambda: cli_submit(dashboard_url, launcher_argv), lambda: sdk_submit(dashboard_url, ours_entrypoint))
-    lost = all(lost_here(sh_name or argv_probe.system_sh(), got, out) for got, out in (cli, sdk))
+        lambda: cli_submit(dashboard_url, unsafe, env),
+        lambda: sdk_submit(dashboard_url, subprocess.list2cmdline(unsafe), env),
+        lambda: cli_submit(dashboard_url, launcher_argv, env), lambda: sdk_submit(dashboard_url, ours_entrypoint, env))
+    lost = all(lost_here(sh_name, got, out) for got, out in (cli, sdk))
     intact = all(got == [*MODEL_ARGS, "--extra", "1"] for got, _ in (launcher, ours))
     evidence = (f"CLI bash -c: {describe(*cli)}; SDK: {describe(*sdk)}; launcher: {describe(*launcher)}; "
                 f"rlcheck.cluster.launch: {describe(*ours)} (of {len(MODEL_ARGS)} model args + 2)")
-    return lost, intact, evidence
+    ran = any(got is not None for got, _ in (cli, sdk, launcher, ours))
+    return lost, intact, evidence, ran
 
 
 def received(sh: str, argv: list[str], *, joined: bool) -> tuple[list[str] | None, str]:
@@ -111,76 +137,31 @@ def test_repro_ray_argv_loss_shell_mechanism(record_reproduction, tmp_path):
     record_reproduction(result)
 
 
-class OtherShHead:
-    """An embedded Ray whose /bin/sh is the other shell, started in a background thread (rlcheck.plugin.resources
-    EarlyRay); shell None: not possible here."""
-
-    def __init__(self) -> None:
-        wrapper = argv_probe.other_shell_wrapper()
-        self.shell = wrapper[1] if wrapper else None
-        self.early = EarlyRay(EmbeddedRay(wrapper=wrapper[0], jobs_only=True)).begin() if wrapper else None
-
-    def endpoints(self, timeout_s: float = 420.0) -> RayEndpoints:
-        """Wait for the head (EmbeddedRay.start bounds each of its own waits; this bounds them all)."""
-        assert self.early is not None
-        return self.early.take(timeout_s)
-
-    def stop(self) -> None:
-        if self.early is not None:
-            self.early.end(420.0)
-
-
-other_sh_key = pytest.StashKey[OtherShHead]()
-
-
-def other_sh(session: pytest.Session) -> OtherShHead:
-    """The session's Ray head with the other /bin/sh, started on first use (by the runs started ahead, or by its
-    test); the session's end stops it."""
-    def make() -> OtherShHead:
-        head = OtherShHead()
-        session.config.add_cleanup(head.stop)
-        return head
-
-    return once(session, other_sh_key, make)
-
-
-@pytest.fixture
-def other_sh_ray(request: pytest.FixtureRequest) -> OtherShHead:
-    """The Ray head with the other /bin/sh (started now when no run started ahead did; the test waits for it,
-    bounded)."""
-    return other_sh(request.session)
-
-
-Through = tuple[bool, bool, str]
 runs_key = pytest.StashKey[Ahead[Through | None]]()
 
 
-def session_head(session: pytest.Session, folder: Path) -> Through:
-    """through_ray on the session's embedded Ray started at collection (what local_ray hands the test)."""
+def session_head(session: pytest.Session, folder: Path, other: bool) -> Through | None:
+    """through_ray on the session's embedded Ray started at collection (what local_ray hands the test); other: with
+    the other shell's runtime env (None: not possible here)."""
+    shell = other_shell() if other else None
+    if other and shell is None:
+        return None
     endpoints = early_ray_jobs(session.config)
     folder.mkdir()
-    return through_ray(endpoints.dashboard_url, folder)
-
-
-def other_sh_head(session: pytest.Session, folder: Path) -> Through | None:
-    """through_ray on the other shell's head (None: no such head here)."""
-    head = other_sh(session)
-    if head.shell is None:
-        return None
-    folder.mkdir()
-    return through_ray(head.endpoints().dashboard_url, folder, head.shell)
+    return through_ray(endpoints.dashboard_url, folder, shell)
 
 
 def start_ahead(session: pytest.Session) -> Ahead[Through | None]:
     """This module's Ray runs of this session, made once and begun together ahead of the tests
-    (reproducers/conftest.py): the other shell's head starts then, and each run's jobs wait on their head, not on
-    the tests before theirs. The session head's run is made only where that Ray started at collection (else the
-    test runs it itself, on local_ray). Under xdist each test runs its own."""
+    (reproducers/conftest.py) where the session's Ray started at collection (else each test runs its own on
+    local_ray): each run's jobs wait on that head, not on the tests before theirs. Under xdist each test runs its
+    own."""
     def make() -> Ahead[Through | None]:
         folder = session.config._tmp_path_factory.mktemp("ray-argv-loss")  # the tmp_path_factory fixture's own
-        calls = {"test_repro_ray_argv_loss_other_sh": lambda: other_sh_head(session, folder / "other-sh")}
+        calls = {}
         if has_early_ray(session.config):
-            calls["test_repro_ray_argv_loss"] = lambda: session_head(session, folder / "session")
+            calls = {"test_repro_ray_argv_loss": lambda: session_head(session, folder / "session", False),
+                     "test_repro_ray_argv_loss_other_sh": lambda: session_head(session, folder / "other-sh", True)}
         return Ahead(calls)
 
     return begin(session, __file__, runs_key, make)
@@ -196,30 +177,29 @@ def test_repro_ray_argv_loss(record_reproduction, local_ray, runs, tmp_path, req
     name = request.node.name
     done = runs.take(name) if name in runs.calls else through_ray(local_ray.dashboard_url, tmp_path)
     assert done is not None
-    lost, intact, evidence = done
+    lost, intact, evidence, _ = done
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=lost,
                           fix_verified=intact, evidence=f"/bin/sh is {argv_probe.system_sh()}: {evidence}")
     record_reproduction(result)
 
 
 @pytest.mark.slow
-def test_repro_ray_argv_loss_other_sh(record_verdict, record_reproduction, other_sh_ray, runs, request):
-    """The same through a Ray head whose /bin/sh is the other shell (RHEL-like images have bash); that head starts
-    in the background with the runs started ahead (start_ahead), or when this test asks for it."""
-    if other_sh_ray.shell is None:
+def test_repro_ray_argv_loss_other_sh(record_verdict, record_reproduction, local_ray, runs, tmp_path, request):
+    """The same with the other shell as the job's /bin/sh (RHEL-like images have bash), on the same head: its jobs
+    carry the runtime env that binds it (other_shell)."""
+    shell = other_shell()
+    if shell is None:
         why = "needs `unshare -m` (root) and both dash and bash to swap /bin/sh"
         record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"{why}: not available here"))
         return
-    shell = other_sh_ray.shell
-    try:
-        done = runs.take(request.node.name)
-    except EmbeddedRayError as exc:
-        first, _, rest = str(exc).partition("\n")  # the error carries the dashboard log's last lines
-        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, summary=f"Ray with /bin/sh={shell}: {first}",
-                               details=rest))
-        return
+    name = request.node.name
+    done = runs.take(name) if name in runs.calls else through_ray(local_ray.dashboard_url, tmp_path, shell)
     assert done is not None
-    lost, intact, evidence = done
+    lost, intact, evidence, ran = done
+    if not ran:  # no job ran a program: the worker under the other shell never started, nothing was judged
+        record_verdict(Verdict(check_id="x", status=Status.UNKNOWN, details=evidence,
+                               summary=f"no job with /bin/sh bound to {shell[1]} ran its program: {evidence}"))
+        return
     result = Reproduction(failure_id=FAILURE_ID, versions=versions_for(FAILURE_ID), reproduced=lost,
-                          fix_verified=intact, evidence=f"/bin/sh bound to {shell}: {evidence}")
+                          fix_verified=intact, evidence=f"/bin/sh bound to {shell[1]}: {evidence}")
     record_reproduction(result)

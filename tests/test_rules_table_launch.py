@@ -162,7 +162,30 @@ def test_submit_argv_refuses_a_secret_before_sending(head, monkeypatch):
 def test_submit_entrypoint_sends_the_text_as_it_is(head):
     made, _ = head()
     assert launch.submit_entrypoint("http://h:8265", "bash -c 'echo $X'") == "raysubmit_7"
-    assert made[0].submitted == [{"entrypoint": "bash -c 'echo $X'"}] and made[0].url == "http://h:8265"
+    assert made[0].submitted == [{"entrypoint": "bash -c 'echo $X'", "runtime_env": None}]
+    assert made[0].url == "http://h:8265"
+
+
+def test_submit_entrypoint_sends_a_runtime_env_and_none_for_an_empty_one(head):
+    made, _ = head()
+    launch.submit_entrypoint("http://h:8265", "echo", runtime_env={"py_executable": "unshare -m python"})
+    launch.submit_entrypoint("http://h:8265", "echo", runtime_env={})
+    assert [c.submitted for c in made] == [
+        [{"entrypoint": "echo", "runtime_env": {"py_executable": "unshare -m python"}}],
+        [{"entrypoint": "echo", "runtime_env": None}]]
+
+
+@pytest.mark.parametrize(("entrypoint", "runtime_env", "message"), [
+    ("echo ok", {"env_vars": {"HF_TOKEN": "x"}}, "secret-looking names"),
+    (f"train.py --hf={CANARY}", None, r"^the value of \['HF_TOKEN'\] appears"),
+    ("echo ok", {"py_executable": f"env T={CANARY} python"}, r"^the value of \['HF_TOKEN'\] appears"),
+])
+def test_submit_entrypoint_refuses_a_secret_before_sending(head, monkeypatch, entrypoint, runtime_env, message):
+    made, _ = head()
+    monkeypatch.setenv("HF_TOKEN", CANARY)
+    with pytest.raises(ValueError, match=message):
+        launch.submit_entrypoint("http://h:8265", entrypoint, runtime_env=runtime_env)
+    assert made == []
 
 
 def test_submit_argv_refuses_a_secret_in_the_metadata(head, monkeypatch):

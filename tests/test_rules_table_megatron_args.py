@@ -93,11 +93,10 @@ def warm(monkeypatch):
 
 def test_run_python_forks_from_the_warm_megatron_with_the_runtime_names(warm):
     calls, answer = warm
-    assert ma.run_python("print(1)", ["a"], env={"RANK": "3"}, pythonpath=["/s"], timeout_s=7, cold=True) \
-        is answer["done"]
-    assert calls == [{"code": "print(1)", "argv": ("a",), "preload": ("megatron.training.arguments",),
-                      "env": {"BASE": "1", "PP": "/s", "RANK": "3"}, "runtime": ma.RUNTIME, "timeout_s": 7,
-                      "cold": True}]
+    assert ma.run_python("print(1)", ["a"], env={"RANK": "3"}, pythonpath=["/s"], timeout_s=7,
+                         preload=["numpy", "torch"]) is answer["done"]
+    assert calls == [{"code": "print(1)", "argv": ("a",), "preload": ("numpy", "torch"),
+                      "env": {"BASE": "1", "PP": "/s", "RANK": "3"}, "runtime": ma.RUNTIME, "timeout_s": 7}]
     assert ma.RUNTIME == ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
                           "RLCHECK_GUARD_CAPABILITY", "CUDA_DEVICE_MAX_CONNECTIONS")
 
@@ -105,8 +104,9 @@ def test_run_python_forks_from_the_warm_megatron_with_the_runtime_names(warm):
 def test_run_python_defaults(warm):
     calls, _ = warm
     ma.run_python("pass")
-    assert calls == [{"code": "pass", "argv": (), "preload": ma.PRELOAD, "env": {"BASE": "1", "PP": ""},
-                      "runtime": ma.RUNTIME, "timeout_s": 180, "cold": False}]
+    assert calls == [{"code": "pass", "argv": (), "preload": ("megatron.training.arguments",),
+                      "env": {"BASE": "1", "PP": ""}, "runtime": ma.RUNTIME, "timeout_s": 180}]
+    assert ma.TORCH_PRELOAD == ("numpy", "torch", "torch.distributed")  # never Megatron: nothing counts devices
 
 
 def test_run_python_refuses_a_variable_that_the_warm_interpreter_fixed(warm):
@@ -171,17 +171,17 @@ def test_validate_args_verdict(child, done, ok, error, outcome):
     assert (got.ok, got.error, got.output, got.outcome()) == (ok, error, done, outcome)
     assert calls == [{"code": ma.VALIDATE, "argv": ("--a",), "env": {"WORLD_SIZE": "16", "RANK": "0",
                                                                      "LOCAL_RANK": "0"},
-                      "pythonpath": (), "timeout_s": 180, "cold": False}]
+                      "pythonpath": (), "timeout_s": 180, "preload": ma.PRELOAD}]
 
 
 def test_validate_args_with_the_guard_and_the_callers_variables(child):
     calls, answer = child
     answer["done"] = completed(0, "RESULT validate_args completed")
     ma.run_validate_args(["--a"], world_size=4, guard_capability="9.0", env={"RANK": "2", "MASTER_PORT": "1"},
-                         pythonpath=["/s"], timeout_s=9, cold=True)
+                         pythonpath=["/s"], timeout_s=9, preload=ma.TORCH_PRELOAD)
     assert calls[0]["env"] == {"WORLD_SIZE": "4", "RANK": "2", "LOCAL_RANK": "0", "RLCHECK_GUARD_CAPABILITY": "9.0",
                                "MASTER_PORT": "1"}
-    assert (calls[0]["pythonpath"], calls[0]["timeout_s"], calls[0]["cold"]) == (["/s"], 9, True)
+    assert (calls[0]["pythonpath"], calls[0]["timeout_s"], calls[0]["preload"]) == (["/s"], 9, ma.TORCH_PRELOAD)
     ma.run_validate_args(["--a"], world_size=4, guard_capability="")
     assert "RLCHECK_GUARD_CAPABILITY" not in calls[1]["env"]
 

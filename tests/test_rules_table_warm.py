@@ -388,6 +388,33 @@ def test_a_forked_run_that_meets_cuda_is_repeated_cold(world):
     assert world.cold == [([sys.executable, "-c", "x"], {"timeout_s": 7, "env": {}, "cwd": None})]
 
 
+@pytest.mark.parametrize("err", [f"{warm.UNFIT} imported: mbridge\n", f"x\n{warm.FORK_POISONED}\n"])
+def test_an_unfit_or_poisoned_fork_is_repeated_as_cold_argv_says(world, err):
+    warm.prewarm(["json"], {"B": "2"})
+    proc = FakeProc.made[0]
+    proc.say({"ready": 77})
+    proc.script = {"out": "", "err": err, "exit": 3, "pid": 900}
+    done = warm.python("x", ["a"], preload=["json"], env={"B": "2"}, timeout_s=7, cold_argv=["python", "-S", "-c", "y"])
+    assert len(proc.requests) == 1 and done.stdout == "cold\n"
+    assert world.cold == [(["python", "-S", "-c", "y"], {"timeout_s": 7, "env": {"B": "2"}, "cwd": None})]
+
+
+def test_a_fork_whose_output_only_resembles_the_marker_is_kept(world):
+    warm.prewarm(["json"], {})
+    proc = FakeProc.made[0]
+    proc.say({"ready": 77})
+    proc.script = {"out": warm.UNFIT, "err": "rlcheck.process.warm: unfit\n", "exit": 0, "pid": 900}
+    done = warm.python("x", preload=["json"], env={}, timeout_s=7, cold_argv=["python", "-c", "y"])
+    assert world.cold == [] and done.returncode == 0  # the marker counts on stderr, whole
+
+
+def test_cold_argv_is_what_a_cold_run_starts(world):
+    done = warm.python("x", preload=["json"], env={}, timeout_s=7, cold=True, cold_argv=["python", "-S", "-c", "y"])
+    assert FakeProc.made == [] and world.cold == [(["python", "-S", "-c", "y"], {"timeout_s": 7, "env": {},
+                                                                                  "cwd": None})]
+    assert done.stdout == "cold\n"
+
+
 def test_cold_skips_the_server(world):
     done = warm.python("x", preload=["json"], env={}, timeout_s=7, cold=True)
     assert FakeProc.made == [] and warm._SERVERS == {} and done.stdout == "cold\n"

@@ -74,9 +74,12 @@ def submit_argv(dashboard_url: str, argv: Sequence[str], *, runtime_env: Mapping
                    metadata=dict(metadata or {}) or None)
 
 
-def submit_entrypoint(dashboard_url: str, entrypoint_text: str) -> str:
-    """Submit a raw entrypoint string, as users do with the SDK (used to reproduce what goes wrong)."""
-    return _submit(dashboard_url, entrypoint=entrypoint_text)
+def submit_entrypoint(dashboard_url: str, entrypoint_text: str, *,
+                      runtime_env: Mapping[str, Any] | None = None) -> str:
+    """Submit a raw entrypoint string, as users do with the SDK (used to reproduce what goes wrong), with a runtime
+    env where given; refused as submit_argv refuses a secret in the entrypoint or the runtime env."""
+    check_no_secrets([entrypoint_text], runtime_env, None)
+    return _submit(dashboard_url, entrypoint=entrypoint_text, runtime_env=dict(runtime_env or {}) or None)
 
 
 def await_terminal(client: Any, job_id: str, timeout_s: float, poll_s: float = 0.2) -> str | None:

@@ -11,7 +11,9 @@ CUDA cannot start in a forked child once the parent counted devices (torch poiso
 Megatron does count them), so a run that reaches CUDA initialisation would fail with torch's "Cannot
 re-initialize CUDA in forked subprocess" instead of what a cold interpreter meets (no driver, or a GPU). Such a
 run is repeated in a cold `python -c` and that result is the one returned; callers whose run must reach CUDA
-pass cold=True and skip the fork.
+pass cold=True and skip the fork. So is a run whose code finds the server unfit for it (it prints UNFIT on stderr and
+exits: the server imported something the run must not see); cold_argv names what the cold run is, where it is not
+`python -c code argv...`.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ ALWAYS_RUNTIME = ("PYTEST_CURRENT_TEST",)
 # sets RAY_CLIENT_MODE=0 (and Ray reads an absent one as "0"), so without this a server prewarmed before the first
 # in-process `import ray` would be started a second time, cold, by the first run after it.
 SAME_AS_UNSET = {"RAY_CLIENT_MODE": "0"}
+UNFIT = "rlcheck.process.warm: unfit for this run"
+"""What a run's code prints on stderr before it exits when the warm interpreter cannot stand in for a cold one."""
 
 
 class Server:
@@ -163,15 +167,17 @@ def prewarm(preload: Sequence[str], env: Mapping[str, str], runtime: Iterable[st
 
 def python(code: str, argv: Sequence[str] = (), *, preload: Sequence[str], env: Mapping[str, str],
            runtime: Iterable[str] = (), timeout_s: float, cwd: str | None = None,
-           cold: bool = False) -> subproc.Completed:
-    """`python -c code argv...` in env, forked from the warm server of (preload, env minus runtime), or cold."""
+           cold: bool = False, cold_argv: Sequence[str] | None = None) -> subproc.Completed:
+    """`python -c code argv...` in env, forked from the warm server of (preload, env minus runtime), or cold: then
+    cold_argv where given (the same run as a fresh interpreter starts it), else `python -c code argv...`."""
     if not cold:
         server = _server(preload, env, runtime)
         if server.wait_ready(START_TIMEOUT_S):  # the imports a cold child would do, outside its own deadline
             done = server.run(code, argv, env=env, timeout_s=timeout_s, cwd=cwd)
-            if FORK_POISONED not in done.stderr:
+            if FORK_POISONED not in done.stderr and UNFIT not in done.stderr:
                 return done
-    return subproc.run([sys.executable, "-c", code, *argv], timeout_s=timeout_s, env=env, cwd=cwd)
+    fresh = list(cold_argv) if cold_argv is not None else [sys.executable, "-c", code, *argv]
+    return subproc.run(fresh, timeout_s=timeout_s, env=env, cwd=cwd)
 
 
 @atexit.register

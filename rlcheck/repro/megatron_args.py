@@ -60,6 +60,11 @@ _ERROR_LINE = re.compile(r"^(?:\[rank\d+\]: )?[\w.]*(?:Error|Exception): .*$", r
 
 
 PRELOAD = ("megatron.training.arguments",)
+TORCH_PRELOAD = ("numpy", "torch", "torch.distributed")
+"""The warm interpreter of the children that import Megatron themselves: one whose run must reach CUDA (importing
+Megatron counts the devices: a fork after that cannot initialise CUDA), and those that bring their own Megatron (a
+side directory, or none: a mirror without it). numpy and torch are imported once, never Megatron, and nothing counts
+the devices. The numpy-2 children share one with numpy 2 on PYTHONPATH."""
 # Read by parse_args / validate_args / torch.distributed when the code runs, not when Megatron is imported.
 RUNTIME = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "RLCHECK_GUARD_CAPABILITY",
            "CUDA_DEVICE_MAX_CONNECTIONS")
@@ -73,16 +78,18 @@ def driver_env(pythonpath: Sequence[str] = ()) -> dict[str, str]:
 
 
 def run_python(code: str, argv: Sequence[str] = (), *, env: Mapping[str, str] | None = None,
-               pythonpath: Sequence[str] = (), timeout_s: float = 180, cold: bool = False) -> subproc.Completed:
+               pythonpath: Sequence[str] = (), timeout_s: float = 180,
+               preload: Sequence[str] = PRELOAD) -> subproc.Completed:
     """`python -c code argv...` in the driver environment plus env (RUNTIME names only: the rest is the set's).
 
-    cold: a fresh interpreter instead of a fork, for a run that must reach CUDA initialisation (rlcheck.process.warm).
+    preload TORCH_PRELOAD: forked from the interpreter that imported torch but not Megatron, for a run that must reach
+    CUDA initialisation: importing Megatron counts the devices, after which a fork cannot (rlcheck.process.warm).
     """
     extra = dict(env or {})
     if set(extra) - set(RUNTIME):
         raise ValueError(f"only {RUNTIME} may differ between runs of one warm interpreter, got {sorted(extra)}")
-    return warm.python(code, argv, preload=PRELOAD, env=driver_env(pythonpath) | extra, runtime=RUNTIME,
-                       timeout_s=timeout_s, cold=cold)
+    return warm.python(code, argv, preload=tuple(preload), env=driver_env(pythonpath) | extra, runtime=RUNTIME,
+                       timeout_s=timeout_s)
 
 
 def qwen3_30b_a3b_argv() -> tuple[str, ...]:
@@ -119,12 +126,12 @@ class Validated:
 
 def run_validate_args(argv: Sequence[str], *, world_size: int, guard_capability: str | None = None,
                       env: Mapping[str, str] | None = None, pythonpath: Sequence[str] = (),
-                      timeout_s: float = 180, cold: bool = False) -> Validated:
+                      timeout_s: float = 180, preload: Sequence[str] = PRELOAD) -> Validated:
     """parse_args + validate_args of the real megatron.training in a child that sees no GPU."""
     child = {"WORLD_SIZE": str(world_size), "RANK": "0", "LOCAL_RANK": "0"}
     if guard_capability:
         child["RLCHECK_GUARD_CAPABILITY"] = guard_capability
     child |= dict(env or {})
-    done = run_python(VALIDATE, argv, env=child, pythonpath=pythonpath, timeout_s=timeout_s, cold=cold)
+    done = run_python(VALIDATE, argv, env=child, pythonpath=pythonpath, timeout_s=timeout_s, preload=preload)
     ok = done.returncode == 0 and "RESULT validate_args completed" in done.stdout
     return Validated(ok=ok, error="" if ok else error_line(done.stderr), output=done)
