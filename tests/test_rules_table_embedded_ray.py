@@ -30,12 +30,11 @@ def env(monkeypatch):
 def test_the_environment_keeps_ray_on_loopback_and_quiet(env):
     er._env()
     assert {k: er.os.environ[k] for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED",
-                                         "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT")} == {
+                                         "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT",
+                                         "RAY_prestart_worker_first_driver")} == {
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
-        "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT": "150"}
-    assert "RAY_prestart_worker_first_driver" not in er.os.environ  # the session's head prestarts for its tasks
-    er._no_prestart()
-    assert er.os.environ["RAY_prestart_worker_first_driver"] == "0"  # a jobs-only head does not
+        "RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT": "150",
+        "RAY_prestart_worker_first_driver": "0"}  # no idle worker: a task gets one when it asks
 
 
 @pytest.mark.parametrize(("name", "value"), [("RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "30"),
@@ -43,7 +42,6 @@ def test_the_environment_keeps_ray_on_loopback_and_quiet(env):
 def test_a_setting_the_caller_made_is_kept(env, name, value):
     env.setenv(name, value)
     er._env()
-    er._no_prestart()
     assert er.os.environ[name] == value
 
 
@@ -368,13 +366,6 @@ def held(env, monkeypatch):
     return state
 
 
-def test_main_jobs_only_prestarts_no_worker(held, monkeypatch):
-    monkeypatch.delenv("RAY_prestart_worker_first_driver", raising=False)
-    held["capture"]()
-    assert er.main(["--dashboard-port", "8265", "--temp-dir", "/tmp/rlray-x", "--jobs-only"]) == 0
-    assert held["args"].jobs_only is True and er.os.environ["RAY_prestart_worker_first_driver"] == "0"
-
-
 def test_main_prints_ready_holds_until_sigterm_and_shuts_down(held):
     held["capture"]()
     assert er.main(["--dashboard-port", "8265", "--extra-nodes", "1", "--temp-dir", "/tmp/rlray-x"]) == 0
@@ -384,8 +375,8 @@ def test_main_prints_ready_holds_until_sigterm_and_shuts_down(held):
     assert held["shutdown"] and held["leftovers"] and list(held["signals"]) == [15] and held["tmpdir"] == "/tmp/rlray-x"
     assert held["asked"] == ["127.0.0.1:6379"]
     assert vars(held["args"]) == {"dashboard_port": 8265, "num_cpus": 2, "extra_nodes": 1, "temp_dir": "/tmp/rlray-x",
-                                  "node_specs": "[]", "jobs_only": False, "no_dashboard": False}
-    assert "RAY_prestart_worker_first_driver" not in er.os.environ
+                                  "node_specs": "[]", "no_dashboard": False}
+    assert er.os.environ["RAY_prestart_worker_first_driver"] == "0"
     (eof, eof_args, eof_daemon), (orphan, orphan_args, orphan_daemon) = held["threads"]
     stop = eof_args[0]
     assert (eof, eof_args, eof_daemon) == (er._stop_on_eof, (stop,), True) and isinstance(stop, Bounded)
@@ -397,7 +388,7 @@ def test_main_without_a_temp_dir_leaves_rays_own(held):
     assert er.main(["--dashboard-port", "1", "--num-cpus", "4", "--node-specs", "[{}]"]) == 0
     assert held["tmpdir"] is None and vars(held["args"]) == {"dashboard_port": 1, "num_cpus": 4, "extra_nodes": 0,
                                                             "temp_dir": "", "node_specs": "[{}]",
-                                                            "jobs_only": False, "no_dashboard": False}
+                                                            "no_dashboard": False}
     assert json.loads(held["out"].parts[0].removeprefix("RLCHECK_RAY_READY "))["nodes"] == 1
 
 
@@ -425,7 +416,7 @@ def test_help_says_what_the_child_is_and_what_a_node_spec_is(monkeypatch, capsys
     assert exit_.value.code == 0
     assert "Child process that holds an embedded Ray on loopback: `python -m rlcheck.cluster.embedded_ray`." in out
     assert "--node-specs NODE_SPECS JSON list of {num_gpus, env}, one per extra node" in out
-    assert "--jobs-only no idle workers prestarted: only jobs run here" in out
+    assert "--jobs-only" not in out
     assert "--no-dashboard no dashboard: no Jobs API, only the GCS" in out
     assert "--dashboard-port DASHBOARD_PORT the dashboard's port (needed unless --no-dashboard)" in out
 

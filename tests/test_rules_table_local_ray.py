@@ -42,7 +42,8 @@ def test_the_extra_nodes_are_at_least_the_specs_given():
     assert EmbeddedRay(extra_nodes=1, node_specs=[NodeSpec(), NodeSpec()]).extra_nodes == 2
     assert EmbeddedRay(extra_nodes=3, node_specs=[NodeSpec()]).extra_nodes == 3
     ray = EmbeddedRay()
-    assert (ray.num_cpus, ray.extra_nodes, ray.wrapper, ray.start_timeout_s, ray.node_specs) == (2, 0, (), 180.0, ())
+    assert (ray.num_cpus, ray.extra_nodes, ray.start_timeout_s, ray.node_specs) == (2, 0, 180.0, ())
+    assert ray.dashboard is True
     assert (ray.proc, ray.endpoints) == (None, None)
 
 
@@ -100,10 +101,10 @@ def holder(monkeypatch):
 
 def test_a_ready_holder_gives_its_endpoints_and_its_argv(holder):
     holder["holder"] = Holder(["starting", READY + json.dumps(READY_DOC)])
-    ray = EmbeddedRay(num_cpus=3, extra_nodes=1, wrapper=["unshare", "-m"])
+    ray = EmbeddedRay(num_cpus=3, extra_nodes=1)
     assert ray.start(jobs=False) == ENDPOINTS and ray.endpoints == ENDPOINTS
     argv, kw = holder["popen"][0]
-    assert argv == ["unshare", "-m", local_ray.sys.executable, "-m", "rlcheck.cluster.embedded_ray",
+    assert argv == [local_ray.sys.executable, "-m", "rlcheck.cluster.embedded_ray",
                     "--dashboard-port", "4242", "--num-cpus", "3", "--extra-nodes", "1", "--temp-dir", "/tmp/rlray-x"]
     assert kw == {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True,
                   "start_new_session": True, "env": {"ENV": "1"}}
@@ -118,7 +119,6 @@ def test_node_specs_travel_as_json(holder):
     argv, _ = holder["popen"][0]
     assert argv[-4:] == ["--temp-dir", "/tmp/rlray-x", "--node-specs", '[{"num_gpus": 4, "env": {"X": "y"}}]']
     assert argv[argv.index("--extra-nodes") + 1] == "1"
-    assert "--jobs-only" not in argv
 
 
 def test_a_head_without_its_dashboard_says_so_and_waits_for_no_dashboard(holder):
@@ -147,13 +147,6 @@ def test_a_head_without_its_dashboard_refuses_the_job_agents_wait(monkeypatch):
     with pytest.raises(EmbeddedRayError, match=NO_JOBS):
         ray.ensure_jobs()
     assert ray._jobs_ready is False
-
-
-def test_a_jobs_only_head_says_so(holder):
-    holder["holder"] = Holder([READY + json.dumps(READY_DOC)])
-    EmbeddedRay(jobs_only=True).start(jobs=False)
-    argv, _ = holder["popen"][0]
-    assert argv[-1] == "--jobs-only"
 
 
 def test_a_ready_line_without_node_ids_has_none():

@@ -43,12 +43,9 @@ def _env() -> None:
     # The dashboard gives each of its module processes 30 s to start (ray/dashboard/consts.py); on a loaded
     # 2-core machine they can take longer and the head dies with "Module MetricsHead failed to start".
     os.environ.setdefault("RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "150")
-
-
-def _no_prestart() -> None:
-    """A raylet starts one idle worker per CPU when the first driver connects (our own loopback check is one): a
-    Python process importing Ray each, about 1.4 s of CPU. A head that only runs jobs never uses them (a job
-    supervisor starts in a worker of its own runtime env); a task would still get a worker when it asks."""
+    # No idle workers prestarted: a raylet starts one per CPU when the first driver connects (the holder's own
+    # loopback check is one), a Python process importing Ray each, about 0.9 s of CPU. A job's supervisor never uses
+    # them (it starts in a worker of its own runtime env); a task (the cluster checks' fan-out) gets one when it asks.
     os.environ.setdefault("RAY_prestart_worker_first_driver", "0")
 
 
@@ -192,13 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extra-nodes", type=int, default=0)
     parser.add_argument("--temp-dir", default="")
     parser.add_argument("--node-specs", default="[]", help="JSON list of {num_gpus, env}, one per extra node")
-    parser.add_argument("--jobs-only", action="store_true", help="no idle workers prestarted: only jobs run here")
     args = parser.parse_args(argv)
     if args.dashboard_port is None and not args.no_dashboard:
         parser.error("--dashboard-port is needed unless --no-dashboard is given")
     _env()
-    if args.jobs_only:
-        _no_prestart()
     if args.temp_dir:  # everything Ray writes (sessions, sockets, the current-cluster file) stays in here
         os.environ["RAY_TMPDIR"] = args.temp_dir
     parent = os.getppid()

@@ -60,17 +60,14 @@ class EmbeddedRay:
     """A single-machine Ray on 127.0.0.1 (plus extra_nodes worker nodes) held by a child process.
 
     Use as a context manager; stop() always tears it down (SIGTERM to the holder, then the group).
-    wrapper: argv prefix for the holder, e.g. an `unshare -m ...` that changes what /bin/sh is.
     node_specs: the first len(node_specs) extra nodes (extra_nodes grows to at least that many).
-    jobs_only: a head that only runs jobs (no task): no idle workers prestarted for tasks.
     dashboard: False for a head without Ray's dashboard (so without the Jobs API), up sooner: for users of its GCS
     alone; start(jobs=True) and ensure_jobs then raise EmbeddedRayError saying so.
     """
 
-    def __init__(self, *, num_cpus: int = 2, extra_nodes: int = 0, wrapper: Sequence[str] = (),
-                 start_timeout_s: float = 180.0, node_specs: Sequence[NodeSpec] = (), jobs_only: bool = False,
-                 dashboard: bool = True) -> None:
-        self.num_cpus, self.wrapper, self.jobs_only, self.dashboard = num_cpus, tuple(wrapper), jobs_only, dashboard
+    def __init__(self, *, num_cpus: int = 2, extra_nodes: int = 0, start_timeout_s: float = 180.0,
+                 node_specs: Sequence[NodeSpec] = (), dashboard: bool = True) -> None:
+        self.num_cpus, self.dashboard = num_cpus, dashboard
         self.extra_nodes, self.node_specs = max(extra_nodes, len(node_specs)), tuple(node_specs)
         self.start_timeout_s = start_timeout_s
         self.proc: subprocess.Popen[str] | None = None
@@ -104,12 +101,10 @@ class EmbeddedRay:
     def _start_once(self, *, jobs: bool) -> RayEndpoints:
         temp_dir = tempfile.mkdtemp(prefix="rlray-", dir="/tmp")  # short: Ray's socket paths are length-limited
         dashboard = ["--dashboard-port", str(free_loopback_port())] if self.dashboard else ["--no-dashboard"]
-        argv = [*self.wrapper, sys.executable, "-m", "rlcheck.cluster.embedded_ray", *dashboard,
+        argv = [sys.executable, "-m", "rlcheck.cluster.embedded_ray", *dashboard,
                 "--num-cpus", str(self.num_cpus), "--extra-nodes", str(self.extra_nodes), "--temp-dir", temp_dir]
         if self.node_specs:
             argv += ["--node-specs", json.dumps([spec.to_dict() for spec in self.node_specs])]
-        if self.jobs_only:
-            argv.append("--jobs-only")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True, start_new_session=True, env=subproc.child_env())
         threading.Thread(target=self._pump, daemon=True).start()
