@@ -165,7 +165,8 @@ TARGETS = {
     "repro_reproduce": ("rlcheck/repro/reproduce.py", ["test_rules_table_repro_reproduce.py", "test_reproduce.py"]),
     "repro_megatron_args": ("rlcheck/repro/megatron_args.py", ["test_rules_table_megatron_args.py"]),
     # how a reproducer makes a package absent, finds another version of it, and starts its children ahead
-    "repro_site_mirror": ("rlcheck/repro/site_mirror.py", ["test_rules_table_site_mirror.py"]),
+    "repro_site_mirror": ("rlcheck/repro/site_mirror.py",
+                          ["test_rules_table_site_mirror.py", "test_site_mirror_fork.py"]),
     "repro_sidecar": ("rlcheck/repro/sidecar.py", ["test_rules_table_sidecar.py"]),
     "repro_ahead": ("rlcheck/repro/ahead.py", ["test_repro_ahead.py", "test_rules_table_ahead.py"]),
     "history": ("rlcheck/history.py", ["test_history.py", "test_history_band.py", "test_history_fleet.py",
