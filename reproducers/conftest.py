@@ -2,7 +2,8 @@
 their modules start ahead (rlcheck.repro.ahead).
 
 Once collection has picked the tests, the warm interpreters of the package sets they use (Megatron's arguments in the
-GPU-less driver environment, SGLang's server_args) start importing in the background: at once, beside the session's
+GPU-less driver environment, torch without Megatron in that environment, SGLang's server_args) start importing in the
+background: at once, beside the session's
 Ray start, on a machine not loaded by others (rlcheck.repro.ahead cores_idle), else once that Ray is up
 (rlcheck.plugin.resources after_early_ray); so the first reproducer that needs one mostly finds it ready. Once they
 have imported, each module's start_ahead begins the runs of its tests that this session runs (the Megatron and
@@ -32,6 +33,8 @@ from rlcheck.verdict import Verdict
 MEGATRON_DRIVER = {"test_repro_driver_gpu_probe", "test_repro_cuda_device_max_connections",
                    "test_repro_megatron_training_missing", "test_repro_model_args_glob", "test_repro_mbridge_missing"}
 SGLANG = {"test_repro_uvicorn_log_level", "test_repro_sglang_dead_flag"}
+TORCH_DRIVER = {"test_repro_driver_gpu_probe", "test_repro_megatron_training_missing", "test_repro_numpy2_megatron"}
+"""The modules whose children import Megatron themselves in the driver environment (megatron_args.TORCH_PRELOAD)."""
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -43,6 +46,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     servers: list[warm.Server] = []
     if modules & MEGATRON_DRIVER:
         prewarm(config, lambda: servers.append(warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(),
+                                                            megatron_args.RUNTIME)))
+    if modules & TORCH_DRIVER:
+        prewarm(config, lambda: servers.append(warm.prewarm(megatron_args.TORCH_PRELOAD, megatron_args.driver_env(),
                                                             megatron_args.RUNTIME)))
     if modules & SGLANG:
         prewarm(config, lambda: servers.append(warm.prewarm(sglang_flags.SGLANG_PRELOAD, sglang_flags.sglang_env())))

@@ -99,3 +99,36 @@ def test_a_warm_interpreter_starts_at_once_on_an_idle_machine_else_once_the_sess
     monkeypatch.setattr(conftest, "after_early_ray", lambda config, call: log.append(f"after Ray {config}"))
     conftest.prewarm("config", lambda: log.append("started"))
     assert log == (["started"] if idle else ["after Ray config"])
+
+
+@pytest.mark.parametrize(("stems", "preloads"), [
+    ({"test_repro_driver_gpu_probe"}, [("megatron.training.arguments",), ("numpy", "torch", "torch.distributed")]),
+    ({"test_repro_numpy2_megatron"}, [("numpy", "torch", "torch.distributed")]),
+    ({"test_repro_megatron_training_missing", "test_repro_uvicorn_log_level"},
+     [("megatron.training.arguments",), ("numpy", "torch", "torch.distributed"), ("sglang.srt.server_args",)]),
+    ({"test_repro_mbridge_missing"}, [("megatron.training.arguments",)]),
+    ({"test_repro_sglang_dead_flag"}, [("sglang.srt.server_args",)]),
+    ({"test_repro_ray_argv_loss"}, []),
+    (set(), []),
+])
+def test_the_warm_interpreters_started_at_collection_are_those_the_runs_fork_from(conftest, monkeypatch, stems,
+                                                                                 preloads):
+    """Each package set starts when a module that forks from it runs, keyed as its runs key it (the driver
+    environment and Megatron's runtime names), so a run finds it rather than starting another."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    started: list[tuple] = []
+    monkeypatch.setattr(conftest.warm, "prewarm", lambda preload, env, runtime=(): started.append(
+        (tuple(preload), env, tuple(runtime))) or preload)
+    monkeypatch.setattr(conftest, "prewarm", lambda config, start: start())
+    planned: list = []
+    monkeypatch.setattr(conftest, "after_early_ray", lambda config, call: planned.append(call))
+    monkeypatch.setattr(conftest.ahead, "running", lambda session: [
+        types.SimpleNamespace(path=Path(f"/r/{stem}.py")) for stem in sorted(stems)])
+    conftest.pytest_collection_finish(types.SimpleNamespace(config="config"))
+    assert [s[0] for s in started] == preloads and len(planned) == 1
+    driver, sglang = conftest.megatron_args.driver_env(), conftest.sglang_flags.sglang_env()
+    for preload, env, runtime in started:
+        if preload == ("sglang.srt.server_args",):
+            assert (env, runtime) == (sglang, ())
+        else:
+            assert (env, runtime) == (driver, conftest.megatron_args.RUNTIME)

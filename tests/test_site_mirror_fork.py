@@ -68,11 +68,33 @@ def test_a_package_not_excluded_imports_from_the_mirror_and_a_side_directory_com
 
 
 def test_a_warm_interpreter_that_imported_the_excluded_package_is_unfit_the_child_runs_cold(tmp_path):
-    done = site_mirror.python("import packaging", ["packaging"], tmp_path / "m", env=subproc.child_env(),
-                              preload=("packaging",), timeout_s=60)
-    assert done.argv == tuple(site_mirror.argv(tmp_path / "m", "import packaging"))
+    side = tmp_path / "side"
+    side.mkdir()
+    (side / "rlcheck_side_probe.py").write_text("")
+    code = "import os, rlcheck_side_probe\nprint(os.environ['PYTHONPATH'])\nimport packaging"
+    done = site_mirror.python(code, ["packaging"], tmp_path / "m", env=subproc.child_env(), preload=("packaging",),
+                              pythonpath=[str(side)], timeout_s=60)
+    assert done.argv == tuple(site_mirror.argv(tmp_path / "m", code))
+    assert done.stdout == f"{side}\n"  # the cold child got the side directory on its PYTHONPATH
     assert done.stderr.splitlines()[-1] == "ModuleNotFoundError: No module named 'packaging'"
     assert warm.UNFIT not in done.stderr
+
+
+def test_a_forked_child_has_pythonpath_exactly_the_side_directories_for_its_own_children(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "/inherited")
+    code = "import os\nprint(os.environ.get('PYTHONPATH'))"
+    with_side = site_mirror.python(code, ["mbridge"], tmp_path / "m", env=subproc.child_env(), preload=WARM,
+                                   pythonpath=["/s1", "/s2"], timeout_s=60)
+    without = site_mirror.python(code, ["mbridge"], tmp_path / "m", env=subproc.child_env(), preload=WARM,
+                                 timeout_s=60)
+    assert with_side.argv[0] == without.argv[0] == "rlcheck.process.warm"
+    assert (with_side.stdout, without.stdout) == ("/s1:/s2\n", "None\n")
+
+
+def test_a_forked_child_is_killed_at_its_deadline(tmp_path):
+    done = site_mirror.python("import time\ntime.sleep(60)", ["mbridge"], tmp_path / "m", env=subproc.child_env(),
+                              preload=WARM, timeout_s=1)
+    assert done.timed_out and done.argv[0] == "rlcheck.process.warm"
 
 
 def stdlib() -> list[str]:
