@@ -1267,9 +1267,6 @@ EQUIVALENT: dict[str, str] = {
     # rlcheck/fixes/tms_preload.py
     "rlcheck.fixes.tms_preload.x_main__mutmut_25":
         "--folder's default=None dropped: argparse's default for an option is None",
-    # rlcheck/cluster/local_ray.py
-    "rlcheck.cluster.local_ray.xǁEmbeddedRayǁ__init____mutmut_19":
-        "_jobs_ready starts None instead of False: it is only read as `not self._jobs_ready`, and None is false",
     # rlcheck/repro/ahead.py
     "rlcheck.repro.ahead.xǁAheadǁstart__mutmut_24":
         "pool.shutdown(wait=False) -> wait=None: shutdown only tests wait for truth, and None is false as False",
