@@ -17,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -53,12 +54,17 @@ def other_shell() -> tuple[RuntimeEnv, str] | None:
 
 
 def cli_submit(dashboard_url: str, argv: list[str], runtime_env: RuntimeEnv | None) -> tuple[list[str] | None, str]:
-    """`ray job submit --address URL [--runtime-env-json ...] -- argv...`: what the program received, and the CLI's
-    output."""
+    """`ray job submit --address URL --submission-id ID --no-wait [--runtime-env-json ...] -- argv...`: the CLI joins
+    the argv as it submits; the job's end and its logs come from the Jobs API, not from the CLI streaming them (whose
+    own exit trails the job's by seconds on a busy host). What the program received, and the CLI's output and logs."""
+    job = f"rlcheck-argv-loss-{uuid.uuid4().hex[:12]}"
     env = ["--runtime-env-json", json.dumps(runtime_env)] if runtime_env else []
-    done = subproc.run([RAY, "job", "submit", "--address", dashboard_url, *env, "--", *argv], timeout_s=180)
-    out = done.stdout + done.stderr
-    return argv_probe.printed_argv(out), out
+    done = subproc.run([RAY, "job", "submit", "--address", dashboard_url, "--submission-id", job, "--no-wait", *env,
+                        "--", *argv], timeout_s=180)
+    if done.returncode != 0:
+        return None, f"`ray job submit` {done.why()}: {done.stdout}{done.stderr}"
+    outcome = launch.wait_job(dashboard_url, job, timeout_s=120)
+    return argv_probe.printed_argv(outcome.logs), f"{outcome.status}: {done.stdout}{done.stderr}{outcome.logs}"
 
 
 def sdk_submit(dashboard_url: str, entrypoint: str, runtime_env: RuntimeEnv | None) -> tuple[list[str] | None, str]:
