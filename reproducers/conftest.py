@@ -2,8 +2,8 @@
 their modules start ahead (rlcheck.repro.ahead).
 
 Once collection has picked the tests, the warm interpreters of the package sets they use (Megatron's arguments in the
-GPU-less driver environment, torch without Megatron in that environment, SGLang's server_args) start importing in the
-background: at once, beside the session's
+GPU-less driver environment, torch without Megatron in that environment, SGLang's server_args, Ray's CLI) start
+importing in the background: at once, beside the session's
 Ray start, on a machine not loaded by others (rlcheck.repro.ahead cores_idle), else once that Ray is up
 (rlcheck.plugin.resources after_early_ray); so the first reproducer that needs one mostly finds it ready. Once they
 have imported, each module's start_ahead begins the runs of its tests that this session runs (the Megatron and
@@ -22,9 +22,10 @@ from collections.abc import Callable
 
 import pytest
 
+from rlcheck.cluster import launch
 from rlcheck.plugin.resources import after_early_ray, has_early_ray
 from rlcheck.probes.recipe import sglang_flags
-from rlcheck.process import warm
+from rlcheck.process import subproc, warm
 from rlcheck.repro import ahead, megatron_args
 from rlcheck.repro.reproduce import Reproduction
 from rlcheck.verdict import Verdict
@@ -35,6 +36,8 @@ MEGATRON_DRIVER = {"test_repro_driver_gpu_probe", "test_repro_cuda_device_max_co
 SGLANG = {"test_repro_uvicorn_log_level", "test_repro_sglang_dead_flag"}
 TORCH_DRIVER = {"test_repro_driver_gpu_probe", "test_repro_megatron_training_missing", "test_repro_numpy2_megatron"}
 """The modules whose children import Megatron themselves in the driver environment (megatron_args.TORCH_PRELOAD)."""
+RAY_CLI = {"test_repro_ray_argv_loss"}
+"""The modules that run Ray's own CLI (rlcheck.cluster.launch ray_cli)."""
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -52,6 +55,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                                                             megatron_args.RUNTIME)))
     if modules & SGLANG:
         prewarm(config, lambda: servers.append(warm.prewarm(sglang_flags.SGLANG_PRELOAD, sglang_flags.sglang_env())))
+    if modules & RAY_CLI:
+        prewarm(config, lambda: servers.append(warm.prewarm(launch.RAY_CLI_PRELOAD, subproc.child_env())))
     after_early_ray(config, lambda: plan_ahead(session, items, servers))
 
 

@@ -33,7 +33,6 @@ from tests import argv_probe
 FAILURE_ID = "ray-argv-loss"
 MODEL_ARGS = ["--num-layers", "36", "--hidden-size", "2560", "--ffn-hidden-size", "9728",
               "--num-attention-heads", "32", "--swiglu", "--qk-layernorm"]
-RAY = str(Path(sys.executable).with_name("ray"))
 
 
 def files(tmp_path: Path) -> tuple[Path, Path]:
@@ -54,13 +53,14 @@ def other_shell() -> tuple[RuntimeEnv, str] | None:
 
 
 def cli_submit(dashboard_url: str, argv: list[str], runtime_env: RuntimeEnv | None) -> tuple[list[str] | None, str]:
-    """`ray job submit --address URL --submission-id ID --no-wait [--runtime-env-json ...] -- argv...`: the CLI joins
-    the argv as it submits; the job's end and its logs come from the Jobs API, not from the CLI streaming them (whose
-    own exit trails the job's by seconds on a busy host). What the program received, and the CLI's output and logs."""
+    """`ray job submit --address URL --submission-id ID --no-wait [--runtime-env-json ...] -- argv...` (Ray's own CLI,
+    rlcheck.cluster.launch ray_cli): the CLI joins the argv as it submits; the job's end and its logs come from the
+    Jobs API, not from the CLI streaming them (whose own exit trails the job's by seconds on a busy host). What the
+    program received, and the CLI's output and logs."""
     job = f"rlcheck-argv-loss-{uuid.uuid4().hex[:12]}"
     env = ["--runtime-env-json", json.dumps(runtime_env)] if runtime_env else []
-    done = subproc.run([RAY, "job", "submit", "--address", dashboard_url, "--submission-id", job, "--no-wait", *env,
-                        "--", *argv], timeout_s=180)
+    done = launch.ray_cli(["job", "submit", "--address", dashboard_url, "--submission-id", job, "--no-wait", *env,
+                           "--", *argv], timeout_s=180)
     if done.returncode != 0:
         return None, f"`ray job submit` {done.why()}: {done.stdout}{done.stderr}"
     outcome = launch.wait_job(dashboard_url, job, timeout_s=120)

@@ -108,7 +108,8 @@ def test_a_warm_interpreter_starts_at_once_on_an_idle_machine_else_once_the_sess
      [("megatron.training.arguments",), ("numpy", "torch", "torch.distributed"), ("sglang.srt.server_args",)]),
     ({"test_repro_mbridge_missing"}, [("megatron.training.arguments",)]),
     ({"test_repro_sglang_dead_flag"}, [("sglang.srt.server_args",)]),
-    ({"test_repro_ray_argv_loss"}, []),
+    ({"test_repro_ray_argv_loss"}, [("ray.scripts.scripts",)]),
+    ({"test_repro_ray_argv_loss_other_sh", "test_repro_model_args_glob"}, [("megatron.training.arguments",)]),
     (set(), []),
 ])
 def test_the_warm_interpreters_started_at_collection_are_those_the_runs_fork_from(conftest, monkeypatch, stems,
@@ -130,5 +131,7 @@ def test_the_warm_interpreters_started_at_collection_are_those_the_runs_fork_fro
     for preload, env, runtime in started:
         if preload == ("sglang.srt.server_args",):
             assert (env, runtime) == (sglang, ())
+        elif preload == ("ray.scripts.scripts",):
+            assert (env, runtime) == (conftest.subproc.child_env(), ())
         else:
             assert (env, runtime) == (driver, conftest.megatron_args.RUNTIME)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -258,3 +259,33 @@ def test_wait_job_stops_a_job_still_running_and_says_timeout(head):
     got = launch.wait_job("http://h", "j", timeout_s=2.0, poll_s=1.0)
     assert got == JobOutcome(job_id="j", status="TIMEOUT", logs="the log", elapsed_s=2.0)
     assert made[0].calls[-2:] == [("stop", "j"), ("logs", "j")]
+
+
+def test_ray_cli_forks_rays_own_cli_with_the_console_script_as_argv0(monkeypatch):
+    calls = []
+    monkeypatch.setattr(launch.warm, "python", lambda code, argv, **kw: calls.append((code, list(argv), kw)) or "done")
+    assert launch.ray_cli(["job", "list"], timeout_s=9) == "done"
+    (code, argv, kw), = calls
+    script = launch.ray_script()
+    assert script == str(Path(sys.executable).with_name("ray")) and argv == ["job", "list"]
+    assert code == f"import sys\nfrom ray.scripts.scripts import main\nsys.argv[0] = {script!r}\nsys.exit(main())"
+    assert kw == {"preload": ("ray.scripts.scripts",), "env": launch.subproc.child_env(), "timeout_s": 9,
+                  "cold_argv": [script, "job", "list"]}
+
+
+def test_ray_cli_says_what_the_console_script_says():
+    """The forked CLI against the console script itself: the same usage text (its program name from argv[0]), the
+    same exit status."""
+    launch.warm.stop_all()
+    try:
+        forked = launch.ray_cli(["job", "submit", "--help"], timeout_s=120)
+        wrong = launch.ray_cli(["job", "no-such-command"], timeout_s=120)
+    finally:
+        launch.warm.stop_all()
+    script = launch.ray_script()
+    cold = launch.subproc.run([script, "job", "submit", "--help"], timeout_s=120)
+    cold_wrong = launch.subproc.run([script, "job", "no-such-command"], timeout_s=120)
+    assert forked.argv[0] == wrong.argv[0] == "rlcheck.process.warm"  # forked, not the console script
+    assert (forked.returncode, forked.stdout) == (cold.returncode, cold.stdout) == (0, cold.stdout)
+    assert forked.stdout.startswith("Usage: ray job submit")
+    assert (wrong.returncode, wrong.stderr) == (cold_wrong.returncode, cold_wrong.stderr) and wrong.returncode == 2

@@ -51,7 +51,7 @@ def test_the_other_shells_runtime_env_runs_the_worker_under_the_wrapper(loss, mo
 @pytest.mark.parametrize("runtime_env", [None, {"py_executable": "unshare -m python"}])
 def test_the_cli_submits_with_its_id_and_the_runtime_env_then_the_jobs_api_waits(loss, monkeypatch, runtime_env):
     ran, waited = [], []
-    monkeypatch.setattr(loss.subproc, "run", lambda argv, **kw: ran.append((list(argv), kw)) or Completed(
+    monkeypatch.setattr(loss.launch, "ray_cli", lambda argv, **kw: ran.append((list(argv), kw)) or Completed(
         argv=tuple(argv), returncode=0, stdout="submitted\n", stderr="", timed_out=False))
     monkeypatch.setattr(loss.launch, "wait_job", lambda url, job, timeout_s: waited.append((url, job, timeout_s)) or
                         types.SimpleNamespace(status="FAILED", logs="x: Bad substitution\nRLCHECK_ARGV [\"a\"]\n"))
@@ -59,7 +59,7 @@ def test_the_cli_submits_with_its_id_and_the_runtime_env_then_the_jobs_api_waits
     (argv, kw), = ran
     job = argv[argv.index("--submission-id") + 1]
     env = ["--runtime-env-json", json.dumps(runtime_env)] if runtime_env else []
-    assert argv == [loss.RAY, "job", "submit", "--address", "http://127.0.0.1:8265", "--submission-id", job,
+    assert argv == ["job", "submit", "--address", "http://127.0.0.1:8265", "--submission-id", job,
                     "--no-wait", *env, "--", "bash", "-c", "x"] and kw == {"timeout_s": 180}
     assert job.startswith("rlcheck-argv-loss-") and waited == [("http://127.0.0.1:8265", job, 120)]
     assert got == ["a"] and out == "FAILED: submitted\nx: Bad substitution\nRLCHECK_ARGV [\"a\"]\n"
@@ -67,7 +67,7 @@ def test_the_cli_submits_with_its_id_and_the_runtime_env_then_the_jobs_api_waits
 
 def test_every_cli_submission_has_its_own_id(loss, monkeypatch):
     ran = []
-    monkeypatch.setattr(loss.subproc, "run", lambda argv, **kw: ran.append(list(argv)) or Completed(
+    monkeypatch.setattr(loss.launch, "ray_cli", lambda argv, **kw: ran.append(list(argv)) or Completed(
         argv=tuple(argv), returncode=0, stdout="", stderr="", timed_out=False))
     monkeypatch.setattr(loss.launch, "wait_job", lambda url, job, timeout_s: types.SimpleNamespace(status="S", logs=""))
     for _ in range(2):
@@ -80,7 +80,7 @@ def test_every_cli_submission_has_its_own_id(loss, monkeypatch):
     Completed(argv=("ray",), returncode=None, stdout="", stderr="", timed_out=True),
 ])
 def test_a_submission_the_cli_refused_ran_nothing_and_is_not_waited_for(loss, monkeypatch, done):
-    monkeypatch.setattr(loss.subproc, "run", lambda argv, **kw: done)
+    monkeypatch.setattr(loss.launch, "ray_cli", lambda argv, **kw: done)
     monkeypatch.setattr(loss.launch, "wait_job", lambda *a, **kw: pytest.fail("nothing was submitted"))
     got, out = loss.cli_submit("http://h", ["a"], None)
     assert got is None and out == f"`ray job submit` {done.why()}: {done.stdout}{done.stderr}"

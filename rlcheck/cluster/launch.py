@@ -10,11 +10,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rlcheck import secret_guard
+from rlcheck.process import subproc, warm
 
 
 def entrypoint(argv: Sequence[str]) -> str:
@@ -105,3 +107,23 @@ def wait_job(dashboard_url: str, job_id: str, *, timeout_s: float, poll_s: float
         client.stop_job(job_id)
     return JobOutcome(job_id=job_id, status=status or "TIMEOUT", logs=client.get_job_logs(job_id),
                       elapsed_s=time.monotonic() - start)
+
+
+RAY_CLI_PRELOAD = ("ray.scripts.scripts",)
+"""What the `ray` console script imports before it runs Ray's CLI."""
+_RAY_CLI = "import sys\nfrom ray.scripts.scripts import main\nsys.argv[0] = RAY_SCRIPT\nsys.exit(main())"
+
+
+def ray_script() -> str:
+    """The `ray` console script beside this interpreter."""
+    return os.path.join(os.path.dirname(sys.executable), "ray")
+
+
+def ray_cli(args: Sequence[str], *, timeout_s: float) -> subproc.Completed:
+    """`ray ARGS...` in this process's environment: Ray's own CLI (ray.scripts.scripts main, as the console script
+    runs it with its own path as argv[0]), forked from a warm interpreter that imported it once (rlcheck.process.warm;
+    importing Ray's CLI is about 1 CPU s a call), else the console script itself."""
+    script = ray_script()
+    code = _RAY_CLI.replace("RAY_SCRIPT", repr(script))
+    return warm.python(code, args, preload=RAY_CLI_PRELOAD, env=subproc.child_env(), timeout_s=timeout_s,
+                       cold_argv=[script, *args])
