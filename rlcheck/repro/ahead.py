@@ -3,14 +3,15 @@
 Run one test after another, the reproducers left a core idle most of the time: each waits on its own children (a
 cold interpreter, a forked one, a Ray job) and the next began only when it ended. Started together once the warm
 interpreters have imported (reproducers/conftest.py), their children share the cores for the whole time, and each
-test then takes its own result. Runs that mostly wait (a Ray head of their own and its jobs, a health wait replayed
-to its deadline) start the same way, so their waits overlap the tests before theirs instead of adding to them.
+test then takes its own result. Runs that mostly wait (Ray jobs, a health wait replayed to its deadline) start the
+same way, so their waits overlap the tests before theirs instead of adding to them.
 
 Only the runs of tests this session runs start ahead (running_here: a test deselected, skipped by --quick, or whose
 kept verdict stands in for it starts nothing; under xdist, where every worker collects every test, each test starts
 its own); a run asked for that was not started ahead starts when asked (urgent: its test waits for it).
 
-A run of cold interpreters (`heavy`) holds one of CPU_SLOTS (one per core) while it runs, so at most that many such
+A run whose children import the stack (`heavy`: cold interpreters, or forks that import Megatron themselves) holds
+one of CPU_SLOTS (one per core) while it runs, so at most that many such
 runs share the cores, in the order they were begun (the tests' order), and each child's own timeout keeps its
 meaning on a small machine; a slot not free within SLOT_WAIT_S is not waited for longer (the run goes on without
 one: a verdict, never a hang). An urgent run takes no slot.
