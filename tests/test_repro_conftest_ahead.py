@@ -3,7 +3,6 @@ each module's start_ahead once, whatever number of its tests run."""
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 import types
 from pathlib import Path
@@ -11,17 +10,12 @@ from pathlib import Path
 import pytest
 
 from rlcheck.plugin import resources
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests import reproducer_file
 
 
 @pytest.fixture(scope="module")
 def conftest() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("rlcheck_reproducers_conftest", ROOT / "reproducers" / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return reproducer_file.load('conftest.py', 'rlcheck_reproducers_conftest')
 
 
 class Server:

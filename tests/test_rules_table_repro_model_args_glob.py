@@ -5,24 +5,17 @@ line, which holds the separator inside a longer line, splits nothing. No Ray her
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import types
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import reproducer_file
 
 
 @pytest.fixture(scope="module")
 def glob_module() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("rlcheck_repro_model_args_glob",
-                                                  ROOT / "reproducers" / "test_repro_model_args_glob.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return reproducer_file.load('test_repro_model_args_glob.py', 'rlcheck_repro_model_args_glob')
 
 
 def printed(argv: list[str]) -> str:

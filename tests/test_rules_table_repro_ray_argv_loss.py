@@ -6,30 +6,23 @@ worker that never started is not a verdict). No Ray here: the submissions stand 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shlex
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
 from rlcheck.process.subproc import Completed
+from tests import reproducer_file
 
-ROOT = Path(__file__).resolve().parents[1]
 ARGS = ["--num-layers", "36", "--hidden-size", "2560", "--ffn-hidden-size", "9728", "--num-attention-heads", "32",
         "--swiglu", "--qk-layernorm"]
 
 
 @pytest.fixture(scope="module")
 def loss() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("rlcheck_repro_ray_argv_loss",
-                                                  ROOT / "reproducers" / "test_repro_ray_argv_loss.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return reproducer_file.load('test_repro_ray_argv_loss.py', 'rlcheck_repro_ray_argv_loss')
 
 
 @pytest.mark.parametrize(("wrapper", "expected"), [
