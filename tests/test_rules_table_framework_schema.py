@@ -220,7 +220,7 @@ def test_extract_file_every_kind_and_literal(tmp_path):
         (["--other-action"], g, "other", "other_action", None, None, None, None, None, "main"),
         (["--typed"], g, "some.module.convert", "custom_dest", "+", None, None, None, None, "main"),
         (["--bool-opt"], g, "bool_optional", "bool_opt", None, None, None, None, None, "main"),
-        (["-s", "--short"], g, "float", "s", None, None, None, None, None, "main"),
+        (["-s", "--short"], g, "float", "short", None, None, None, None, None, "main"),
         (["--maybe"], g, "str", "maybe", None, None, None, None, None, "main"),
         (["--reset"], g, "int", "reset", None, None, 4, None, True, "main"),
         (["--width"], g, "int", "width", None, None, None, None, None, "main"),
@@ -230,6 +230,14 @@ def test_extract_file_every_kind_and_literal(tmp_path):
     lines = [i for i, line in enumerate(SOURCE.splitlines(), 1) if "name_variable" in line or '"positional"' in line
              or line.strip() == "parser.add_argument()"]
     assert skipped == [f"arguments.py:{n}" for n in lines]
+
+
+@pytest.mark.parametrize("flags", [
+    ["-s", "--short"], ["--long-one", "-l"], ["-x"], ["-X", "-Y"], ["--a-b", "--c-d"], ["-s", "--two-words", "--t"],
+    ["--x"], ["-n", "--num-gpus-per-node"], ["--already_underscored"], ["-a-b"],
+])
+def test_an_options_default_dest_is_the_one_argparse_gives_it(flags):
+    assert fs.default_dest(flags) == argparse.ArgumentParser().add_argument(*flags).dest
 
 
 def test_extract_file_leaves_the_sglang_files_pre_parse_out(tmp_path):

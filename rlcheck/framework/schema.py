@@ -237,6 +237,13 @@ def _calls(tree: ast.AST):
     yield from walk(tree, "")
 
 
+def default_dest(flags: list[str]) -> str:
+    """argparse's dest for an option without one: its first long flag (two leading dashes), else its first flag,
+    without the leading dashes and with '-' read as '_' (`-s, --short` is `short`)."""
+    long = next((f for f in flags if len(f) > 1 and f[1] == "-"), flags[0])
+    return long.lstrip("-").replace("-", "_")
+
+
 def extract_file(path: Path, parser: str) -> tuple[list[dict[str, Any]], list[str]]:
     """(options, calls whose flags are not literal strings) of one source file."""
     out, skipped = [], []
@@ -249,7 +256,7 @@ def extract_file(path: Path, parser: str) -> tuple[list[dict[str, Any]], list[st
             continue
         kw = {k.arg: k.value for k in call.keywords if k.arg}
         opt: dict[str, Any] = {"flags": flags, "parser": parser, "group": func, "kind": _kind(kw),
-                               "dest": _literal(kw.get("dest")) or flags[0].lstrip("-").replace("-", "_"),
+                               "dest": _literal(kw.get("dest")) or default_dest(flags),
                                "nargs": _literal(kw.get("nargs")), "choices": _literal(kw.get("choices")),
                                "default": _literal(kw.get("default"))}
         if _literal(kw.get("required")) is True:
