@@ -99,9 +99,14 @@ class Matcher:
         return ids
 
     def match_line(self, line: str) -> list[str]:
-        """Catalogue ids this one line matches, in catalogue order, each once (any length: matched in pieces)."""
-        data = line.encode("utf-8", errors="replace")
-        return list(self._ids_between(data, 0, len(data))) if data else []
+        """Catalogue ids this one line matches, in catalogue order, each once (any length: matched in pieces). Text
+        with line breaks is matched line by line, as a scan of it is, so every engine gives the same ids (Hyperscan's
+        ^ and $ hold at every line of what it is given, re's and re2's only at its ends)."""
+        if "\n" not in line:
+            data = line.encode("utf-8", errors="replace")
+            return list(self._ids_between(data, 0, len(data))) if data else []
+        found = {fid for part in line.split("\n") for fid in self.match_line(part)}
+        return sorted(found, key=self._order.__getitem__)
 
     def hits(self, block: bytes | bytearray, length: int) -> Iterator[tuple[int, int, int, list[str]]]:
         """(line start, line stop, anchor, ids) for each matching line in block[:length] (whole lines)."""

@@ -51,6 +51,13 @@ MATCH_LINE = [
     ("GAMMA", ["gamma"]),
     ("GAMMA ", []),
     ("BETA GAMMA", ["beta"]),
+    # text with line breaks: line by line, as a scan reads it, on every engine (^ and $ at each line)
+    ("x\nGAMMA", ["gamma"]),
+    ("GAMMA\nx", ["gamma"]),
+    ("BETA\nGAMMA\nALPHA", ["alpha", "beta", "gamma"]),
+    ("GAM\nMA", []),  # a signature never spans two lines
+    ("x\n\n", []),
+    ("\n", []),
 ]
 
 
