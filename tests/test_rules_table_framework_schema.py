@@ -234,7 +234,7 @@ def test_extract_file_every_kind_and_literal(tmp_path):
 
 @pytest.mark.parametrize("flags", [
     ["-s", "--short"], ["--long-one", "-l"], ["-x"], ["-X", "-Y"], ["--a-b", "--c-d"], ["-s", "--two-words", "--t"],
-    ["--x"], ["-n", "--num-gpus-per-node"], ["--already_underscored"], ["-a-b"],
+    ["--x"], ["-n", "--num-gpus-per-node"], ["--already_underscored"], ["-a-b"], ["-", "--x"],
 ])
 def test_an_options_default_dest_is_the_one_argparse_gives_it(flags):
     assert fs.default_dest(flags) == argparse.ArgumentParser().add_argument(*flags).dest

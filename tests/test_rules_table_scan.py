@@ -56,6 +56,7 @@ MATCH_LINE = [
     ("GAMMA\nx", ["gamma"]),
     ("BETA\nGAMMA\nALPHA", ["alpha", "beta", "gamma"]),
     ("GAM\nMA", []),  # a signature never spans two lines
+    ("GAMMA x\nBETA", ["beta"]),  # split at line breaks only: "GAMMA x" is one line, and ^GAMMA$ does not match it
     ("x\n\n", []),
     ("\n", []),
 ]
@@ -66,6 +67,14 @@ def test_scan_rule_match_line_names_each_id_once_in_catalogue_order(matcher: sca
                                                                     ids: list[str]) -> None:
     assert matcher.match_line(line) == ids
     assert matcher.match_line(line) == ids  # the second time from the cache of named sets
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scan_rule_match_line_names_the_ids_of_several_lines_in_catalogue_order(engine: str) -> None:
+    """The catalogue's order, not the alphabet's nor the text's: zeta comes first in this catalogue."""
+    catalog = {"zeta": _entry("zeta", ["ZETA"], "ZETA", "ZET A"), "alpha": CATALOG["alpha"]}
+    matcher = scan.Matcher(catalog, engine=engine)
+    assert matcher.match_line("ALPHA\nZETA") == ["zeta", "alpha"] == matcher.match_line("ZETA\nALPHA")
 
 
 FALLBACK_CATALOG = {

@@ -192,8 +192,8 @@ EQUIVALENT: dict[str, str] = {
     "rlcheck.scan.x__excerpt__mutmut_25": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
     "rlcheck.scan.x__excerpt__mutmut_42": 'decode("utf-8", ...) -> decode(...): UTF-8 is the default codec',
     "rlcheck.scan.x__excerpt__mutmut_46": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
-    "rlcheck.scan.xǁMatcherǁmatch_line__mutmut_4": 'encode("utf-8", ...) -> encode(...): UTF-8 is the default',
-    "rlcheck.scan.xǁMatcherǁmatch_line__mutmut_7": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
+    "rlcheck.scan.xǁMatcherǁmatch_line__mutmut_6": 'encode("utf-8", ...) -> encode(...): UTF-8 is the default',
+    "rlcheck.scan.xǁMatcherǁmatch_line__mutmut_9": 'codec "utf-8" -> "UTF-8": codec names are case-insensitive',
     "rlcheck.scan.x__blocks__mutmut_20":
         'getattr(exc, "filled", 0) -> default None: _fill sets exc.filled on every read error it re-raises',
     "rlcheck.scan.x__blocks__mutmut_23":
@@ -1267,6 +1267,11 @@ EQUIVALENT: dict[str, str] = {
     # rlcheck/fixes/tms_preload.py
     "rlcheck.fixes.tms_preload.x_main__mutmut_25":
         "--folder's default=None dropped: argparse's default for an option is None",
+    # rlcheck/framework/schema.py
+    "rlcheck.framework.schema.x_default_dest__mutmut_8":
+        "a long flag of more than 2 characters instead of more than 1: the only 2-character flag whose second is "
+        "'-' is '--', which argparse refuses without an explicit dest ('dest= is required'), and an explicit "
+        "dest is read before default_dest",
     # rlcheck/repro/ahead.py
     "rlcheck.repro.ahead.xǁAheadǁstart__mutmut_24":
         "pool.shutdown(wait=False) -> wait=None: shutdown only tests wait for truth, and None is false as False",
