@@ -1,17 +1,16 @@
 """What the reproducers share in a session: one warm interpreter per package set (rlcheck.process.warm), the runs
 their modules start ahead (rlcheck.repro.ahead).
 
-Once collection has picked the tests, the warm interpreters of the package sets they use (Megatron's arguments in the
-GPU-less driver environment, torch without Megatron in that environment, SGLang's server_args, Ray's CLI) start
-importing in the background: at once, beside the session's
-Ray start, on a machine not loaded by others (rlcheck.repro.ahead cores_idle), else once that Ray is up
-(rlcheck.plugin.resources after_early_ray); so the first reproducer that needs one mostly finds it ready. Once they
-have imported, each module's start_ahead begins the runs of its tests that this session runs (the Megatron and
-torch children, the numpy-2 side directories, the Ray jobs and the other shell's Ray head, SLIME's replayed health
-wait), so they share the cores while the tests before theirs run, and each test takes its own result; in a run with
-self-tests they start with its first reproducer instead. Not beside the session's own Ray start on a loaded machine:
-there they made it miss Ray's start deadline. Under xdist, where every worker collects every test, each
-test runs its own when it runs. Every run is still its own child process.
+Once collection has picked the tests, the warm interpreters of the package sets they use (WARM_SETS: Megatron's
+arguments in the GPU-less driver environment, torch without Megatron in that environment, SGLang's server_args, Ray's
+CLI) start importing in the background: at once, beside the session's Ray start, on a machine not loaded by others
+(rlcheck.repro.ahead cores_idle), else once that Ray is up (rlcheck.plugin.resources after_early_ray); so the first
+reproducer that needs one mostly finds it ready. Once they have imported, each module's start_ahead begins the runs
+of its tests that this session runs (the Megatron and torch children, the numpy-2 side directories, the Ray jobs,
+SLIME's replayed health wait), so they share the cores while the tests before theirs run, and each test takes its
+own result; in a run with self-tests they start with its first reproducer instead. Not beside the session's own Ray
+start on a loaded machine: there they made it miss Ray's start deadline. Under xdist, where every worker collects
+every test, each test runs its own when it runs. Every run is still its own child process.
 """
 
 from __future__ import annotations
@@ -38,6 +37,13 @@ TORCH_DRIVER = {"test_repro_driver_gpu_probe", "test_repro_megatron_training_mis
 """The modules whose children import Megatron themselves in the driver environment (megatron_args.TORCH_PRELOAD)."""
 RAY_CLI = {"test_repro_ray_argv_loss"}
 """The modules that run Ray's own CLI (rlcheck.cluster.launch ray_cli)."""
+WARM_SETS: tuple[tuple[set[str], tuple[str, ...], Callable[[], dict[str, str]], tuple[str, ...]], ...] = (
+    (MEGATRON_DRIVER, megatron_args.PRELOAD, megatron_args.driver_env, megatron_args.RUNTIME),
+    (TORCH_DRIVER, megatron_args.TORCH_PRELOAD, megatron_args.driver_env, megatron_args.RUNTIME),
+    (SGLANG, sglang_flags.SGLANG_PRELOAD, sglang_flags.sglang_env, ()),
+    (RAY_CLI, launch.RAY_CLI_PRELOAD, subproc.child_env, ()),
+)
+"""(modules, preload, environment, runtime names) of each warm interpreter, keyed as those modules' runs key theirs."""
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -47,16 +53,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     items = ahead.running(session)  # a kept verdict's stand-in (rlcheck.plugin.cache) runs nothing: not in it
     modules = {item.path.stem for item in items}
     servers: list[warm.Server] = []
-    if modules & MEGATRON_DRIVER:
-        prewarm(config, lambda: servers.append(warm.prewarm(megatron_args.PRELOAD, megatron_args.driver_env(),
-                                                            megatron_args.RUNTIME)))
-    if modules & TORCH_DRIVER:
-        prewarm(config, lambda: servers.append(warm.prewarm(megatron_args.TORCH_PRELOAD, megatron_args.driver_env(),
-                                                            megatron_args.RUNTIME)))
-    if modules & SGLANG:
-        prewarm(config, lambda: servers.append(warm.prewarm(sglang_flags.SGLANG_PRELOAD, sglang_flags.sglang_env())))
-    if modules & RAY_CLI:
-        prewarm(config, lambda: servers.append(warm.prewarm(launch.RAY_CLI_PRELOAD, subproc.child_env())))
+    for wanted, preload, env, runtime in WARM_SETS:
+        if modules & wanted:
+            prewarm(config, lambda p=preload, e=env, r=runtime: servers.append(warm.prewarm(p, e(), r)))
     after_early_ray(config, lambda: plan_ahead(session, items, servers))
 
 

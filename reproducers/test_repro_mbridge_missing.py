@@ -73,7 +73,7 @@ EXPECTED = {"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_q
 
 
 def import_without_mbridge(tmp_path) -> subproc.Completed:
-    return site_mirror.python(IMPORTS, ["mbridge"], tmp_path / "site-without-mbridge", env=megatron_args.driver_env(),
+    return site_mirror.python(IMPORTS, ["mbridge"], tmp_path / "site-without-mbridge", base=megatron_args.driver_env(),
                               preload=megatron_args.PRELOAD, runtime=megatron_args.RUNTIME, timeout_s=120)
 
 

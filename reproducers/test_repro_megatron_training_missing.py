@@ -37,8 +37,8 @@ from megatron.training.arguments import validate_args
 def import_validate_args_from(side: str, tmp_path) -> tuple[str | None, subproc.Completed]:
     """Import validate_args in a child that sees the side directory's megatron-core only."""
     done = site_mirror.python(IMPORTS, ["megatron", "megatron_core"], tmp_path / "site-without-megatron",
-                              env=megatron_args.driver_env(), preload=megatron_args.TORCH_PRELOAD, pythonpath=[side],
-                              timeout_s=120)
+                              base=megatron_args.driver_env(), preload=megatron_args.TORCH_PRELOAD, pythonpath=[side],
+                              runtime=megatron_args.RUNTIME, timeout_s=120)
     version = next((x.split()[-1] for x in done.stdout.splitlines() if x.startswith("RESULT megatron-core ")), None)
     return version, done
 

@@ -88,6 +88,14 @@ def test_the_childs_pythonpath_is_exactly_the_one_given(monkeypatch, given, expe
     assert site_mirror.env() == site_mirror.env(())
 
 
+@pytest.mark.parametrize(("given", "expected"), [((), {"A": "1"}), (["/s"], {"A": "1", "PYTHONPATH": "/s"})])
+def test_a_given_base_environment_gets_pythonpath_exactly_as_given_and_is_left_as_it_was(monkeypatch, given, expected):
+    monkeypatch.setenv("RLCHECK_M1_NOT_IN_BASE", "1")
+    base = {"A": "1", "PYTHONPATH": "/inherited"}
+    assert site_mirror.env(given, base) == expected
+    assert base == {"A": "1", "PYTHONPATH": "/inherited"}
+
+
 def test_a_child_of_a_process_without_pythonpath_gets_none(monkeypatch):
     monkeypatch.delenv("PYTHONPATH", raising=False)
     assert "PYTHONPATH" not in site_mirror.env()

@@ -36,7 +36,7 @@ def cold(site, code: str, pythonpath=()) -> subproc.Completed:
 def test_a_fork_has_the_cold_childs_import_path(tmp_path):
     side = tmp_path / "side"
     side.mkdir()
-    forked = site_mirror.python(SHOW, ["packaging"], tmp_path / "m", env=subproc.child_env(), preload=WARM,
+    forked = site_mirror.python(SHOW, ["packaging"], tmp_path / "m", base=subproc.child_env(), preload=WARM,
                                 pythonpath=[str(side)], timeout_s=60)
     assert forked.argv[0] == "rlcheck.process.warm", forked.stderr  # it was forked, not run cold
     expected = printed_path(cold(tmp_path / "m", SHOW, [str(side)]))
@@ -47,7 +47,7 @@ def test_a_fork_has_the_cold_childs_import_path(tmp_path):
 
 def test_the_excluded_package_is_absent_in_the_fork_as_in_the_cold_child(tmp_path):
     code = "import packaging"
-    forked = site_mirror.python(code, ["packaging"], tmp_path / "m", env=subproc.child_env(), preload=WARM,
+    forked = site_mirror.python(code, ["packaging"], tmp_path / "m", base=subproc.child_env(), preload=WARM,
                                 timeout_s=60)
     cold_done = cold(tmp_path / "m", code)
     assert forked.argv[0] == "rlcheck.process.warm" and forked.returncode == cold_done.returncode == 1
@@ -60,7 +60,7 @@ def test_a_package_not_excluded_imports_from_the_mirror_and_a_side_directory_com
     side.mkdir()
     (side / "rlcheck_side_probe.py").write_text("WHERE = 'side'\n")
     code = "import packaging, rlcheck_side_probe\nprint(rlcheck_side_probe.WHERE, packaging.__file__)"
-    forked = site_mirror.python(code, ["mbridge"], tmp_path / "m", env=subproc.child_env(), preload=WARM,
+    forked = site_mirror.python(code, ["mbridge"], tmp_path / "m", base=subproc.child_env(), preload=WARM,
                                 pythonpath=[str(side)], timeout_s=60)
     assert forked.argv[0] == "rlcheck.process.warm" and forked.returncode == 0, forked.stderr
     where, path = forked.stdout.split()
@@ -72,7 +72,7 @@ def test_a_warm_interpreter_that_imported_the_excluded_package_is_unfit_the_chil
     side.mkdir()
     (side / "rlcheck_side_probe.py").write_text("")
     code = "import os, rlcheck_side_probe\nprint(os.environ['PYTHONPATH'])\nimport packaging"
-    done = site_mirror.python(code, ["packaging"], tmp_path / "m", env=subproc.child_env(), preload=("packaging",),
+    done = site_mirror.python(code, ["packaging"], tmp_path / "m", base=subproc.child_env(), preload=("packaging",),
                               pythonpath=[str(side)], timeout_s=60)
     assert done.argv == tuple(site_mirror.argv(tmp_path / "m", code))
     assert done.stdout == f"{side}\n"  # the cold child got the side directory on its PYTHONPATH
@@ -83,16 +83,16 @@ def test_a_warm_interpreter_that_imported_the_excluded_package_is_unfit_the_chil
 def test_a_forked_child_has_pythonpath_exactly_the_side_directories_for_its_own_children(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", "/inherited")
     code = "import os\nprint(os.environ.get('PYTHONPATH'))"
-    with_side = site_mirror.python(code, ["mbridge"], tmp_path / "m", env=subproc.child_env(), preload=WARM,
+    with_side = site_mirror.python(code, ["mbridge"], tmp_path / "m", base=subproc.child_env(), preload=WARM,
                                    pythonpath=["/s1", "/s2"], timeout_s=60)
-    without = site_mirror.python(code, ["mbridge"], tmp_path / "m", env=subproc.child_env(), preload=WARM,
+    without = site_mirror.python(code, ["mbridge"], tmp_path / "m", base=subproc.child_env(), preload=WARM,
                                  timeout_s=60)
     assert with_side.argv[0] == without.argv[0] == "rlcheck.process.warm"
     assert (with_side.stdout, without.stdout) == ("/s1:/s2\n", "None\n")
 
 
 def test_a_forked_child_is_killed_at_its_deadline(tmp_path):
-    done = site_mirror.python("import time\ntime.sleep(60)", ["mbridge"], tmp_path / "m", env=subproc.child_env(),
+    done = site_mirror.python("import time\ntime.sleep(60)", ["mbridge"], tmp_path / "m", base=subproc.child_env(),
                               preload=WARM, timeout_s=1)
     assert done.timed_out and done.argv[0] == "rlcheck.process.warm"
 

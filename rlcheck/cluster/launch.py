@@ -111,7 +111,6 @@ def wait_job(dashboard_url: str, job_id: str, *, timeout_s: float, poll_s: float
 
 RAY_CLI_PRELOAD = ("ray.scripts.scripts",)
 """What the `ray` console script imports before it runs Ray's CLI."""
-_RAY_CLI = "import sys\nfrom ray.scripts.scripts import main\nsys.argv[0] = RAY_SCRIPT\nsys.exit(main())"
 
 
 def ray_script() -> str:
@@ -124,6 +123,6 @@ def ray_cli(args: Sequence[str], *, timeout_s: float) -> subproc.Completed:
     runs it with its own path as argv[0]), forked from a warm interpreter that imported it once (rlcheck.process.warm;
     importing Ray's CLI is about 1 CPU s a call), else the console script itself."""
     script = ray_script()
-    code = _RAY_CLI.replace("RAY_SCRIPT", repr(script))
+    code = f"import sys\nfrom ray.scripts.scripts import main\nsys.argv[0] = {script!r}\nsys.exit(main())"
     return warm.python(code, args, preload=RAY_CLI_PRELOAD, env=subproc.child_env(), timeout_s=timeout_s,
                        cold_argv=[script, *args])

@@ -11,10 +11,10 @@ kept verdict stands in for it starts nothing; under xdist, where every worker co
 its own); a run asked for that was not started ahead starts when asked (urgent: its test waits for it).
 
 A run whose children import the stack (`heavy`: cold interpreters, or forks that import Megatron themselves) holds
-one of CPU_SLOTS (one per core) while it runs, so at most that many such
-runs share the cores, in the order they were begun (the tests' order), and each child's own timeout keeps its
-meaning on a small machine; a slot not free within SLOT_WAIT_S is not waited for longer (the run goes on without
-one: a verdict, never a hang). An urgent run takes no slot.
+one of CPU_SLOTS (one per core) while it runs, so at most that many such runs share the cores, in the order they
+were begun (the tests' order), and each child's own timeout keeps its meaning on a small machine; a slot not free
+within SLOT_WAIT_S is not waited for longer (the run goes on without one: a verdict, never a hang). An urgent run
+takes no slot.
 """
 
 from __future__ import annotations

@@ -54,10 +54,10 @@ def argv(site_dir: Path, code: str) -> list[str]:
     return [sys.executable, "-S", "-c", f"import site\nsite.addsitedir({str(site_dir)!r})\n{code}"]
 
 
-def env(pythonpath: Sequence[str] = ()) -> dict[str, str]:
-    """This process's environment with PYTHONPATH exactly pythonpath (an inherited one could bring the package back)."""
-    child = subproc.child_env()
-    child.pop("PYTHONPATH", None)
+def env(pythonpath: Sequence[str] = (), base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """base (default: this process's environment) with PYTHONPATH exactly pythonpath (an inherited one could bring
+    the package back)."""
+    child = {k: v for k, v in (subproc.child_env() if base is None else base).items() if k != "PYTHONPATH"}
     if pythonpath:
         child["PYTHONPATH"] = os.pathsep.join(pythonpath)
     return child
@@ -86,13 +86,11 @@ def fork_path(site_dir: Path, excluded: Iterable[str], pythonpath: Sequence[str]
     return f"_excluded, _pythonpath, _site_dir, _unfit = {given!r}{_FORK_PATH}"
 
 
-def python(code: str, excluded: Sequence[str], dest: Path, *, env: Mapping[str, str], preload: Sequence[str],
+def python(code: str, excluded: Sequence[str], dest: Path, *, base: Mapping[str, str], preload: Sequence[str],
            pythonpath: Sequence[str] = (), runtime: Iterable[str] = (), timeout_s: float) -> subproc.Completed:
-    """`argv(site_without(excluded, dest), code)` in env with PYTHONPATH exactly pythonpath: forked from the warm
-    interpreter of (preload, env without PYTHONPATH minus runtime) with the cold child's import path, else cold."""
+    """`argv(site_without(excluded, dest), code)` in `env(pythonpath, base)`: forked from the warm interpreter of
+    (preload, base without PYTHONPATH minus runtime) with the cold child's import path, else cold."""
     site_dir = site_without(excluded, dest)
-    child = {k: v for k, v in env.items() if k != "PYTHONPATH"}
-    if pythonpath:
-        child["PYTHONPATH"] = os.pathsep.join(pythonpath)
-    return warm.python(f"{fork_path(site_dir, excluded, pythonpath)}\n{code}", preload=preload, env=child,
-                       runtime=(*runtime, "PYTHONPATH"), timeout_s=timeout_s, cold_argv=argv(site_dir, code))
+    return warm.python(f"{fork_path(site_dir, excluded, pythonpath)}\n{code}", preload=preload,
+                       env=env(pythonpath, base), runtime=(*runtime, "PYTHONPATH"), timeout_s=timeout_s,
+                       cold_argv=argv(site_dir, code))
