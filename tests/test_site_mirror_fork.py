@@ -126,3 +126,12 @@ def test_the_prelude_removes_every_site_directory_and_leaves_its_own_names_undef
            f"print(sys.path, sorted(n for n in dir() if n.startswith('_') and not n.startswith('__')))"
     done = subproc.run([sys.executable, "-c", code], timeout_s=60)
     assert done.stdout.strip() == f"{['', '/a', '/b', *std, str(tmp_path / 'm'), '/from-a-pth']} []", done.stderr
+
+
+def test_the_child_runs_in_the_base_environment_given_not_this_processs(tmp_path):
+    code = "import os\nprint(os.environ.get('RLCHECK_M1_BASE_ONLY'))"
+    base = subproc.child_env() | {"RLCHECK_M1_BASE_ONLY": "given"}
+    forked = site_mirror.python(code, ["mbridge"], tmp_path / "m", base=base, preload=WARM, timeout_s=60)
+    unfit = site_mirror.python(code, ["json"], tmp_path / "m2", base=base, preload=WARM, timeout_s=60)
+    assert forked.argv[0] == "rlcheck.process.warm" and unfit.argv[0] == sys.executable  # forked, then cold
+    assert forked.stdout == unfit.stdout == "given\n"
